@@ -1,0 +1,166 @@
+// The public types of the actor runtime (DESIGN.md §2), in one place.
+// Semantics are Erlang's: mailboxes, links, monitors, exit signals, kill.
+
+/** A process identifier: unique for the life of the system, never reused. */
+export type ActorId = string;
+
+/** A serialisable error, as carried in an exit reason across threads. */
+export interface ErrorInfo {
+  name: string;
+  message: string;
+  code?: string | number;
+  stack?: string;
+}
+
+/**
+ * Why an actor ended.
+ * - `normal`: it returned from its work; links do not propagate it.
+ * - `shutdown`: asked to stop (by its supervisor, or `system.shutdown()`).
+ * - `killed`: `kill()`, or its host thread was terminated.
+ * - `noproc`: the actor did not exist when monitored or called.
+ * - `{ error }`: a handler threw or rejected, or a message was malformed.
+ * - `{ shutdown: detail }`: a shutdown with a reason attached.
+ */
+export type ExitReason =
+  | 'normal'
+  | 'shutdown'
+  | 'killed'
+  | 'noproc'
+  | { error: ErrorInfo }
+  | { shutdown: string };
+
+/**
+ * A typed, serialisable address. It can be put in messages and sent to any
+ * thread. `Msg` is the union of messages the actor accepts; the phantom field
+ * only carries the type.
+ */
+export interface ActorRef<Msg = unknown> {
+  readonly id: ActorId;
+  /** @internal type carrier, never present at run time */
+  readonly __msg?: (msg: Msg) => void;
+}
+
+/** Delivered to `handleInfo` when a monitored actor ends (at once, with `noproc`, if it was already dead). */
+export interface DownMessage {
+  type: 'DOWN';
+  ref: MonitorRef;
+  id: ActorId;
+  reason: ExitReason;
+}
+
+/** Delivered to `handleInfo` of an actor that traps exits, when a linked actor ends or `exit()` targets it. */
+export interface ExitMessage {
+  type: 'EXIT';
+  from: ActorId;
+  reason: ExitReason;
+}
+
+/** A timer set by `ctx.sendAfter` or a `receive` timeout. */
+export interface TimeoutMessage {
+  type: 'TIMEOUT';
+  tag: string;
+}
+
+export type SystemMessage = DownMessage | ExitMessage;
+
+export type MonitorRef = string;
+
+export type Placement =
+  /** On the shared pool of host threads (default). */
+  | 'pool'
+  /** On a thread of its own. */
+  | 'dedicated'
+  /** On the main thread (supervisors and other light coordinators). It cannot be killed by terminating a thread. */
+  | 'main';
+
+export interface SpawnOptions {
+  /** Register under this name (`whereis`). Fails if the name is taken. */
+  name?: string;
+  /** @default 'pool' */
+  placement?: Placement;
+  /** Link the new actor to the spawner (`spawn_link`). */
+  link?: boolean;
+  /** Monitor the new actor from the spawner. */
+  monitor?: boolean;
+}
+
+/** What `handleCall` returns: the reply, and optionally the new state. */
+export interface CallResult<State> {
+  reply: unknown;
+  state?: State;
+  /** End the actor after replying. */
+  stop?: ExitReason;
+}
+
+/**
+ * An actor's behaviour, like an OTP gen_server callback module. One actor
+ * processes one message at a time; while a handler awaits, further messages
+ * wait in the mailbox (in order), except for those taken by `ctx.receive`.
+ */
+export interface Behaviour<Msg, Args, State> {
+  init(args: Args, ctx: ActorContext<Msg>): State | Promise<State>;
+  /** Messages sent with `cast`. Return the new state (or nothing to keep it). */
+  handleCast?(msg: Msg, state: State, ctx: ActorContext<Msg>): State | undefined | Promise<State | undefined>;
+  /** Messages sent with `call`. */
+  handleCall?(msg: Msg, state: State, ctx: ActorContext<Msg>): CallResult<State> | Promise<CallResult<State>>;
+  /** `DOWN`, trapped `EXIT` and timer messages. */
+  handleInfo?(
+    msg: SystemMessage | TimeoutMessage,
+    state: State,
+    ctx: ActorContext<Msg>,
+  ): State | undefined | Promise<State | undefined>;
+  /** Called on a trappable exit (not on `kill`). */
+  terminate?(reason: ExitReason, state: State, ctx: ActorContext<Msg>): void | Promise<void>;
+  /**
+   * Checks an incoming message's shape; a message that fails ends the actor
+   * with `{ error: { name: 'MalformedMessage', … } }`.
+   */
+  isMessage?(msg: unknown): msg is Msg;
+}
+
+/**
+ * What `defineActor(import.meta.url, behaviour)` returns. The module's
+ * default export must be this value: host threads import the module by URL
+ * to run the actor.
+ */
+export interface ActorDefinition<Msg, Args> {
+  readonly module: string;
+  readonly behaviour: Behaviour<Msg, Args, unknown>;
+  /** @internal type carrier */
+  readonly __args?: (args: Args) => void;
+}
+
+/** Everything an actor can do; also what the main thread's `ActorSystem` offers. */
+export interface ActorOperations {
+  spawn<M, A>(definition: ActorDefinition<M, A>, args: A, options?: SpawnOptions): Promise<ActorRef<M>>;
+  cast<M>(to: ActorRef<M> | string, msg: M): void;
+  /** Rejects with `ActorError` code `timeout`, `noproc`, or `exit` (carrying the callee's reason). */
+  call<R = unknown, M = unknown>(to: ActorRef<M> | string, msg: M, timeoutMs?: number): Promise<R>;
+  /** Sends an exit signal (`exit(Pid, Reason)`); `'kill'` is the same as `kill()`. */
+  exit(target: ActorRef | ActorId, reason: ExitReason | 'kill'): void;
+  /** Abrupt and untrappable; reason `killed`. */
+  kill(target: ActorRef | ActorId | string): void;
+  whereis(name: string): ActorId | undefined;
+}
+
+export interface ActorContext<Msg> extends ActorOperations {
+  readonly self: ActorRef<Msg>;
+  readonly name: string | undefined;
+  link(target: ActorRef | ActorId): void;
+  unlink(target: ActorRef | ActorId): void;
+  monitor(target: ActorRef | ActorId): MonitorRef;
+  demonitor(ref: MonitorRef): void;
+  trapExit(on: boolean): void;
+  register(name: string): void;
+  /**
+   * Selective receive: the oldest queued message (cast payload or system
+   * message) that matches, leaving the others in order; `undefined` on
+   * timeout.
+   */
+  receive<T>(predicate: (msg: Msg | SystemMessage) => msg is T & (Msg | SystemMessage), timeoutMs: number): Promise<T | undefined>;
+  receive(predicate: (msg: Msg | SystemMessage) => boolean, timeoutMs: number): Promise<Msg | SystemMessage | undefined>;
+  /** Delivers `{ type: 'TIMEOUT', tag }` to `handleInfo` after `ms`. Returns a cancel function. */
+  sendAfter(ms: number, tag: string): () => void;
+  /** Ends this actor after the current handler with `reason`. */
+  stop(reason?: ExitReason): void;
+}

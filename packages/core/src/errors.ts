@@ -1,0 +1,83 @@
+// Every error @jobtree/core throws is one of these classes, each with a
+// stable `code`: storage errors carry FoundationDB's numeric code (so code
+// written against FoundationDB's error numbers keeps working on the embedded
+// engine), jobs errors a string code from couch_jobs.
+
+/** FoundationDB's error codes that this project raises, by name. */
+export const FdbErrorCode = {
+  operation_failed: 1000,
+  transaction_too_old: 1007,
+  future_version: 1009,
+  not_committed: 1020,
+  commit_unknown_result: 1021,
+  transaction_cancelled: 1025,
+  accessed_unreadable: 1036,
+  operation_cancelled: 1101,
+  client_invalid_operation: 2000,
+  used_during_commit: 2017,
+  inverted_range: 2005,
+  key_outside_legal_range: 2004,
+  invalid_option_value: 2006,
+  transaction_too_large: 2101,
+  key_too_large: 2102,
+  value_too_large: 2103,
+  client_not_ready: 2108,
+  api_version_not_supported: 2203,
+  database_locked: 1038,
+  internal_error: 4100,
+} as const;
+
+export type FdbErrorName = keyof typeof FdbErrorCode;
+
+const namesByCode = new Map<number, FdbErrorName>(
+  Object.entries(FdbErrorCode).map(([name, code]) => [code, name as FdbErrorName]),
+);
+
+/** The codes `doTransaction` retries: the body is run again from the start. */
+export const RETRYABLE_CODES: ReadonlySet<number> = new Set([
+  FdbErrorCode.transaction_too_old,
+  FdbErrorCode.future_version,
+  FdbErrorCode.not_committed,
+  FdbErrorCode.commit_unknown_result,
+]);
+
+/** A storage error, embedded or FoundationDB, with FoundationDB's numeric `code`. */
+export class FdbError extends Error {
+  override readonly name = 'FdbError';
+  readonly code: number;
+  /** FoundationDB's name for the code, e.g. `not_committed`. */
+  readonly label: string;
+
+  constructor(code: number, message?: string, options?: { cause?: unknown }) {
+    const label = namesByCode.get(code) ?? `fdb_error_${code}`;
+    super(message ? `${label} (${code}): ${message}` : `${label} (${code})`, options);
+    this.code = code;
+    this.label = label;
+  }
+
+  static is(error: unknown, name?: FdbErrorName): error is FdbError {
+    return error instanceof FdbError && (name === undefined || error.code === FdbErrorCode[name]);
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE_CODES.has(this.code);
+  }
+}
+
+/** The data directory is owned by another live process. */
+export class DatabaseLockedError extends Error {
+  override readonly name = 'DatabaseLockedError';
+  readonly code = 'database_locked';
+  constructor(
+    readonly path: string,
+    readonly ownerPid: number,
+  ) {
+    super(`the data directory ${path} is in use by process ${ownerPid}; one process owns an embedded database at a time`);
+  }
+}
+
+/** The FoundationDB backend was asked for but cannot be loaded. */
+export class BackendUnavailableError extends Error {
+  override readonly name = 'BackendUnavailableError';
+  readonly code = 'backend_unavailable';
+}

@@ -1,0 +1,99 @@
+// The storage contract every backend implements (DESIGN.md §3): FoundationDB's
+// transaction model. The embedded engine and the FoundationDB adapter both
+// present exactly this surface, and one conformance suite (test/storage/)
+// runs against each of them.
+
+/** Keys and values are bytes. A Buffer is accepted wherever a Uint8Array is. */
+export type Bytes = Uint8Array;
+
+export interface KeyValue {
+  key: Buffer;
+  value: Buffer;
+}
+
+export interface RangeOptions {
+  /** At most this many pairs. @default unlimited */
+  limit?: number;
+  /** Iterate from the end of the range backwards. @default false */
+  reverse?: boolean;
+}
+
+export interface Watch {
+  /**
+   * Resolves `true` once the watched key's value differs from the value the
+   * creating transaction saw (only after that transaction committed), or
+   * `false` when `cancel()` was called first.
+   */
+  promise: Promise<boolean>;
+  cancel(): void;
+}
+
+/** Reads. A snapshot view of a transaction offers only these. */
+export interface ReadTransaction {
+  get(key: Bytes): Promise<Buffer | undefined>;
+  /** Pairs with `start <= key < end`, in key order (or reversed). */
+  getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]>;
+}
+
+export interface Transaction extends ReadTransaction {
+  /** The same transaction; reads through it add no read conflicts. */
+  snapshot(): ReadTransaction;
+
+  set(key: Bytes, value: Bytes): void;
+  clear(key: Bytes): void;
+  /** Clears `start <= key < end`. */
+  clearRange(start: Bytes, end: Bytes): void;
+
+  addReadConflictKey(key: Bytes): void;
+  addReadConflictRange(start: Bytes, end: Bytes): void;
+  addWriteConflictKey(key: Bytes): void;
+
+  /** FoundationDB's atomic `add`: little-endian integer addition, no read conflict. */
+  atomicAdd(key: Bytes, delta: number | bigint): void;
+
+  /**
+   * Writes `value` under `keyTemplate` with the 10 bytes at `offset` replaced
+   * by this commit's versionstamp. Reading that key back in this transaction
+   * fails with `accessed_unreadable` (1036).
+   */
+  setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void;
+  /** Writes `valueTemplate` with the 10 bytes at `offset` replaced by the versionstamp. */
+  setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void;
+  /** This transaction's 10-byte versionstamp; resolves once it has committed. */
+  getVersionstamp(): Promise<Buffer>;
+
+  /** A watch on `key`, armed when (and only if) this transaction commits. */
+  watch(key: Bytes): Watch;
+}
+
+export interface TransactionOptions {
+  /** Retries before the last retryable error is thrown. @default 100 */
+  retryLimit?: number;
+}
+
+export type BackendKind = 'embedded' | 'foundationdb';
+
+export interface Database {
+  readonly kind: BackendKind;
+  /**
+   * Runs `body` in a transaction and commits it, retrying the whole body on
+   * the retryable errors (1020, 1007, 1009, 1021). The body must therefore be
+   * idempotent. Resolves with the body's result once the commit is durable.
+   */
+  doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Data directory. @default './.data/jobtree' */
+  path?: string;
+}
+
+export interface FoundationDbOptions {
+  /** FoundationDB cluster file. */
+  clusterFile: string;
+  /** Directory-layer path all keys live under. @default ['jobtree'] */
+  directory?: string[];
+}
+
+export type DatabaseOptions = EmbeddedOptions | FoundationDbOptions;

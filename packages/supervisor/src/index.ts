@@ -1,0 +1,2 @@
+// The public surface of @jobtree/supervisor, picked by hand.
+export {};
