@@ -1,6 +1,11 @@
 // The public types of the actor runtime (DESIGN.md §2), in one place.
 // Semantics are Erlang's: mailboxes, links, monitors, exit signals, kill.
 
+import type { Remote } from 'comlink';
+import type { EventEmitter } from 'eventemitter3';
+
+export type { Remote };
+
 /** A process identifier: unique for the life of the system, never reused. */
 export type ActorId = string;
 
@@ -38,6 +43,8 @@ export interface ActorRef<Msg = unknown> {
   readonly id: ActorId;
   /** @internal type carrier, never present at run time */
   readonly __msg?: (msg: Msg) => void;
+  /** Set by `spawn(…, { monitor: true })`: the ref its `DOWN` will carry. */
+  readonly monitorRef?: MonitorRef;
 }
 
 /** Delivered to `handleInfo` when a monitored actor ends (at once, with `noproc`, if it was already dead). */
@@ -126,6 +133,8 @@ export interface Behaviour<Msg, Args, State> {
 export interface ActorDefinition<Msg, Args> {
   readonly module: string;
   readonly behaviour: Behaviour<Msg, Args, unknown>;
+  /** The export of `module` that holds this definition. @default 'default' */
+  readonly exportName?: string;
   /** @internal type carrier */
   readonly __args?: (args: Args) => void;
 }
@@ -163,4 +172,60 @@ export interface ActorContext<Msg> extends ActorOperations {
   sendAfter(ms: number, tag: string): () => void;
   /** Ends this actor after the current handler with `reason`. */
   stop(reason?: ExitReason): void;
+  /**
+   * The object passed as `createActorSystem({ core })`, reached through a
+   * comlink bridge: each method call is one whole call on the main thread,
+   * and a returned promise (a watch) resolves in this actor's thread.
+   * Throws `ActorError` code `no_core` when the system has no core.
+   */
+  core<T>(): Remote<T>;
+}
+
+/** Options of `createActorSystem`. */
+export interface ActorSystemOptions {
+  /**
+   * Host threads in the shared pool.
+   * @default os.availableParallelism()
+   */
+  threads?: number;
+  /**
+   * An object living on the main thread that every actor reaches with
+   * `ctx.core()` (e.g. a `Jobs` instance).
+   */
+  core?: object;
+  /**
+   * How long a host thread has to confirm a `kill` before it is deemed stuck
+   * in a synchronous loop and terminated (its co-hosted actors die `killed`).
+   * @default 200
+   */
+  killTimeoutMs?: number;
+  /**
+   * How long `shutdown()` waits for actors' `terminate` before it terminates
+   * the threads anyway.
+   * @default 5000
+   */
+  shutdownTimeoutMs?: number;
+}
+
+/** Where an actor runs: `0` is the main thread, other numbers are host threads (never reused). */
+export type ThreadId = number;
+
+/** The events of `system.events` (eventemitter3). */
+export interface ActorSystemEvents {
+  spawned: (event: { id: ActorId; name: string | undefined; placement: Placement; thread: ThreadId }) => void;
+  exited: (event: { id: ActorId; name: string | undefined; reason: ExitReason; thread: ThreadId }) => void;
+  thread_replaced: (event: { thread: ThreadId; replacement: ThreadId; killed: ActorId[] }) => void;
+}
+
+/** The main thread's handle on the runtime (`createActorSystem`). */
+export interface ActorSystem extends ActorOperations {
+  /** Resolves with the reason when the actor ends; `noproc` at once if it is not alive. */
+  monitor(target: ActorRef | ActorId | string): Promise<ExitReason>;
+  readonly events: EventEmitter<ActorSystemEvents>;
+  /** The host threads alive now (pool and dedicated), for introspection. */
+  threads(): ThreadId[];
+  /** The thread an actor lives on, or undefined if it is not alive. */
+  threadOf(target: ActorRef | ActorId | string): ThreadId | undefined;
+  /** Stops every actor with `shutdown`, terminates every thread; idempotent. */
+  shutdown(): Promise<void>;
 }

@@ -81,3 +81,36 @@ export class BackendUnavailableError extends Error {
   override readonly name = 'BackendUnavailableError';
   readonly code = 'backend_unavailable';
 }
+
+/** The stable codes a {@link JobsError} carries (couch_jobs' error atoms). */
+export type JobsErrorCode =
+  | 'no_type_timeout'
+  | 'halt'
+  | 'invalid_job_data'
+  | 'invalid_job_type'
+  | 'invalid_job_id'
+  | 'invalid_priority'
+  | 'invalid_scheduled_time'
+  | 'invalid_timeout'
+  | 'invalid_versionstamp'
+  | 'invalid_option'
+  | 'not_found'
+  | 'closed';
+
+/**
+ * A jobs API error. `halt` tells a job processor that the job is no longer
+ * its own (removed, re-enqueued or taken by another worker): it must stop.
+ */
+export class JobsError extends Error {
+  override readonly name = 'JobsError';
+  readonly code: JobsErrorCode;
+
+  constructor(code: JobsErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`${code}: ${message}`, options);
+    this.code = code;
+  }
+
+  static is(error: unknown, code?: JobsErrorCode): error is JobsError {
+    return error instanceof JobsError && (code === undefined || error.code === code);
+  }
+}

@@ -19,5 +19,39 @@ export type {
   EmbeddedOptions,
   FoundationDbOptions,
 } from './storage/interfaces.js';
+export { openDatabase, DEFAULT_DATA_PATH } from './storage/open-database.js';
+export {
+  MAX_KEY_BYTES,
+  MAX_VALUE_BYTES,
+  MAX_TRANSACTION_BYTES,
+  TRANSACTION_LIFE_MS,
+  VERSIONSTAMP_BYTES,
+} from './storage/limits.js';
 
 // jobs
+export { JobsError } from './errors.js';
+export type { JobsErrorCode } from './errors.js';
+export { Jobs, openJobs } from './jobs/jobs.js';
+export type {
+  Job,
+  JobInfo,
+  JobState,
+  JsonValue,
+  AddOptions,
+  ResubmitOptions,
+  WorkerResubmitOptions,
+  AcceptOptions,
+  PendingCountOptions,
+  ReEnqueueOptions,
+  OpenJobsOptions,
+} from './jobs/interfaces.js';
+export { encodeJobData, MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
+export { MAX_TYPE_BYTES, MAX_ID_BYTES } from './jobs/job-input.js';
+export { AdaptiveBatchSize } from './jobs/batch-size.js';
+export type { BatchSizeOptions } from './jobs/batch-size.js';
+
+// keys
+export { Subspace, keyAfterPrefix } from './keys/subspace.js';
+export type { KeyRange, TupleItem } from './keys/subspace.js';
+export { ZERO_VERSIONSTAMP, isVersionstamp, versionstampElement, completeVersionstampElement } from './keys/versionstamp.js';
+export type { Versionstamp, VersionstampTemplate } from './keys/versionstamp.js';

@@ -1,2 +1,32 @@
 // The public surface of @jobtree/supervisor, picked by hand.
-export {};
+export { SupervisorError, type SupervisorErrorCode } from './errors.js';
+export type {
+  ActorStart,
+  AnyActorDefinition,
+  ChildCounts,
+  ChildExitedEvent,
+  ChildInfo,
+  ChildRestartedEvent,
+  ChildSpawnOptions,
+  ChildSpec,
+  ChildStartFunction,
+  ChildStartedEvent,
+  ChildType,
+  IntensityReachedEvent,
+  RestartType,
+  Shutdown,
+  Strategy,
+  SupervisorEventTypes,
+  SupervisorEvents,
+  SupervisorSpec,
+} from './interfaces.js';
+export {
+  type StartSupervisorOptions,
+  Supervisor,
+  type SupervisorChildOptions,
+  type SupervisorChildSpec,
+  actorStart,
+  startSupervisor,
+  supervisorChild,
+} from './supervisor.js';
+export { default as supervisorActor, type SupervisorRequest } from './supervisor-actor.js';

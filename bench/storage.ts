@@ -1,0 +1,223 @@
+// Storage benchmark: the embedded engine against raw lmdb, measured in the
+// same run on the same disk with the same durability (a write counts once
+// lmdb reports it flushed). 64 operations are in flight throughout.
+//
+//   pnpm bench:storage                 ~1.5 s per measurement
+//   pnpm bench:storage --seconds 3     longer windows, steadier numbers
+//   pnpm bench:storage --quick         a smoke run of a few seconds in all
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Database, Transaction } from '@jobtree/core';
+import { openDatabase } from '@jobtree/core';
+import { open } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
+import { RATIO_HEADER, formatTable, infoRow, ratioRow } from './table.js';
+import type { Cell } from './table.js';
+import { measureSyncThroughput, measureThroughput } from './throughput.js';
+
+const USAGE = `usage: tsx bench/storage.ts [--seconds S] [--quick]
+  --seconds S   counted seconds per measurement (default 1.5; a quarter of it again for warm-up)
+  --quick       0.3 s per measurement and a smaller data set: a smoke run`;
+
+function parseOptions(): { seconds: number; quick: boolean } {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const seconds = values.seconds === undefined ? (quick ? 0.3 : 1.5) : Number(values.seconds);
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 60) {
+    console.error(`--seconds must be a number of seconds in (0, 60], got ${values.seconds}\n${USAGE}`);
+    process.exit(2);
+  }
+  return { seconds, quick };
+}
+
+const CONCURRENCY = 64;
+const VALUE = Buffer.alloc(100, 0x61);
+const READS_PER_TRANSACTION = 10;
+const WIDE_KEYS = 1000;
+
+/** Fixed-width keys so both stores see the same key sizes and order. */
+function keyOf(space: string, n: number): Buffer {
+  return Buffer.from(`${space}/${n.toString().padStart(10, '0')}`);
+}
+
+function counterValue(n: bigint): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64LE(n);
+  return bytes;
+}
+
+function counterOf(bytes: Uint8Array | undefined): bigint {
+  return bytes === undefined ? 0n : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).readBigUInt64LE(0);
+}
+
+/** A write promise of lmdb opened with `separateFlushed`: durable once `flushed` settles. */
+function durable(write: Promise<unknown>): Promise<unknown> {
+  return (write as Promise<unknown> & { flushed?: Promise<unknown> }).flushed ?? write;
+}
+
+/** A random but repeatable read order, so both stores read the same keys. */
+function readOrder(keys: number, length: number): Uint32Array {
+  const order = new Uint32Array(length);
+  let state = 0x9e3779b9;
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    order[i] = (state >>> 0) % keys;
+  }
+  return order;
+}
+
+interface ReadModifyWrite {
+  commitsPerSecond: number;
+  retriesPerCommit: number;
+  lostUpdates: bigint;
+}
+
+/** 64 loops incrementing counters with get + set in a transaction; checks no increment was lost. */
+async function readModifyWrite(db: Database, space: string, keys: number, seconds: number): Promise<ReadModifyWrite> {
+  let runs = 0;
+  let commits = 0;
+  const result = await measureThroughput({ concurrency: CONCURRENCY, seconds }, async (_, n) => {
+    // Picked outside the body: a retry must touch the same key (bodies are idempotent).
+    const key = keyOf(space, (n * 7919) % keys);
+    await db.doTransaction(async (tx: Transaction) => {
+      runs++;
+      tx.set(key, counterValue(counterOf(await tx.get(key)) + 1n));
+    });
+    commits++;
+  });
+  const stored = await db.doTransaction(async (tx) => {
+    let sum = 0n;
+    for (const { value } of await tx.getRange(keyOf(space, 0), keyOf(space, keys))) sum += counterOf(value);
+    return sum;
+  });
+  return {
+    commitsPerSecond: result.perSecond,
+    retriesPerCommit: commits === 0 ? 0 : (runs - commits) / commits,
+    lostUpdates: BigInt(commits) - stored,
+  };
+}
+
+/** The same increments as raw lmdb transactions (lmdb serialises them: no retries). */
+async function rawReadModifyWrite(raw: RootDatabase<Buffer, Buffer>, space: string, keys: number, seconds: number) {
+  return measureThroughput({ concurrency: CONCURRENCY, seconds }, (_, n) => {
+    const key = keyOf(space, (n * 7919) % keys);
+    return durable(raw.transaction(() => raw.put(key, counterValue(counterOf(raw.get(key)) + 1n))));
+  });
+}
+
+async function main(): Promise<void> {
+  const { seconds, quick } = parseOptions();
+  const readKeys = quick ? 2_000 : 10_000;
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-bench-storage-'));
+  // Same encodings and durability as the embedded engine's lmdb environment.
+  const raw = open<Buffer, Buffer>({
+    path: join(dir, 'raw-lmdb'),
+    keyEncoding: 'binary',
+    encoding: 'binary',
+    separateFlushed: true,
+  } as Parameters<typeof open>[0] & { separateFlushed: boolean }) as RootDatabase<Buffer, Buffer>;
+  let db: Database | undefined;
+  const rows: Cell[][] = [];
+  let failed = false;
+  try {
+    db = await openDatabase({ path: join(dir, 'jobtree') });
+    const engine = db;
+    console.log(
+      `storage benchmark: ${CONCURRENCY} in flight, ${seconds} s per measurement (+ ${seconds / 4} s warm-up), ` +
+        `node ${process.version}, ${availableParallelism()} CPUs, data in ${dir}`,
+    );
+
+    // 1. Single-key write transactions vs raw batched async puts.
+    const rawPuts = await measureThroughput({ concurrency: CONCURRENCY, seconds }, (_, n) =>
+      durable(raw.put(keyOf('w', n), VALUE)),
+    );
+    const writes = await measureThroughput({ concurrency: CONCURRENCY, seconds }, (_, n) =>
+      engine.doTransaction((tx) => tx.set(keyOf('w', n), VALUE)),
+    );
+    rows.push(ratioRow({ metric: 'write transactions/s (1 key) vs lmdb puts/s', value: writes.perSecond, baseline: rawPuts.perSecond, target: 0.5 }));
+
+    // 2. Point reads inside transactions vs raw gets, over the same keys in the same order.
+    await raw.transaction(() => {
+      for (let i = 0; i < readKeys; i++) raw.put(keyOf('r', i), VALUE);
+    });
+    for (let start = 0; start < readKeys; start += 1000) {
+      await engine.doTransaction((tx) => {
+        for (let i = start; i < Math.min(start + 1000, readKeys); i++) tx.set(keyOf('r', i), VALUE);
+      });
+    }
+    const order = readOrder(readKeys, 1 << 16);
+    const readKey = Array.from(order, (i) => keyOf('r', i));
+    const mask = order.length - 1;
+    let rawMisses = 0;
+    const rawGets = measureSyncThroughput(seconds, (n) => {
+      if (raw.get(readKey[n & mask]!) === undefined) rawMisses++;
+    });
+    let misses = 0;
+    const reads = await measureThroughput({ concurrency: CONCURRENCY, seconds }, (_, n) =>
+      engine.doTransaction(async (tx) => {
+        for (let i = 0; i < READS_PER_TRANSACTION; i++) {
+          if ((await tx.get(readKey[(n * READS_PER_TRANSACTION + i) & mask]!)) === undefined) misses++;
+        }
+      }),
+    );
+    const singleReads = await measureThroughput({ concurrency: CONCURRENCY, seconds }, (_, n) =>
+      engine.doTransaction((tx) => tx.get(readKey[n & mask]!)),
+    );
+    if (misses + rawMisses > 0) {
+      failed = true;
+      console.error(`BUG: ${misses} jobtree and ${rawMisses} lmdb reads missed keys that were written`);
+    }
+    rows.push(
+      ratioRow({
+        metric: `point reads/s in transactions (${READS_PER_TRANSACTION}/tx) vs lmdb gets/s`,
+        value: reads.perSecond * READS_PER_TRANSACTION,
+        baseline: rawGets.perSecond,
+        target: 0.5,
+      }),
+    );
+    rows.push(infoRow('read-only transactions/s (1 get each) vs lmdb gets/s', singleReads.perSecond, rawGets.perSecond));
+
+    // 3. Read-modify-write on one hot key and on 1,000 keys.
+    for (const [label, keys] of [
+      ['1 hot key', 1],
+      [`${WIDE_KEYS.toLocaleString('en-US')} keys`, WIDE_KEYS],
+    ] as const) {
+      const space = `c${keys}`;
+      const rawRmw = await rawReadModifyWrite(raw, space, keys, seconds);
+      const rmw = await readModifyWrite(engine, space, keys, seconds);
+      rows.push(infoRow(`read-modify-write commits/s, ${label} vs lmdb transaction()`, rmw.commitsPerSecond, rawRmw.perSecond));
+      rows.push(infoRow(`read-modify-write retries per commit, ${label}`, rmw.retriesPerCommit));
+      if (rmw.lostUpdates !== 0n) {
+        failed = true;
+        console.error(`BUG: read-modify-write on ${label} lost ${rmw.lostUpdates} increments`);
+      }
+    }
+
+    console.log();
+    console.log(formatTable(RATIO_HEADER, rows));
+    console.log();
+    console.log('baselines: raw lmdb in the same run, same encodings, a write counted once flushed (separateFlushed)');
+  } finally {
+    await db?.close();
+    await raw.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (failed) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,611 @@
+// The runtime of one thread (a host worker, or the main thread as thread 0):
+// its actors, its direct ports to every other thread, routing by actor id,
+// the outbox that coalesces one tick's messages per port into one
+// postMessage, pending calls, and what happens when another thread dies.
+
+import type { MessagePort } from 'node:worker_threads';
+import { ActorCell } from './actor-cell.js';
+import { isActorId, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
+import { wrapCore } from './core-bridge.js';
+import { isActorDefinition } from './define-actor.js';
+import { ActorError, callFailure } from './errors.js';
+import { type Envelope, envelope, isEnvelope, Kind, type PostTarget } from './envelope.js';
+import { isExitReason, malformedReason } from './exit-reason.js';
+import type {
+  ActorDefinition,
+  ActorId,
+  ActorRef,
+  Behaviour,
+  ExitReason,
+  MonitorRef,
+  Placement,
+  Remote,
+  SpawnOptions,
+  ThreadId,
+} from './interfaces.js';
+
+/** What an actor asks for when it spawns; crosses threads (no functions) unless `definition` is set on the main thread. */
+export interface SpawnRequest {
+  module: string;
+  exportName: string;
+  /** Only on the main thread, for `placement: 'main'`: the definition by reference. */
+  definition?: ActorDefinition<unknown, unknown>;
+  args: unknown;
+  placement: Placement;
+  name: string | undefined;
+  /** spawn_link: the spawner. */
+  linkTo: ActorId | undefined;
+  /** spawn_monitor: the spawner and its monitor ref. */
+  monitor: { ref: MonitorRef; by: ActorId } | undefined;
+}
+
+/** What the thread that hosts the new actor is told. */
+export type SpawnOrder = Omit<SpawnRequest, 'definition' | 'placement'>;
+
+/** The main thread's part in operations that need a system-wide view. */
+export interface Coordinator {
+  requestSpawn(request: SpawnRequest): Promise<ActorId>;
+  /** Kill an actor on another thread (the main thread watches for a stuck host). */
+  requestKill(id: ActorId): void;
+  /** A local actor took `name` (already in this thread's table). */
+  registerName(id: ActorId, name: string): void;
+  actorExited(id: ActorId, name: string | undefined, reason: ExitReason): void;
+}
+
+/** A port to another thread, with its outbox. */
+interface Peer {
+  readonly thread: ThreadId;
+  readonly target: PostTarget;
+  queue: Envelope[];
+}
+
+export interface MessageSource extends PostTarget {
+  on(event: 'message', listener: (value: unknown) => void): unknown;
+}
+
+interface PendingCall {
+  resolve: (reply: unknown) => void;
+  reject: (error: ActorError) => void;
+  to: ActorId;
+  owner: ActorCell | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface SystemMonitor {
+  target: ActorId;
+  resolve: (reason: ExitReason) => void;
+}
+
+/**
+ * Messages posted to one port in one tick go out as one array; past this many
+ * the batch is posted at once, so the receiver starts while the sender goes on.
+ */
+const MAX_BATCH = 512;
+/** Messages handled in one go before the ready loop yields to the event loop. */
+const STEP_BUDGET = 10_000;
+/** OTP's gen_server:call default. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5000;
+
+export class ActorHost {
+  readonly thread: ThreadId;
+  /** Name -> id: the system's table on the main thread, a replica elsewhere. */
+  readonly names = new Map<string, ActorId>();
+  coordinator: Coordinator | undefined;
+  /** Thread-level messages (kinds >= 20) not handled here. */
+  onControl: ((env: Envelope) => void) | undefined;
+
+  #cells = new Map<ActorId, ActorCell>();
+  #serial = 0;
+  #peers = new Map<ThreadId, Peer>();
+  #highestThread: ThreadId;
+  /** Messages for threads this one has not heard of yet (their port is on its way). */
+  #parked = new Map<ThreadId, Envelope[]>();
+  #calls = new Map<number, PendingCall>();
+  #callSeq = 0;
+  #monitorSeq = 0;
+  #systemMonitors = new Map<MonitorRef, SystemMonitor>();
+  #ready: ActorCell[] = [];
+  #readyHead = 0;
+  #running = false;
+  #kickScheduled = false;
+  #dirty: Peer[] = [];
+  #flushScheduled = false;
+  #corePort: MessagePort | undefined;
+  #core: Remote<unknown> | undefined;
+  #emptyWaiters: (() => void)[] = [];
+
+  constructor(thread: ThreadId, highestThread: ThreadId) {
+    this.thread = thread;
+    this.#highestThread = Math.max(thread, highestThread);
+  }
+
+  get actorCount(): number {
+    return this.#cells.size;
+  }
+
+  /** This thread's end of the core bridge. */
+  setCorePort(port: MessagePort | undefined): void {
+    this.#corePort = port;
+    this.#core = undefined;
+  }
+
+  core<T>(): Remote<T> {
+    if (this.#corePort === undefined) throw new ActorError('no_core', 'this actor system was created without a core object');
+    this.#core ??= wrapCore<unknown>(this.#corePort);
+    return this.#core as Remote<T>;
+  }
+
+  // ---- threads ------------------------------------------------------------
+
+  addPeer(thread: ThreadId, port: MessageSource): void {
+    this.#peers.set(thread, { thread, target: port, queue: [] });
+    if (thread > this.#highestThread) this.#highestThread = thread;
+    port.on('message', this.receiveBatch);
+    const parked = this.#parked.get(thread);
+    if (parked !== undefined) {
+      this.#parked.delete(thread);
+      for (const env of parked) this.#deliverRemote(thread, env);
+    }
+  }
+
+  /** Another thread is gone: its actors died `killed`, as every link, monitor and call here must see. */
+  threadDown(thread: ThreadId): void {
+    this.#peers.delete(thread);
+    if (thread > this.#highestThread) this.#highestThread = thread;
+    const parked = this.#parked.get(thread);
+    this.#parked.delete(thread);
+    if (parked !== undefined) for (const env of parked) this.#bounce(env);
+    for (const cell of [...this.#cells.values()]) {
+      for (const ref of [...cell.watchers.keys()]) if (threadOfId(cell.watchers.get(ref) as ActorId) === thread) cell.watchers.delete(ref);
+      for (const [ref, target] of [...cell.monitors]) {
+        if (target !== '' && threadOfId(target) === thread) {
+          cell.monitors.delete(ref);
+          cell.deliverInfo({ type: 'DOWN', ref, id: target, reason: 'killed' });
+        }
+      }
+      for (const linked of [...cell.links]) if (threadOfId(linked) === thread) cell.exitSignal(linked, 'killed', true);
+    }
+    for (const [ref, call] of [...this.#calls]) if (threadOfId(call.to) === thread) this.#failCall(ref, 'killed');
+    for (const [ref, monitor] of [...this.#systemMonitors]) {
+      if (threadOfId(monitor.target) === thread) {
+        this.#systemMonitors.delete(ref);
+        monitor.resolve('killed');
+      }
+    }
+    this.runReady();
+  }
+
+  // ---- sending ------------------------------------------------------------
+
+  /** Routes one message by its target's id: a local mailbox, or the outbox of the target's thread. */
+  send(k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
+    const env = envelope(k, to, from, r, m);
+    const thread = threadOfId(to);
+    if (thread === this.thread) this.#deliverLocal(env);
+    else this.#deliverRemote(thread, env);
+  }
+
+  /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
+  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown): void {
+    const peer = this.#peers.get(thread);
+    if (peer !== undefined) this.#enqueue(peer, envelope(k, to, '', r, m));
+  }
+
+  /** Posts now, after what is queued for that thread (for transfers of ports). */
+  postNow(thread: ThreadId, k: number, r: number | string, m: unknown, transfer: readonly MessagePort[]): void {
+    const peer = this.#peers.get(thread);
+    if (peer === undefined) return;
+    this.#post(peer);
+    peer.target.postMessage([envelope(k, '', '', r, m)], transfer);
+  }
+
+  #deliverRemote(thread: ThreadId, env: Envelope): void {
+    const peer = this.#peers.get(thread);
+    if (peer !== undefined) this.#enqueue(peer, env);
+    else if (thread > this.#highestThread) {
+      let parked = this.#parked.get(thread);
+      if (parked === undefined) this.#parked.set(thread, (parked = []));
+      parked.push(env);
+    } else this.#bounce(env);
+  }
+
+  #enqueue(peer: Peer, env: Envelope): void {
+    const queue = peer.queue;
+    queue.push(env);
+    if (queue.length === 1) {
+      this.#dirty.push(peer);
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        queueMicrotask(this.#flush);
+      }
+    } else if (queue.length >= MAX_BATCH) this.#post(peer);
+  }
+
+  #post(peer: Peer): void {
+    const queue = peer.queue;
+    if (queue.length === 0) return;
+    peer.queue = [];
+    peer.target.postMessage(queue);
+  }
+
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    const dirty = this.#dirty;
+    this.#dirty = [];
+    for (const peer of dirty) this.#post(peer);
+  };
+
+  /** Posts every outbox now (before a thread reports it is done). */
+  flush(): void {
+    this.#flush();
+  }
+
+  /** The target does not exist: answer as Erlang does for a dead pid. */
+  #bounce(env: Envelope): void {
+    switch (env.k) {
+      case Kind.call:
+        this.send(Kind.callFailed, env.from, env.to, env.r, 'noproc');
+        break;
+      case Kind.monitor:
+        this.send(Kind.down, env.from, env.to, env.r, 'noproc');
+        break;
+      case Kind.link:
+        this.send(Kind.exit, env.from, env.to, 1, 'noproc');
+        break;
+      default:
+      // A cast, reply or signal to a dead actor is dropped.
+    }
+  }
+
+  // ---- receiving ----------------------------------------------------------
+
+  /** The 'message' listener of every port: a batch of envelopes. */
+  readonly receiveBatch = (batch: unknown): void => {
+    if (!Array.isArray(batch)) return;
+    for (let i = 0; i < batch.length; i++) {
+      const env: unknown = batch[i];
+      if (!isEnvelope(env)) continue;
+      if (env.k >= Kind.spawn) this.#control(env);
+      else this.#deliverLocal(env);
+    }
+    this.runReady();
+  };
+
+  #control(env: Envelope): void {
+    switch (env.k) {
+      case Kind.nameSet:
+        this.names.set(env.m as string, env.from);
+        break;
+      case Kind.nameCleared:
+        if (this.names.get(env.m as string) === env.from) this.names.delete(env.m as string);
+        break;
+      case Kind.threadUp:
+        this.addPeer(env.r as number, env.m as MessagePort);
+        break;
+      case Kind.threadDown:
+        this.threadDown(env.r as number);
+        break;
+      default:
+        this.onControl?.(env);
+    }
+  }
+
+  #deliverLocal(env: Envelope): void {
+    switch (env.k) {
+      case Kind.reply: {
+        const call = this.#takeCall(env.r as number);
+        call?.resolve(env.m);
+        return;
+      }
+      case Kind.callFailed:
+        this.#failCall(env.r as number, env.m as ExitReason);
+        return;
+    }
+    const cell = this.#cells.get(env.to);
+    if (cell === undefined) {
+      if (env.to === SYSTEM_ID && env.k === Kind.down) this.#systemDown(env.r as MonitorRef, env.m as ExitReason);
+      else this.#bounce(env);
+      return;
+    }
+    switch (env.k) {
+      case Kind.cast:
+      case Kind.call:
+        cell.deliver(env);
+        return;
+      case Kind.link:
+        cell.links.add(env.from);
+        return;
+      case Kind.unlink:
+        cell.links.delete(env.from);
+        return;
+      case Kind.monitor:
+        cell.watchers.set(env.r as MonitorRef, env.from);
+        return;
+      case Kind.demonitor:
+        cell.watchers.delete(env.r as MonitorRef);
+        return;
+      case Kind.down:
+        if (cell.monitors.delete(env.r as MonitorRef)) {
+          cell.deliverInfo({ type: 'DOWN', ref: env.r as MonitorRef, id: env.from, reason: env.m as ExitReason });
+        }
+        return;
+      case Kind.exit:
+        cell.exitSignal(env.from, env.m as ExitReason, env.r === 1);
+        return;
+      default:
+        cell.exit(malformedReason(`${cell.id} got a message of unknown kind ${String(env.k)}`), true);
+    }
+  }
+
+  // ---- the ready loop -----------------------------------------------------
+
+  schedule(cell: ActorCell): void {
+    if (cell.queued) return;
+    cell.queued = true;
+    this.#ready.push(cell);
+    if (!this.#running && !this.#kickScheduled) {
+      this.#kickScheduled = true;
+      queueMicrotask(this.#kick);
+    }
+  }
+
+  readonly #kick = (): void => {
+    this.#kickScheduled = false;
+    this.runReady();
+  };
+
+  /** Gives each ready actor one message in turn until none is ready (or the budget is spent). */
+  runReady(): void {
+    if (this.#running) return;
+    this.#running = true;
+    const ready = this.#ready;
+    let budget = STEP_BUDGET;
+    while (this.#readyHead < ready.length) {
+      if (--budget === 0) {
+        setImmediate(this.#kick);
+        break;
+      }
+      const cell = ready[this.#readyHead++] as ActorCell;
+      cell.queued = false;
+      cell.step();
+    }
+    if (this.#readyHead === ready.length) {
+      ready.length = 0;
+      this.#readyHead = 0;
+    } else if (this.#readyHead > 4096) {
+      this.#ready = ready.slice(this.#readyHead);
+      this.#readyHead = 0;
+    }
+    this.#running = false;
+  }
+
+  // ---- actors -------------------------------------------------------------
+
+  /** Creates an actor here; `onStarted` hears the outcome of init before anything else. */
+  startActor(order: SpawnOrder, behaviour: Behaviour<unknown, unknown, unknown>, onStarted: (id: ActorId, failure?: ExitReason) => void): void {
+    const id = makeActorId(this.thread, ++this.#serial);
+    const cell = new ActorCell(this, id, behaviour, order.name);
+    this.#cells.set(id, cell);
+    if (order.name !== undefined) this.names.set(order.name, id);
+    // spawn_link: the link exists before the child runs, and the spawner hears of it
+    // on the same path (so before) any exit signal the child may send.
+    if (order.linkTo !== undefined) {
+      cell.links.add(order.linkTo);
+      this.send(Kind.link, order.linkTo, id, 0, null);
+    }
+    if (order.monitor !== undefined) cell.watchers.set(order.monitor.ref, order.monitor.by);
+    cell.start(order.args, onStarted);
+  }
+
+  /** Called by a cell that ended. */
+  forget(cell: ActorCell): void {
+    this.#cells.delete(cell.id);
+    if (cell.name !== undefined && this.names.get(cell.name) === cell.id) this.names.delete(cell.name);
+    for (const ref of cell.calls) {
+      const call = this.#calls.get(ref);
+      if (call !== undefined && call.timer !== undefined) clearTimeout(call.timer);
+      this.#calls.delete(ref);
+    }
+    cell.calls.clear();
+    if (this.#cells.size === 0 && this.#emptyWaiters.length > 0) {
+      const waiters = this.#emptyWaiters;
+      this.#emptyWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  actorExited(cell: ActorCell, reason: ExitReason): void {
+    this.coordinator?.actorExited(cell.id, cell.name, reason);
+  }
+
+  killLocal(id: ActorId): void {
+    this.#cells.get(id)?.kill();
+    this.runReady();
+  }
+
+  isAlive(id: ActorId): boolean {
+    return this.#cells.has(id);
+  }
+
+  localIds(): ActorId[] {
+    return [...this.#cells.keys()];
+  }
+
+  /** Stops every actor here with `reason` (running terminate), killing those not done within `timeoutMs`. */
+  async stopAll(reason: ExitReason, timeoutMs: number): Promise<void> {
+    for (const cell of [...this.#cells.values()]) cell.exit(reason, true);
+    this.runReady();
+    if (this.#cells.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#emptyWaiters.push(resolve)),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      for (const cell of [...this.#cells.values()]) cell.kill();
+    }
+    this.flush();
+  }
+
+  // ---- operations (ActorOperations, on behalf of an actor or the system) ----
+
+  /** An ActorRef, an id, or a registered name -> an id (undefined: no such name). */
+  resolve(target: ActorRef | ActorId | string): ActorId | undefined {
+    if (typeof target === 'object' && target !== null && typeof target.id === 'string') return target.id;
+    if (typeof target !== 'string') return undefined;
+    if (isActorId(target)) return target;
+    return this.names.get(target);
+  }
+
+  whereis(name: string): ActorId | undefined {
+    return this.names.get(name);
+  }
+
+  cast(from: ActorId, to: ActorRef | string, msg: unknown): void {
+    const id = this.resolve(to);
+    if (id !== undefined) this.send(Kind.cast, id, from, 0, msg);
+  }
+
+  call(owner: ActorCell | undefined, from: ActorId, to: ActorRef | string, msg: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {
+    const id = this.resolve(to);
+    if (id === undefined) return Promise.reject(new ActorError('noproc', `call to ${describeTarget(to)}: no such actor`, 'noproc'));
+    if (!(timeoutMs >= 0)) return Promise.reject(new ActorError('bad_argument', `call timeout must be >= 0 ms, got ${timeoutMs}`));
+    return new Promise((resolve, reject) => {
+      const ref = ++this.#callSeq;
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(this.#callTimedOut, timeoutMs, ref, timeoutMs) : undefined;
+      this.#calls.set(ref, { resolve, reject, to: id, owner, timer });
+      owner?.calls.add(ref);
+      this.send(Kind.call, id, from, ref, msg);
+    });
+  }
+
+  readonly #callTimedOut = (ref: number, timeoutMs: number): void => {
+    const call = this.#calls.get(ref);
+    if (call === undefined) return;
+    this.#calls.delete(ref);
+    call.owner?.calls.delete(ref);
+    call.reject(new ActorError('timeout', `call to ${call.to} got no reply within ${timeoutMs} ms`));
+  };
+
+  #takeCall(ref: number): PendingCall | undefined {
+    const call = this.#calls.get(ref);
+    if (call === undefined) return undefined; // late reply, or its caller died: dropped
+    this.#calls.delete(ref);
+    if (call.timer !== undefined) clearTimeout(call.timer);
+    call.owner?.calls.delete(ref);
+    return call;
+  }
+
+  #failCall(ref: number, reason: ExitReason): void {
+    const call = this.#takeCall(ref);
+    call?.reject(callFailure(call.to, reason));
+  }
+
+  /** Rejects every call still waiting (the system is going away). */
+  abandonCalls(error: ActorError): void {
+    for (const ref of [...this.#calls.keys()]) this.#takeCall(ref)?.reject(error);
+  }
+
+  exit(from: ActorId, target: ActorRef | ActorId, reason: ExitReason | 'kill'): void {
+    if (reason === 'kill') {
+      this.kill(target);
+      return;
+    }
+    if (!isExitReason(reason)) throw new ActorError('bad_argument', `exit: not an exit reason: ${String(reason)}`);
+    const id = this.resolve(target);
+    if (id !== undefined) this.send(Kind.exit, id, from, 0, reason);
+  }
+
+  kill(target: ActorRef | ActorId | string): void {
+    const id = this.resolve(target);
+    if (id === undefined) return;
+    // An actor on this thread can be removed now: if this code runs, the thread is responsive.
+    if (threadOfId(id) === this.thread) this.killLocal(id);
+    else this.coordinator?.requestKill(id);
+  }
+
+  register(cell: ActorCell, name: string): void {
+    checkName(name);
+    const holder = this.names.get(name);
+    if (holder !== undefined && holder !== cell.id) throw new ActorError('name_taken', `the name ${name} belongs to ${holder}`);
+    if (cell.name !== undefined && cell.name !== name) {
+      throw new ActorError('bad_argument', `${cell.id} is already registered as ${cell.name}`);
+    }
+    cell.name = name;
+    this.names.set(name, cell.id);
+    this.coordinator?.registerName(cell.id, name);
+  }
+
+  newMonitorRef(): MonitorRef {
+    return `#Ref<${this.thread}.${++this.#monitorSeq}>`;
+  }
+
+  /** `system.monitor`: a monitor held by the system itself, settled by DOWN. */
+  monitorFromSystem(target: ActorRef | ActorId | string): Promise<ExitReason> {
+    const id = this.resolve(target);
+    if (id === undefined) return Promise.resolve('noproc');
+    return new Promise((resolve) => {
+      const ref = this.newMonitorRef();
+      this.#systemMonitors.set(ref, { target: id, resolve });
+      this.send(Kind.monitor, id, SYSTEM_ID, ref, null);
+    });
+  }
+
+  #systemDown(ref: MonitorRef, reason: ExitReason): void {
+    const monitor = this.#systemMonitors.get(ref);
+    if (monitor === undefined) return;
+    this.#systemMonitors.delete(ref);
+    monitor.resolve(reason);
+  }
+
+  /** spawn / spawn_link / spawn_monitor on behalf of `spawner` (undefined: the system). */
+  async spawn(spawner: ActorCell | undefined, definition: ActorDefinition<unknown, unknown>, args: unknown, options: SpawnOptions = {}): Promise<ActorRef> {
+    if (!isActorDefinition(definition)) throw new ActorError('bad_argument', 'spawn needs an actor definition (defineActor)');
+    const placement = options.placement ?? 'pool';
+    if (placement !== 'pool' && placement !== 'dedicated' && placement !== 'main') {
+      throw new ActorError('bad_argument', `unknown placement ${String(placement)}`);
+    }
+    if (options.name !== undefined) checkName(options.name);
+    const coordinator = this.coordinator;
+    if (coordinator === undefined) throw new ActorError('shutting_down', 'this thread is not attached to an actor system');
+    const monitorRef = spawner !== undefined && options.monitor === true ? this.newMonitorRef() : undefined;
+    const request: SpawnRequest = {
+      module: definition.module,
+      exportName: definition.exportName ?? 'default',
+      args,
+      placement,
+      name: options.name,
+      linkTo: spawner !== undefined && options.link === true ? spawner.id : undefined,
+      monitor: monitorRef !== undefined && spawner !== undefined ? { ref: monitorRef, by: spawner.id } : undefined,
+    };
+    if (placement === 'main' && this.thread === 0) request.definition = definition;
+    // The DOWN of a child that dies at once may come before the spawn's answer: hold its place.
+    if (monitorRef !== undefined) spawner?.monitors.set(monitorRef, '');
+    let id: ActorId;
+    try {
+      id = await coordinator.requestSpawn(request);
+    } catch (error) {
+      if (monitorRef !== undefined && spawner?.monitors.get(monitorRef) === '' && error instanceof ActorError && error.code === 'killed') {
+        spawner.monitors.delete(monitorRef);
+        spawner.deliverInfo({ type: 'DOWN', ref: monitorRef, id: '', reason: 'killed' });
+      }
+      throw error;
+    }
+    if (monitorRef !== undefined && spawner?.monitors.get(monitorRef) === '') spawner.monitors.set(monitorRef, id);
+    return monitorRef === undefined ? { id } : { id, monitorRef };
+  }
+}
+
+function checkName(name: unknown): void {
+  if (typeof name !== 'string' || name.length === 0 || isActorId(name)) {
+    throw new ActorError('bad_argument', `not a valid actor name: ${String(name)}`);
+  }
+}
+
+function describeTarget(target: unknown): string {
+  if (typeof target === 'string') return target;
+  if (typeof target === 'object' && target !== null && 'id' in target) return String((target as ActorRef).id);
+  return String(target);
+}

@@ -1,0 +1,57 @@
+// Host threads import `.ts` actor modules, so they need the tsx loader. A
+// Worker inherits the parent's execArgv, but a bare `--import tsx` resolves
+// against the process cwd, which may have changed (or tsx may have been
+// registered programmatically and be absent from execArgv): rewrite it to the
+// loader's absolute URL, or add it.
+
+const LOADER_FLAGS = new Set(['--import', '--loader', '--experimental-loader', '--require', '-r']);
+const BARE_TSX = /^tsx(\/esm|\/cjs)?$/;
+
+/**
+ * The execArgv for host threads, or undefined to let Node's default
+ * inheritance apply unchanged (some flags are not allowed in a Worker when
+ * passed explicitly).
+ */
+export function workerExecArgv(
+  parentArgv: readonly string[] = process.execArgv,
+  resolveTsx: () => string | undefined = defaultTsxUrl,
+  needsLoader: boolean = import.meta.url.endsWith('.ts'),
+): string[] | undefined {
+  const argv = [...parentArgv];
+  let hasTsx = false;
+  let rewritten = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!LOADER_FLAGS.has(flag)) continue;
+    const valueAt = eq > 0 ? i : i + 1;
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
+    if (value === undefined || !value.includes('tsx')) continue;
+    hasTsx = true;
+    if (BARE_TSX.test(value)) {
+      const url = resolveTsx();
+      if (url !== undefined) {
+        argv[valueAt] = eq > 0 ? `${flag}=${url}` : url;
+        rewritten = true;
+      }
+    }
+    if (eq < 0) i++;
+  }
+  if (!hasTsx && needsLoader) {
+    const url = resolveTsx();
+    if (url !== undefined) {
+      argv.push(`--import=${url}`);
+      rewritten = true;
+    }
+  }
+  return rewritten ? argv : undefined;
+}
+
+function defaultTsxUrl(): string | undefined {
+  try {
+    return import.meta.resolve('tsx');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,116 @@
+// The public types of the jobs API (DESIGN.md §9), in one place.
+
+import type { Database, EmbeddedOptions, FoundationDbOptions } from '../storage/interfaces.js';
+import type { JsonValue } from './job-data.js';
+import type { JobState } from './job-record.js';
+
+export type { JsonValue, JobState };
+
+/**
+ * What `accept` hands a job processor: a plain, structured-cloneable object
+ * (it crosses threads to processors). `lock` proves ownership: `update`,
+ * `finish` and `resubmit` fail with `halt` once the lock is no longer the
+ * job's.
+ */
+export interface Job {
+  readonly type: string;
+  readonly id: string;
+  readonly lock: string;
+  /** The job data as of the last accept/update. */
+  readonly data: JsonValue;
+  readonly priority: number;
+  /** Epoch seconds. */
+  readonly scheduledTime: number;
+  /**
+   * The job was flagged for resubmission (by `resubmit` or an `add` of a
+   * running job) as of the last accept/update/resubmit: `finish` will
+   * enqueue it again instead of finishing it.
+   */
+  readonly resubmit: boolean;
+}
+
+/** A job as the monitoring API reports it. */
+export interface JobInfo {
+  type: string;
+  id: string;
+  state: JobState;
+  data: JsonValue;
+  priority: number;
+  /** Epoch seconds. */
+  scheduledTime: number;
+  resubmit: boolean;
+}
+
+export interface AddOptions {
+  /**
+   * Epoch seconds before which the job is not accepted. When omitted, a new
+   * (or finished, re-enqueued) job is due now and an existing pending or
+   * running job keeps its scheduled time.
+   * @default now (whole seconds)
+   */
+  scheduledTime?: number;
+  /**
+   * An integer >= 0; higher runs first. When omitted, an existing job keeps
+   * its priority.
+   * @default 0
+   */
+  priority?: number;
+}
+
+export interface ResubmitOptions extends AddOptions {
+  /**
+   * New job data. Applied to pending and finished jobs; a running job's data
+   * belongs to its worker and is left unchanged.
+   */
+  data?: unknown;
+}
+
+export interface WorkerResubmitOptions {
+  /** When the resubmitted run is due. @default the job's scheduled time */
+  scheduledTime?: number;
+  /** @default the job's priority */
+  priority?: number;
+}
+
+export interface AcceptOptions {
+  /**
+   * Milliseconds to wait for a job when none is due. The wait is on the
+   * type's `watches_pending` key (woken by any enqueue) and on the earliest
+   * future scheduled time; never a polling loop. `Infinity` waits for ever.
+   * @default 0 (return `undefined` at once)
+   */
+  timeout?: number;
+  /**
+   * Only jobs scheduled at or before this time (epoch seconds) qualify.
+   * @default now
+   */
+  maxSchedTime?: number;
+  /**
+   * The type does not use scheduled times: any pending job qualifies
+   * whatever its scheduled time, and workers pick randomly among all jobs of
+   * the best priority (the least contention). Cannot be combined with
+   * `maxSchedTime`.
+   * @default false
+   */
+  noSchedule?: boolean;
+}
+
+export interface PendingCountOptions {
+  /** Count only jobs scheduled at or before this time (epoch seconds). @default no bound */
+  maxSchedTime?: number;
+  /** Stop counting at this many. @default Infinity */
+  limit?: number;
+}
+
+export interface ReEnqueueOptions {
+  /** Rows per transaction to start with; it then adapts. @default adaptive, starting at 100 */
+  batchSize?: number;
+}
+
+export type OpenJobsOptions =
+  | EmbeddedOptions
+  | FoundationDbOptions
+  | {
+      /** An open database to share; `close()` then leaves it open. */
+      database: Database;
+    };

@@ -1,0 +1,71 @@
+// Job data is JSON (seed 003: "any data as long as it can be properly
+// encoded as JSON"). Anything JSON.stringify would silently drop or change
+// (undefined, functions, NaN, Map, BigInt, ...) is rejected up front, so
+// what a worker reads back is exactly what the creator wrote.
+
+import { JobsError } from '../errors.js';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
+ * The largest encoded job data, in bytes. The data row must stay under the
+ * storage value limit (100 kB, DESIGN.md §3) with room for its header.
+ */
+export const MAX_JOB_DATA_BYTES = 96 * 1024;
+
+const encoder = new TextEncoder();
+
+class NotJson extends Error {}
+
+function rejectNonJson(this: unknown, key: string, value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotJson(`${where(key)} is ${value}, which JSON cannot represent`);
+      return value;
+    case 'object': {
+      if (value === null || Array.isArray(value)) return value;
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) {
+        throw new NotJson(`${where(key)} is a ${proto?.constructor?.name ?? 'non-plain'} object, not a plain object`);
+      }
+      return value;
+    }
+    default:
+      throw new NotJson(`${where(key)} is ${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}`);
+  }
+}
+
+function where(key: string): string {
+  return key === '' ? 'the data' : `the value at key ${JSON.stringify(key)}`;
+}
+
+/**
+ * The UTF-8 JSON encoding of `data`, or `JobsError('invalid_job_data')` when
+ * `data` is not JSON: undefined (also at the top), functions, symbols,
+ * BigInt, non-finite numbers, cycles, non-plain objects, sparse arrays, or
+ * more than {@link MAX_JOB_DATA_BYTES} once encoded.
+ */
+export function encodeJobData(data: unknown): Buffer {
+  let json: string;
+  try {
+    json = JSON.stringify(data, rejectNonJson);
+  } catch (error) {
+    const reason = error instanceof NotJson ? error.message : `JSON.stringify failed: ${(error as Error).message}`;
+    throw new JobsError('invalid_job_data', `job data must be JSON: ${reason}`, { cause: error });
+  }
+  const bytes = Buffer.from(encoder.encode(json));
+  if (bytes.length > MAX_JOB_DATA_BYTES) {
+    throw new JobsError('invalid_job_data', `job data is ${bytes.length} bytes once encoded; the limit is ${MAX_JOB_DATA_BYTES}`);
+  }
+  return bytes;
+}
+
+export function decodeJobData(bytes: Uint8Array): JsonValue {
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as JsonValue;
+}
+
+/** `null`, the data of a job created without any. */
+export const NULL_JOB_DATA: Buffer = encodeJobData(null);

@@ -1,0 +1,74 @@
+// Checks on every argument that reaches storage, so bad input gets a typed
+// JobsError before any transaction starts and nothing is half-written.
+
+import { JobsError } from '../errors.js';
+
+/** Longest job type, in UTF-8 bytes. */
+export const MAX_TYPE_BYTES = 256;
+/** Longest job id, in UTF-8 bytes. Type + id stay far below the 10 kB key limit. */
+export const MAX_ID_BYTES = 1024;
+
+export function checkType(type: unknown): string {
+  if (typeof type !== 'string' || type.length === 0) {
+    throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${describe(type)}`);
+  }
+  const bytes = Buffer.byteLength(type, 'utf8');
+  if (bytes > MAX_TYPE_BYTES) {
+    throw new JobsError('invalid_job_type', `a job type has at most ${MAX_TYPE_BYTES} UTF-8 bytes, got ${bytes}`);
+  }
+  return type;
+}
+
+export function checkId(id: unknown): string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${describe(id)}`);
+  }
+  const bytes = Buffer.byteLength(id, 'utf8');
+  if (bytes > MAX_ID_BYTES) {
+    throw new JobsError('invalid_job_id', `a job id has at most ${MAX_ID_BYTES} UTF-8 bytes, got ${bytes}`);
+  }
+  return id;
+}
+
+export function checkPriority(priority: unknown): number | undefined {
+  if (priority === undefined) return undefined;
+  if (typeof priority !== 'number' || !Number.isSafeInteger(priority) || priority < 0) {
+    throw new JobsError('invalid_priority', `a priority is an integer >= 0, got ${describe(priority)}`);
+  }
+  return priority;
+}
+
+/** Scheduled times are epoch seconds: finite and >= 0 (fractions allowed). */
+export function checkScheduledTime(time: unknown, name = 'scheduled time'): number | undefined {
+  if (time === undefined) return undefined;
+  if (typeof time !== 'number' || !Number.isFinite(time) || time < 0) {
+    throw new JobsError('invalid_scheduled_time', `a ${name} is a finite number of epoch seconds >= 0, got ${describe(time)}`);
+  }
+  return time;
+}
+
+/** A type timeout: seconds, finite and > 0. */
+export function checkTypeTimeout(seconds: unknown): number {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new JobsError('invalid_timeout', `a type timeout is a finite number of seconds > 0, got ${describe(seconds)}`);
+  }
+  return seconds;
+}
+
+/** An accept timeout: milliseconds >= 0, `Infinity` to wait for ever. */
+export function checkAcceptTimeout(ms: unknown): number {
+  if (ms === undefined) return 0;
+  if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0) {
+    throw new JobsError('invalid_timeout', `an accept timeout is a number of milliseconds >= 0, got ${describe(ms)}`);
+  }
+  return ms;
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}

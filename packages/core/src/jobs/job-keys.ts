@@ -1,0 +1,112 @@
+// The jobs keyspace (DESIGN.md §4, after the final couch_jobs_fdb), with every
+// per-type prefix encoded once and cached:
+//
+//   (data, type, id)                    -> job record (job-record.ts)
+//   (pending, type, -prio, stime, id)   -> ''   priority negated: the best job is the first key
+//   (watches_pending, type)             -> counter bumped on every enqueue
+//   (watches_activity, type)            -> versionstamp re-stamped on every state change
+//   (activity_timeout, type)            -> seconds (float64)
+//   (activity, type, versionstamp)      -> id   one row per running job
+
+import { pack } from 'fdb-tuple';
+import { Subspace } from '../keys/subspace.js';
+import { completeVersionstampElement, versionstampElement } from '../keys/versionstamp.js';
+
+/** Types whose prefixes stay cached; past this the cache starts over. */
+const MAX_CACHED_TYPES = 10_000;
+
+/** The keys of one job type. */
+export class TypeKeys {
+  readonly type: string;
+  readonly data: Subspace;
+  readonly pending: Subspace;
+  readonly activity: Subspace;
+  readonly watchesPending: Buffer;
+  readonly watchesActivity: Buffer;
+  readonly typeTimeout: Buffer;
+  /** (activity, type, <unset versionstamp>) and where its 10 commit bytes go. */
+  readonly activityTemplate: { key: Buffer; offset: number };
+
+  constructor(root: JobKeys, type: string) {
+    this.type = type;
+    this.data = root.data.subspace(type);
+    this.pending = root.pending.subspace(type);
+    this.activity = root.activity.subspace(type);
+    this.watchesPending = root.watchesPending.pack(type);
+    this.watchesActivity = root.watchesActivity.pack(type);
+    this.typeTimeout = root.typeTimeouts.pack(type);
+    const element = versionstampElement(0);
+    this.activityTemplate = {
+      key: this.activity.append(element.bytes),
+      offset: this.activity.prefix.length + element.offset,
+    };
+  }
+
+  job(id: string): Buffer {
+    return this.data.append(pack(id));
+  }
+
+  /** The pending key: lower keys run first, so the priority is negated. */
+  pendingKey(priority: number, scheduledTime: number, id: string): Buffer {
+    return this.pending.append(pack([pendingPriority(priority), { type: 'double', value: scheduledTime }, id]));
+  }
+
+  /** All pending keys of one priority. */
+  pendingPriorityPrefix(priority: number): Buffer {
+    return this.pending.append(pack([pendingPriority(priority)]));
+  }
+
+  /** All pending keys of one priority and scheduled time: jobs of equal rank. */
+  pendingRankPrefix(priority: number, scheduledTime: number): Buffer {
+    return this.pending.append(pack([pendingPriority(priority), { type: 'double', value: scheduledTime }]));
+  }
+
+  /** The activity row of a running job whose sequence is `seq` (12 bytes). */
+  activityKey(seq: Uint8Array): Buffer {
+    return this.activity.append(completeVersionstampElement(seq));
+  }
+}
+
+/** Tuple-encodes the priority so that higher priorities sort first; 0 stays +0. */
+function pendingPriority(priority: number): number {
+  return priority === 0 ? 0 : -priority;
+}
+
+/** Decodes a pending key's (priority, scheduled time, id). */
+export function parsePendingKey(keys: TypeKeys, key: Uint8Array): { priority: number; scheduledTime: number; id: string } {
+  const [negated, scheduledTime, id] = keys.pending.unpack(key);
+  if (typeof negated !== 'number' || typeof scheduledTime !== 'number' || typeof id !== 'string') {
+    throw new Error('corrupt pending key');
+  }
+  return { priority: negated === 0 ? 0 : -negated, scheduledTime, id };
+}
+
+/** The root of the jobs keyspace and a cache of per-type keys. */
+export class JobKeys {
+  readonly data: Subspace;
+  readonly pending: Subspace;
+  readonly watchesPending: Subspace;
+  readonly watchesActivity: Subspace;
+  readonly typeTimeouts: Subspace;
+  readonly activity: Subspace;
+  readonly #types = new Map<string, TypeKeys>();
+
+  constructor(root: Subspace = Subspace.of('jobs')) {
+    this.data = root.subspace('data');
+    this.pending = root.subspace('pending');
+    this.watchesPending = root.subspace('watches_pending');
+    this.watchesActivity = root.subspace('watches_activity');
+    this.typeTimeouts = root.subspace('activity_timeout');
+    this.activity = root.subspace('activity');
+  }
+
+  forType(type: string): TypeKeys {
+    let keys = this.#types.get(type);
+    if (keys === undefined) {
+      if (this.#types.size >= MAX_CACHED_TYPES) this.#types.clear();
+      keys = new TypeKeys(this, type);
+      this.#types.set(type, keys);
+    }
+    return keys;
+  }
+}

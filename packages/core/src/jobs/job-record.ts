@@ -1,0 +1,89 @@
+// The value of a job's data row, (data, type, id) -> (seq, lock, prio, stime,
+// resubmit, data) as in DESIGN.md §4. It is a fixed binary header followed by
+// the JSON data rather than a packed tuple: reading a job's state, lock or
+// schedule needs no tuple decode and no JSON parse (DESIGN.md §10), and the
+// running sequence sits at a fixed offset where `setVersionstampedValue`
+// fills it in at commit.
+
+import { randomBytes } from 'node:crypto';
+import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
+
+export type JobState = 'pending' | 'running' | 'finished';
+
+const STATE_BYTES: Record<JobState, number> = { pending: 1, running: 2, finished: 3 };
+const STATES: Record<number, JobState> = { 1: 'pending', 2: 'running', 3: 'finished' };
+
+const SEQ_OFFSET = 1;
+const LOCK_OFFSET = SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH; // 13
+const LOCK_BYTES = 16;
+const RESUBMIT_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
+const PRIORITY_OFFSET = RESUBMIT_OFFSET + 1; // 30
+const TIME_OFFSET = PRIORITY_OFFSET + 8; // 38
+/** Bytes before the JSON data. */
+export const RECORD_HEADER_BYTES = TIME_OFFSET + 8; // 46
+
+/** The offset `setVersionstampedValue` fills for a running record with a fresh sequence. */
+export const RECORD_SEQ_OFFSET = SEQ_OFFSET;
+
+export interface JobRecord {
+  state: JobState;
+  /**
+   * Running jobs only: the 12-byte tuple versionstamp of the job's last
+   * accept/update; it is also the key of its activity row.
+   */
+  seq: Buffer | undefined;
+  /** Running jobs only: the owning worker's lock, 32 hex characters. */
+  lock: string | undefined;
+  /** Running jobs only: re-enqueue instead of finishing. */
+  resubmit: boolean;
+  priority: number;
+  /** Epoch seconds. */
+  scheduledTime: number;
+  /** The data as UTF-8 JSON, not parsed. */
+  data: Buffer;
+}
+
+/** A fresh worker lock: 16 random bytes as hex. */
+export function newLock(): string {
+  return randomBytes(LOCK_BYTES).toString('hex');
+}
+
+/**
+ * Encodes a record. With `freshSeq` the sequence bytes are left for the
+ * commit to fill (write the result with `setVersionstampedValue(key, value,
+ * RECORD_SEQ_OFFSET)`); otherwise `record.seq` is written as it is.
+ */
+export function encodeJobRecord(record: JobRecord, freshSeq = false): Buffer {
+  const value = Buffer.alloc(RECORD_HEADER_BYTES + record.data.length);
+  value[0] = STATE_BYTES[record.state];
+  if (record.state === 'running') {
+    if (!freshSeq) {
+      if (record.seq?.length !== TUPLE_VERSIONSTAMP_LENGTH) throw new Error('a running job record needs its sequence');
+      record.seq.copy(value, SEQ_OFFSET);
+    }
+    if (record.lock === undefined) throw new Error('a running job record needs its lock');
+    value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
+  }
+  value[RESUBMIT_OFFSET] = record.resubmit ? 1 : 0;
+  value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
+  value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
+  record.data.copy(value, RECORD_HEADER_BYTES);
+  return value;
+}
+
+export function decodeJobRecord(value: Buffer): JobRecord {
+  const state = STATES[value[0] ?? 0];
+  if (state === undefined || value.length < RECORD_HEADER_BYTES) {
+    throw new Error(`corrupt job record (state byte ${value[0]}, ${value.length} bytes)`);
+  }
+  const running = state === 'running';
+  return {
+    state,
+    seq: running ? Buffer.from(value.subarray(SEQ_OFFSET, LOCK_OFFSET)) : undefined,
+    lock: running ? value.toString('hex', LOCK_OFFSET, RESUBMIT_OFFSET) : undefined,
+    resubmit: value[RESUBMIT_OFFSET] === 1,
+    priority: value.readDoubleBE(PRIORITY_OFFSET),
+    scheduledTime: value.readDoubleBE(TIME_OFFSET),
+    data: value.subarray(RECORD_HEADER_BYTES),
+  };
+}

@@ -1,0 +1,730 @@
+// Re-creates couch_jobs and couch_jobs_fdb (seed 000) with the final
+// couch_jobs semantics of DESIGN.md §4: the transactional jobs API.
+//
+// Every public method is one storage transaction (or, for bulk operations,
+// a series of bounded ones), and every transaction body only computes from
+// what it reads, so the storage retry loop may run it again safely.
+
+import { JobsError } from '../errors.js';
+import { openDatabase } from '../storage/open-database.js';
+import type { Database, ReadTransaction, Transaction, Watch } from '../storage/interfaces.js';
+import type { KeyRange } from '../keys/subspace.js';
+import {
+  type Versionstamp,
+  completeVersionstampElement,
+  isVersionstamp,
+  TUPLE_VERSIONSTAMP_LENGTH,
+  versionstampFromBytes,
+  versionstampToBytes,
+} from '../keys/versionstamp.js';
+import { AdaptiveBatchSize, runBatch } from './batch-size.js';
+import { decodeJobData, encodeJobData, NULL_JOB_DATA } from './job-data.js';
+import type { JsonValue } from './job-data.js';
+import {
+  checkAcceptTimeout,
+  checkId,
+  checkPriority,
+  checkScheduledTime,
+  checkType,
+  checkTypeTimeout,
+  describe,
+} from './job-input.js';
+import { JobKeys } from './job-keys.js';
+import type { TypeKeys } from './job-keys.js';
+import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
+import type { JobRecord, JobState } from './job-record.js';
+import { dequeuePending, enqueuePending, removePending, countPendingPage } from './pending-queue.js';
+import type {
+  AcceptOptions,
+  AddOptions,
+  Job,
+  JobInfo,
+  OpenJobsOptions,
+  PendingCountOptions,
+  ReEnqueueOptions,
+  ResubmitOptions,
+  WorkerResubmitOptions,
+} from './interfaces.js';
+
+/** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
+const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
+
+/** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
+const MIN_SCHEDULE_WAIT_MS = 100;
+
+/** setTimeout's largest delay; longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Opens the database (or shares `options.database`) and returns the jobs API on it. */
+export async function openJobs(options: OpenJobsOptions = {}): Promise<Jobs> {
+  if ('database' in options) return new Jobs(options.database, { ownsDatabase: false });
+  return new Jobs(await openDatabase(options), { ownsDatabase: true });
+}
+
+interface Changes {
+  data: Buffer | undefined;
+  priority: number | undefined;
+  scheduledTime: number | undefined;
+}
+
+interface WaitResult {
+  job: Job | undefined;
+  watch: Watch | undefined;
+  nextScheduledTime: number | undefined;
+}
+
+export class Jobs {
+  readonly #database: Database;
+  readonly #ownsDatabase: boolean;
+  readonly #keys = new JobKeys();
+  /** Wakes blocked accepts when the handle closes. */
+  readonly #closing = new Set<() => void>();
+  #closed = false;
+  // One adaptive size per kind of bulk work: they cost differently per item.
+  readonly #reEnqueueBatch = new AdaptiveBatchSize({ initial: 100 });
+  readonly #scanBatch = new AdaptiveBatchSize({ initial: 500 });
+  readonly #countBatch = new AdaptiveBatchSize({ initial: 5_000, max: 100_000 });
+
+  constructor(database: Database, options: { ownsDatabase?: boolean } = {}) {
+    this.#database = database;
+    this.#ownsDatabase = options.ownsDatabase ?? false;
+  }
+
+  /** The database this handle runs its transactions on. */
+  get database(): Database {
+    return this.#database;
+  }
+
+  // --- type timeouts -------------------------------------------------------
+
+  /** Sets the activity timeout of a type; required before `add` for it. */
+  async setTypeTimeout(type: string, seconds: number): Promise<void> {
+    const keys = this.#typeKeys(type);
+    const value = float64(checkTypeTimeout(seconds));
+    await this.#run((tx) => tx.set(keys.typeTimeout, value));
+  }
+
+  async getTypeTimeout(type: string): Promise<number | undefined> {
+    const keys = this.#typeKeys(type);
+    const value = await this.#run((tx) => tx.get(keys.typeTimeout));
+    return value === undefined ? undefined : value.readDoubleBE(0);
+  }
+
+  async clearTypeTimeout(type: string): Promise<void> {
+    const keys = this.#typeKeys(type);
+    await this.#run((tx) => tx.clear(keys.typeTimeout));
+  }
+
+  /** Types that have a timeout, in key order. */
+  async getTypes(): Promise<string[]> {
+    const subspace = this.#keys.typeTimeouts;
+    const rows = await this.#run((tx) => tx.getRange(subspace.range().begin, subspace.range().end));
+    return rows.map((row) => String(subspace.unpack(row.key)[0]));
+  }
+
+  // --- creation ------------------------------------------------------------
+
+  /**
+   * Adds a job, or, when the id exists: a pending job gets the new data,
+   * scheduled time and priority; a running job is flagged for resubmission
+   * (its data stays its worker's); a finished job is enqueued again.
+   * Nothing is written when nothing changes. Resolves with the job's state.
+   */
+  async add(type: string, id: string, data?: unknown, options: AddOptions = {}): Promise<JobState> {
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    const changes = this.#changes(data, options);
+    const now = nowSeconds();
+    return this.#run(async (tx) => {
+      const [timeout, current] = await Promise.all([tx.get(keys.typeTimeout), readRecord(tx, keys, id)]);
+      if (timeout === undefined) {
+        throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(type)} before adding jobs to it`);
+      }
+      if (current === undefined) {
+        const record = pendingRecord(changes.priority ?? 0, changes.scheduledTime ?? Math.floor(now), changes.data);
+        writePending(tx, keys, id, record);
+        touchActivity(tx, keys);
+        return 'pending';
+      }
+      return resubmitRecord(tx, keys, id, current, changes, now);
+    });
+  }
+
+  /**
+   * Removes a job. A running job is cancelled: its worker gets `halt` at its
+   * next update or finish. Resolves with whether the job existed.
+   */
+  async remove(type: string, id: string): Promise<boolean> {
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    return this.#run(async (tx) => {
+      const record = await readRecord(tx, keys, id);
+      if (record === undefined) return false;
+      if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
+      if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
+      tx.clear(keys.job(id));
+      touchActivity(tx, keys);
+      return true;
+    });
+  }
+
+  /**
+   * As a job creator, `resubmit(type, id, options)`: a finished job is
+   * enqueued again (with new data if given), a pending one gets the new
+   * schedule/data, a running one is flagged to run again after it finishes.
+   * Rejects with `not_found` when the job does not exist.
+   *
+   * As a job processor, `resubmit(job, options)`: flags the caller's running
+   * job to be enqueued again when it finishes; rejects with `halt` when the
+   * job is no longer the caller's. Resolves with the updated handle.
+   */
+  resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
+  resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
+  async resubmit(
+    typeOrJob: string | Job,
+    idOrOptions?: string | WorkerResubmitOptions,
+    options: ResubmitOptions = {},
+  ): Promise<JobState | Job> {
+    if (typeof typeOrJob !== 'string') {
+      return this.#resubmitOwnJob(typeOrJob, (idOrOptions ?? {}) as WorkerResubmitOptions);
+    }
+    const keys = this.#typeKeys(typeOrJob);
+    const id = checkId(idOrOptions);
+    const changes = this.#changes(options.data, options);
+    const now = nowSeconds();
+    return this.#run(async (tx) => {
+      const current = await readRecord(tx, keys, id);
+      if (current === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(typeOrJob)}`);
+      return resubmitRecord(tx, keys, id, current, changes, now);
+    });
+  }
+
+  // --- monitoring ----------------------------------------------------------
+
+  async getJobState(type: string, id: string): Promise<JobState | undefined> {
+    const record = await this.#readOne(type, id);
+    return record?.state;
+  }
+
+  async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+    const record = await this.#readOne(type, id);
+    return record === undefined ? undefined : decodeJobData(record.data);
+  }
+
+  async getJob(type: string, id: string): Promise<JobInfo | undefined> {
+    const record = await this.#readOne(type, id);
+    return record === undefined ? undefined : jobInfo(type, id, record);
+  }
+
+  /**
+   * Every job of `type` (of every type when omitted), in key order. Large
+   * types are read in several transactions of adaptive size, so the result
+   * is not one snapshot.
+   */
+  async getJobs(type?: string): Promise<JobInfo[]> {
+    const jobs: JobInfo[] = [];
+    await this.#scanJobs(type, (job) => {
+      jobs.push(job);
+    });
+    return jobs;
+  }
+
+  /** Folds over the jobs of a type, like `getJobs` without holding them all. */
+  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+    let accumulator = initial;
+    await this.#scanJobs(type, (job) => {
+      accumulator = fold(accumulator, job);
+    });
+    return accumulator;
+  }
+
+  /** Pending jobs of a type, optionally only those due by `maxSchedTime`, counting at most `limit`. */
+  async pendingCount(type: string, options: PendingCountOptions = {}): Promise<number> {
+    const keys = this.#typeKeys(type);
+    const maxScheduledTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    if (typeof limit !== 'number' || Number.isNaN(limit) || limit < 0) {
+      throw new JobsError('invalid_option', `pendingCount's limit is a number >= 0, got ${describe(limit)}`);
+    }
+    let count = 0;
+    let start: Buffer | undefined = keys.pending.range().begin;
+    while (start !== undefined && count < limit) {
+      const from: Buffer = start;
+      const page = await runBatch(this.#database, this.#countBatch, (tx, size) =>
+        countPendingPage(tx.snapshot(), keys, from, size, maxScheduledTime),
+      );
+      count += page.count;
+      start = page.next;
+    }
+    return Math.min(count, limit);
+  }
+
+  /** Ids of the running jobs of a type, least recently active first. */
+  async getActiveJobIds(type: string): Promise<string[]> {
+    const keys = this.#typeKeys(type);
+    return this.#run((tx) => activityIds(tx, keys.activity.range()));
+  }
+
+  // --- processing ----------------------------------------------------------
+
+  /**
+   * Takes the best due job of a type (highest priority, then oldest
+   * scheduled time, picked at random among equals) and makes it running
+   * under a fresh lock. With no due job it waits up to `timeout` ms for one,
+   * then resolves `undefined`.
+   */
+  async accept(type: string, options: AcceptOptions = {}): Promise<Job | undefined> {
+    const keys = this.#typeKeys(type);
+    const timeout = checkAcceptTimeout(options.timeout);
+    const noSchedule = options.noSchedule === true;
+    const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
+    if (noSchedule && maxSchedTime !== undefined) {
+      throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
+    }
+    const deadline = performance.now() + timeout;
+    for (;;) {
+      this.#checkOpen();
+      const remaining = deadline - performance.now();
+      const result = await this.#database.doTransaction((tx) =>
+        this.#acceptOnce(tx, keys, noSchedule ? undefined : (maxSchedTime ?? nowSeconds()), remaining > 0),
+      );
+      if (result.job) return result.job;
+      if (result.watch === undefined || remaining <= 0) {
+        result.watch?.cancel();
+        return undefined;
+      }
+      let wait = remaining;
+      // A job scheduled in the future wakes us by time; the watch covers new
+      // enqueues. An explicit maxSchedTime never moves, so then only the watch.
+      if (result.nextScheduledTime !== undefined && maxSchedTime === undefined && !noSchedule) {
+        const untilDue = result.nextScheduledTime * 1000 - Date.now();
+        wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
+      }
+      await this.#waitFor(result.watch, wait);
+    }
+  }
+
+  async #acceptOnce(
+    tx: Transaction,
+    keys: TypeKeys,
+    maxScheduledTime: number | undefined,
+    wantWatch: boolean,
+  ): Promise<WaitResult> {
+    for (;;) {
+      const next = await dequeuePending(tx, keys, maxScheduledTime);
+      if (!next.found) {
+        if (!wantWatch) return { job: undefined, watch: undefined, nextScheduledTime: next.nextScheduledTime };
+        // The watch is created in the transaction that saw the queue empty:
+        // an enqueue committed after our read version changes the counter
+        // and fires it, so no job can slip between the read and the wait.
+        await tx.snapshot().get(keys.watchesPending);
+        return { job: undefined, watch: tx.watch(keys.watchesPending), nextScheduledTime: next.nextScheduledTime };
+      }
+      const record = await readRecord(tx, keys, next.id);
+      if (record === undefined || record.state !== 'pending') continue; // a stale queue entry, now cleared
+      const lock = newLock();
+      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
+      writeRunning(tx, keys, next.id, running);
+      touchActivity(tx, keys);
+      return {
+        job: {
+          type: keys.type,
+          id: next.id,
+          lock,
+          data: decodeJobData(record.data),
+          priority: record.priority,
+          scheduledTime: record.scheduledTime,
+          resubmit: false,
+        },
+        watch: undefined,
+        nextScheduledTime: undefined,
+      };
+    }
+  }
+
+  /**
+   * Records progress on a running job (and replaces its data when `data` is
+   * given). Must happen at least once per type timeout, or the activity
+   * monitor re-enqueues the job. Rejects with `halt` when the job is no
+   * longer the caller's. Resolves with the updated handle, whose `resubmit`
+   * tells whether someone asked for the job to run again.
+   */
+  async update(job: Job, data?: unknown): Promise<Job> {
+    const keys = this.#jobKeys(job);
+    const encoded = data === undefined ? undefined : encodeJobData(data);
+    return this.#run(async (tx) => {
+      const record = await this.#ownRecord(tx, keys, job);
+      writeRunning(tx, keys, job.id, { ...record, data: encoded ?? record.data });
+      touchActivity(tx, keys);
+      return {
+        ...job,
+        data: encoded === undefined ? job.data : decodeJobData(encoded),
+        priority: record.priority,
+        scheduledTime: record.scheduledTime,
+        resubmit: record.resubmit,
+      };
+    });
+  }
+
+  /**
+   * Finishes a running job (replacing its data when `data` is given). A job
+   * flagged for resubmission is enqueued again instead. Rejects with `halt`
+   * when the job is no longer the caller's: two workers can never both
+   * finish one job. Resolves with the job's new state.
+   */
+  async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+    const keys = this.#jobKeys(job);
+    const encoded = data === undefined ? undefined : encodeJobData(data);
+    return this.#run(async (tx) => {
+      const record = await this.#ownRecord(tx, keys, job);
+      if (record.seq) tx.clear(keys.activityKey(record.seq));
+      const next = pendingRecord(record.priority, record.scheduledTime, encoded ?? record.data);
+      if (record.resubmit) {
+        writePending(tx, keys, job.id, next);
+      } else {
+        tx.set(keys.job(job.id), encodeJobRecord({ ...next, state: 'finished' }));
+      }
+      touchActivity(tx, keys);
+      return record.resubmit ? 'pending' : 'finished';
+    });
+  }
+
+  /** Whether the handle says the job was flagged to run again (see {@link Job.resubmit}). */
+  isResubmitted(job: Job): boolean {
+    return job.resubmit === true;
+  }
+
+  async #resubmitOwnJob(job: Job, options: WorkerResubmitOptions): Promise<Job> {
+    const keys = this.#jobKeys(job);
+    const priority = checkPriority(options.priority);
+    const scheduledTime = checkScheduledTime(options.scheduledTime);
+    return this.#run(async (tx) => {
+      const record = await this.#ownRecord(tx, keys, job);
+      const flagged: JobRecord = {
+        ...record,
+        resubmit: true,
+        priority: priority ?? record.priority,
+        scheduledTime: scheduledTime ?? record.scheduledTime,
+      };
+      tx.set(keys.job(job.id), encodeJobRecord(flagged));
+      return { ...job, priority: flagged.priority, scheduledTime: flagged.scheduledTime, resubmit: true };
+    });
+  }
+
+  /** The job's record if `job.lock` still owns it, else `halt`. Reads with a conflict: lock checks are exact. */
+  async #ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Promise<JobRecord> {
+    const record = await readRecord(tx, keys, job.id);
+    if (record === undefined || record.state !== 'running' || record.lock !== job.lock) {
+      const why =
+        record === undefined
+          ? 'it was removed'
+          : record.state === 'running'
+            ? 'another worker holds it now'
+            : `it is ${record.state} now`;
+      throw new JobsError('halt', `job ${describe(job.id)} of type ${describe(job.type)} is no longer yours: ${why}`);
+    }
+    return record;
+  }
+
+  // --- activity (for the activity monitor and the notifiers) ---------------
+
+  /** The type's activity stamp: it changes on every state change of its jobs. */
+  async getActivityVersionstamp(type: string): Promise<Versionstamp | undefined> {
+    const keys = this.#typeKeys(type);
+    const value = await this.#run((tx) => tx.get(keys.watchesActivity));
+    return value === undefined ? undefined : versionstampFromBytes(value);
+  }
+
+  /**
+   * The current activity stamp and a watch that fires when it changes, read
+   * in one transaction (so no change can be missed between the two).
+   */
+  async watchActivity(type: string): Promise<{ versionstamp: Versionstamp | undefined; watch: Watch }> {
+    const keys = this.#typeKeys(type);
+    return this.#run(async (tx) => {
+      const value = await tx.get(keys.watchesActivity);
+      return {
+        versionstamp: value === undefined ? undefined : versionstampFromBytes(value),
+        watch: tx.watch(keys.watchesActivity),
+      };
+    });
+  }
+
+  /** Ids of running jobs accepted or updated at or after `since`. */
+  async getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    const keys = this.#typeKeys(type);
+    const begin = keys.activity.append(completeVersionstampElement(checkVersionstamp(since)));
+    return this.#run((tx) => activityIds(tx, { begin, end: keys.activity.range().end }));
+  }
+
+  /** Ids of running jobs not accepted or updated after `since`. */
+  async getInactiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    const keys = this.#typeKeys(type);
+    const end = inactiveEnd(keys, since);
+    return this.#run((tx) => activityIds(tx, { begin: keys.activity.range().begin, end }));
+  }
+
+  /**
+   * Re-enqueues every running job of a type not accepted or updated after
+   * `since` (its worker went silent for a whole timeout): the job becomes
+   * pending again and its old worker gets `halt`. Works in batches whose size
+   * adapts. Resolves with the re-enqueued ids.
+   */
+  async reEnqueueInactive(type: string, since: Versionstamp, options: ReEnqueueOptions = {}): Promise<string[]> {
+    const keys = this.#typeKeys(type);
+    const end = inactiveEnd(keys, since);
+    if (options.batchSize !== undefined) {
+      if (!Number.isSafeInteger(options.batchSize) || options.batchSize < 1) {
+        throw new JobsError('invalid_option', `batchSize is an integer >= 1, got ${describe(options.batchSize)}`);
+      }
+      this.#reEnqueueBatch.reset(options.batchSize);
+    }
+    const reEnqueued: string[] = [];
+    for (;;) {
+      this.#checkOpen();
+      const page = await runBatch(this.#database, this.#reEnqueueBatch, (tx, size) =>
+        reEnqueuePage(tx, keys, end, size),
+      );
+      reEnqueued.push(...page.ids);
+      if (page.done) return reEnqueued;
+    }
+  }
+
+  // --- lifecycle -----------------------------------------------------------
+
+  /** Stops blocked accepts (they reject with `closed`) and closes the database if this handle opened it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const wake of this.#closing) wake();
+    this.#closing.clear();
+    if (this.#ownsDatabase) await this.#database.close();
+  }
+
+  // --- internals -----------------------------------------------------------
+
+  #checkOpen(): void {
+    if (this.#closed) throw new JobsError('closed', 'this jobs handle is closed');
+  }
+
+  #typeKeys(type: string): TypeKeys {
+    this.#checkOpen();
+    return this.#keys.forType(checkType(type));
+  }
+
+  #jobKeys(job: Job): TypeKeys {
+    if (typeof job !== 'object' || job === null || typeof job.lock !== 'string') {
+      throw new JobsError('invalid_option', `expected a job handle from accept(), got ${describe(job)}`);
+    }
+    const keys = this.#typeKeys(job.type);
+    checkId(job.id);
+    return keys;
+  }
+
+  #changes(data: unknown, options: AddOptions): Changes {
+    return {
+      data: data === undefined ? undefined : encodeJobData(data),
+      priority: checkPriority(options.priority),
+      scheduledTime: checkScheduledTime(options.scheduledTime),
+    };
+  }
+
+  #run<T>(body: (tx: Transaction) => Promise<T> | T): Promise<T> {
+    this.#checkOpen();
+    return this.#database.doTransaction(body);
+  }
+
+  async #readOne(type: string, id: string): Promise<JobRecord | undefined> {
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    return this.#run((tx) => readRecord(tx, keys, id));
+  }
+
+  async #scanJobs(type: string | undefined, visit: (job: JobInfo) => void): Promise<void> {
+    const subspace = type === undefined ? this.#keys.data : this.#typeKeys(type).data;
+    this.#checkOpen();
+    const end = subspace.range().end;
+    let start: Buffer | undefined = subspace.range().begin;
+    while (start !== undefined) {
+      const from: Buffer = start;
+      // Decoding happens outside the transaction body, so a retried batch
+      // never calls `visit` twice.
+      const rows = await runBatch(this.#database, this.#scanBatch, async (tx, size) => {
+        const page = await tx.snapshot().getRange(from, end, { limit: size });
+        return { page, full: page.length === size };
+      });
+      for (const row of rows.page) {
+        const tuple = subspace.unpack(row.key);
+        const jobType = type ?? String(tuple[0]);
+        const id = String(type === undefined ? tuple[1] : tuple[0]);
+        visit(jobInfo(jobType, id, decodeJobRecord(row.value)));
+      }
+      const last = rows.page.at(-1);
+      start = rows.full && last ? Buffer.concat([last.key, Buffer.of(0)]) : undefined;
+    }
+  }
+
+  async #waitFor(watch: Watch, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let wake: (() => void) | undefined;
+    try {
+      await Promise.race([
+        watch.promise,
+        new Promise<void>((resolve) => {
+          wake = resolve;
+          this.#closing.add(resolve);
+          if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
+        }),
+      ]);
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (wake) this.#closing.delete(wake);
+      watch.cancel();
+    }
+  }
+}
+
+// --- record helpers (all run inside a transaction body) --------------------
+
+async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
+  const value = await tx.get(keys.job(id));
+  return value === undefined ? undefined : decodeJobRecord(value);
+}
+
+function pendingRecord(priority: number, scheduledTime: number, data: Buffer | undefined): JobRecord {
+  return {
+    state: 'pending',
+    seq: undefined,
+    lock: undefined,
+    resubmit: false,
+    priority,
+    scheduledTime,
+    data: data ?? NULL_JOB_DATA,
+  };
+}
+
+function writePending(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+  tx.set(keys.job(id), encodeJobRecord(record));
+  enqueuePending(tx, keys, id, record.priority, record.scheduledTime);
+}
+
+/**
+ * Writes a running record under a fresh sequence (this commit's
+ * versionstamp) and moves the job's activity row to that sequence.
+ */
+function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+  if (record.seq) tx.clear(keys.activityKey(record.seq));
+  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true), RECORD_SEQ_OFFSET);
+  tx.setVersionstampedKey(keys.activityTemplate.key, keys.activityTemplate.offset, Buffer.from(id, 'utf8'));
+}
+
+/** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
+function touchActivity(tx: Transaction, keys: TypeKeys): void {
+  tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
+}
+
+/** `add`/`resubmit` of an existing job, by state (DESIGN.md §4). */
+function resubmitRecord(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  current: JobRecord,
+  changes: Changes,
+  now: number,
+): JobState {
+  const priority = changes.priority ?? current.priority;
+  switch (current.state) {
+    case 'finished': {
+      // Enqueued again; without new data it keeps its data (the seed crashed here).
+      const scheduledTime = changes.scheduledTime ?? Math.floor(now);
+      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data));
+      touchActivity(tx, keys);
+      return 'pending';
+    }
+    case 'pending': {
+      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
+      const data = changes.data ?? current.data;
+      const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
+      if (!moved && data.equals(current.data)) return 'pending'; // read-only: nothing changed
+      if (moved) {
+        removePending(tx, keys, id, current.priority, current.scheduledTime);
+        enqueuePending(tx, keys, id, priority, scheduledTime);
+      }
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data }));
+      return 'pending';
+    }
+    case 'running': {
+      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
+      if (current.resubmit && priority === current.priority && scheduledTime === current.scheduledTime) {
+        return 'running';
+      }
+      // The worker owns the data of a running job: only the flag and the
+      // schedule of the next run change.
+      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime }));
+      return 'running';
+    }
+  }
+}
+
+async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string[]> {
+  const rows = await tx.getRange(range.begin, range.end);
+  return rows.map((row) => row.value.toString('utf8'));
+}
+
+/** The end of the activity range of rows stamped at or before `since`. */
+function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
+  const key = keys.activity.append(completeVersionstampElement(checkVersionstamp(since)));
+  return Buffer.concat([key, Buffer.of(0)]);
+}
+
+async function reEnqueuePage(
+  tx: Transaction,
+  keys: TypeKeys,
+  end: Buffer,
+  size: number,
+): Promise<{ ids: string[]; done: boolean }> {
+  // Rows are cleared as they are handled, so each page starts at the front.
+  const rows = await tx.getRange(keys.activity.range().begin, end, { limit: size });
+  const records = await Promise.all(rows.map((row) => readRecord(tx, keys, row.value.toString('utf8'))));
+  const ids: string[] = [];
+  rows.forEach((row, index) => {
+    tx.clear(row.key);
+    const id = row.value.toString('utf8');
+    const record = records[index];
+    // A row whose job moved on (removed, or updated in between) is stale.
+    if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data));
+    ids.push(id);
+  });
+  if (rows.length > 0) touchActivity(tx, keys);
+  return { ids, done: rows.length < size };
+}
+
+function jobInfo(type: string, id: string, record: JobRecord): JobInfo {
+  return {
+    type,
+    id,
+    state: record.state,
+    data: decodeJobData(record.data),
+    priority: record.priority,
+    scheduledTime: record.scheduledTime,
+    resubmit: record.resubmit,
+  };
+}
+
+function checkVersionstamp(stamp: unknown): Buffer {
+  if (!isVersionstamp(stamp)) {
+    throw new JobsError('invalid_versionstamp', `a versionstamp is 24 lowercase hex characters, got ${describe(stamp)}`);
+  }
+  return versionstampToBytes(stamp);
+}
+
+function float64(value: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeDoubleBE(value, 0);
+  return bytes;
+}
+
+function nowSeconds(): number {
+  return Date.now() / 1000;
+}

@@ -1,0 +1,367 @@
+// The embedded engine's resolver and group commit.
+//
+// A committing transaction is checked against the conflict log (every batch
+// newer than its read version, including batches not yet durable), then
+// joins the open batch, whose commit version is fixed when it opens; its
+// place in the batch is its batch order, so its versionstamp is known at
+// once. A batch is written as ONE lmdb transaction, so all the transactions
+// in it share one fsync.
+//
+// Reads must never see data a crash could still lose, yet lmdb makes a write
+// visible to its readers (commit) before it is on disk (flush). So only one
+// batch is ever being committed by lmdb: the moment it commits, the engine
+// takes an lmdb read snapshot, which is then exactly "the store at this
+// batch's version", and only then submits the next batch, whose lmdb commit
+// can overlap this batch's flush. The snapshot is *published* (becomes the
+// read version for new transactions) when the flush is reported, in version
+// order, and only then do the batch's commit promises resolve and its
+// watches fire.
+
+import { FdbError, FdbErrorCode } from '../../errors.js';
+import { applyAdd } from '../atomic-add.js';
+import { TRANSACTION_LIFE_MS } from '../limits.js';
+import { stampTemplate } from '../versionstamp.js';
+import { type BatchWrites, ConflictLog } from './conflict-log.js';
+import type { KeyChange, LmdbStore, StoreSnapshot } from './lmdb-store.js';
+import type { PendingWrites } from './pending-writes.js';
+import { type KeyWatch, WatchRegistry } from './watch-registry.js';
+
+/** Batch order is a 16-bit field of the versionstamp. */
+const MAX_BATCH_MEMBERS = 0x10000;
+/** Batches are remembered this long after becoming durable, beyond the transaction life. */
+const LOG_MARGIN_MS = 1_000;
+
+/** Everything the resolver needs from a committing transaction. */
+export interface CommitRequest {
+  /** The read version, or undefined when the transaction never read. */
+  readonly readVersion: number | undefined;
+  /** Point read conflicts, as latin1 strings of the keys. */
+  readonly readKeys: readonly string[];
+  /** Range read conflicts, `[start, end)`. */
+  readonly readRanges: ReadonlyArray<readonly [Buffer, Buffer]>;
+  readonly writes: PendingWrites;
+  readonly writeConflictKeys: readonly Buffer[];
+  readonly watches: readonly KeyWatch[];
+  /** The snapshot the transaction read from (for the value its watches saw). */
+  readonly snapshot: StoreSnapshot | undefined;
+}
+
+export interface CommitResult {
+  version: number;
+  /** The transaction's place in its batch. */
+  order: number;
+}
+
+interface Member {
+  request: CommitRequest;
+  order: number;
+  stampedKeys: KeyChange[];
+  /** Per watch, the value the transaction saw; filled when the batch is built. */
+  seen: Array<Buffer | undefined>;
+  resolve: (result: CommitResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Batch {
+  version: number;
+  writes: BatchWrites;
+  members: Member[];
+  changes: Map<string, KeyChange>;
+  /** The store right after this batch, taken when lmdb committed it. */
+  snapshot: StoreSnapshot | undefined;
+  flushed: boolean;
+  error: unknown;
+}
+
+export class CommitPipeline {
+  readonly #store: LmdbStore;
+  readonly #now: () => number;
+  readonly #log: ConflictLog;
+  readonly #watches = new WatchRegistry();
+  /** The durable snapshot new transactions read from. */
+  #published: StoreSnapshot;
+  /** The store after the last batch lmdb committed (base for building the next one). */
+  #head: StoreSnapshot;
+  #lastVersion: number;
+  #open: Batch | undefined;
+  /** Full batches waiting to be written, oldest first. */
+  readonly #ready: Batch[] = [];
+  #writing: Batch | undefined;
+  /** Batches written or being written, not yet published, oldest first. */
+  readonly #unpublished: Batch[] = [];
+  #writeQueued = false;
+  #closing = false;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor(store: LmdbStore, now: () => number) {
+    this.#store = store;
+    this.#now = now;
+    const version = store.lastVersion();
+    this.#lastVersion = version;
+    this.#log = new ConflictLog(version);
+    const snapshot = store.snapshot(version);
+    this.#published = snapshot.retain();
+    this.#head = snapshot.retain();
+  }
+
+  /** The version of the last durable commit: the read version of new transactions. */
+  get durableVersion(): number {
+    return this.#published.version;
+  }
+
+  now(): number {
+    return this.#now();
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** The durable snapshot, retained for a transaction; it must `release()` it. */
+  acquireSnapshot(): StoreSnapshot {
+    return this.#published.retain();
+  }
+
+  /** Resolves once the transaction is durable; rejects with 1020 on a conflict. */
+  commit(request: CommitRequest): Promise<CommitResult> {
+    if (this.#closing) return Promise.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed'));
+    const { readVersion } = request;
+    if (readVersion !== undefined && (request.readKeys.length > 0 || request.readRanges.length > 0)) {
+      if (!this.#log.covers(readVersion)) {
+        return Promise.reject(new FdbError(FdbErrorCode.transaction_too_old, 'the read version is older than the conflict log'));
+      }
+      if (this.#log.conflicts(readVersion, request.readKeys, request.readRanges)) {
+        return Promise.reject(
+          new FdbError(FdbErrorCode.not_committed, 'a key this transaction read was changed by a newer commit'),
+        );
+      }
+    }
+    let batch = this.#open;
+    if (batch === undefined || batch.members.length >= MAX_BATCH_MEMBERS) {
+      if (batch !== undefined) this.#ready.push(batch);
+      batch = this.#openBatch();
+    }
+    const order = batch.members.length;
+    const { writes } = request;
+    for (const [keyString, mutation] of writes.points) this.#log.recordKey(batch.writes, mutation.key, keyString);
+    for (const [start, end] of writes.clears) this.#log.recordRange(batch.writes, start, end);
+    const stampedKeys: KeyChange[] = [];
+    for (const { template, offset, value } of writes.stampedKeys) {
+      const key = stampTemplate(template, offset, batch.version, order);
+      this.#log.recordKey(batch.writes, key, key.toString('latin1'));
+      stampedKeys.push({ key, value });
+    }
+    for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key, key.toString('latin1'));
+    const joined = batch;
+    return new Promise<CommitResult>((resolve, reject) => {
+      joined.members.push({ request, order, stampedKeys, seen: [], resolve, reject });
+      this.#queueWrite();
+    });
+  }
+
+  /** Arms the watches of a transaction that committed without writing anything. */
+  armReadOnly(request: CommitRequest): void {
+    const source = request.snapshot ?? this.#published;
+    for (const watch of request.watches) {
+      this.#watches.arm(watch, source.get(watch.key), this.#published.get(watch.key));
+    }
+  }
+
+  /** Waits for every accepted commit to be durable, then frees the snapshots. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    if (!this.#isIdle()) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    this.#watches.cancelAll();
+    this.#head.release();
+    this.#published.release();
+  }
+
+  #openBatch(): Batch {
+    const version = Math.max(this.#lastVersion + 1, Date.now() * 1000);
+    this.#lastVersion = version;
+    const batch: Batch = {
+      version,
+      writes: this.#log.open(version),
+      members: [],
+      changes: new Map(),
+      snapshot: undefined,
+      flushed: false,
+      error: undefined,
+    };
+    this.#open = batch;
+    return batch;
+  }
+
+  #queueWrite(): void {
+    if (this.#writing !== undefined || this.#writeQueued) return;
+    this.#writeQueued = true;
+    // One macrotask of delay lets every transaction that commits in this
+    // turn join the batch (this is the group in group commit).
+    setImmediate(() => {
+      this.#writeQueued = false;
+      this.#writeNext();
+    });
+  }
+
+  #writeNext(): void {
+    if (this.#writing !== undefined) return;
+    let batch = this.#ready.shift();
+    if (batch === undefined && this.#open !== undefined) {
+      batch = this.#open;
+      this.#open = undefined;
+    }
+    if (batch === undefined) {
+      this.#notifyIfIdle();
+      return;
+    }
+    const base = this.#head;
+    const writing = batch;
+    this.#writing = writing;
+    this.#unpublished.push(writing);
+    let write: ReturnType<LmdbStore['write']>;
+    try {
+      this.#build(writing, base);
+      write = this.#store.write(writing.changes.values(), writing.version, base);
+    } catch (error) {
+      this.#writeFailed(writing, error);
+      return;
+    }
+    write.committed.then(
+      () => {
+        const snapshot = this.#store.snapshot(writing.version).retain();
+        this.#head.release();
+        this.#head = snapshot;
+        writing.snapshot = snapshot.retain();
+        this.#writing = undefined;
+        this.#writeNext();
+        this.#advance();
+      },
+      (error: unknown) => this.#writeFailed(writing, error),
+    );
+    write.flushed.then(
+      () => {
+        writing.flushed = true;
+        this.#advance();
+      },
+      (error: unknown) => {
+        writing.error ??= error;
+        writing.flushed = true;
+        this.#advance();
+      },
+    );
+  }
+
+  #writeFailed(batch: Batch, error: unknown): void {
+    batch.error = error;
+    batch.flushed = true;
+    if (this.#writing === batch) this.#writing = undefined;
+    this.#writeNext();
+    this.#advance();
+  }
+
+  /**
+   * Computes the final value of every key the batch touches, applying its
+   * transactions in batch order over `base` (atomic adds read the latest
+   * value here, which is what makes them conflict-free), and the value each
+   * watching transaction saw.
+   */
+  #build(batch: Batch, base: StoreSnapshot): void {
+    const changes = batch.changes;
+    const current = (key: Buffer, keyString: string): Buffer | undefined => {
+      const change = changes.get(keyString);
+      return change === undefined ? base.get(key) : change.value;
+    };
+    for (const member of batch.members) {
+      const { writes, watches } = member.request;
+      for (const [start, end] of writes.clears) {
+        for (const change of changes.values()) {
+          if (Buffer.compare(start, change.key) <= 0 && Buffer.compare(change.key, end) < 0) change.value = undefined;
+        }
+        for (const { key } of base.range(start, end, false)) {
+          const keyString = key.toString('latin1');
+          if (!changes.has(keyString)) changes.set(keyString, { key, value: undefined });
+        }
+      }
+      for (const [keyString, mutation] of writes.points) {
+        switch (mutation.kind) {
+          case 'set':
+            changes.set(keyString, { key: mutation.key, value: mutation.value });
+            break;
+          case 'clear':
+            changes.set(keyString, { key: mutation.key, value: undefined });
+            break;
+          case 'add':
+            changes.set(keyString, { key: mutation.key, value: applyAdd(current(mutation.key, keyString), mutation.operand) });
+            break;
+          case 'stamped-value':
+            changes.set(keyString, {
+              key: mutation.key,
+              value: stampTemplate(mutation.template, mutation.offset, batch.version, member.order),
+            });
+            break;
+        }
+      }
+      for (const change of member.stampedKeys) changes.set(change.key.toString('latin1'), { ...change });
+      for (const watch of watches) {
+        const wrote = writes.touches(watch.key, watch.keyString) || member.stampedKeys.some((c) => c.key.equals(watch.key));
+        if (wrote) member.seen.push(current(watch.key, watch.keyString));
+        else member.seen.push((member.request.snapshot ?? base).get(watch.key));
+      }
+    }
+  }
+
+  /** Publishes, in version order, every batch that is committed and flushed. */
+  #advance(): void {
+    for (;;) {
+      const batch = this.#unpublished[0];
+      if (batch === undefined || !batch.flushed || (batch.snapshot === undefined && batch.error === undefined)) break;
+      this.#unpublished.shift();
+      this.#publish(batch);
+    }
+    this.#notifyIfIdle();
+  }
+
+  #publish(batch: Batch): void {
+    const now = this.#now();
+    batch.writes.durableAt = now;
+    if (batch.snapshot === undefined) {
+      // lmdb rejected the write: nothing of this batch is in the store.
+      const failure = new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to write a commit batch', {
+        cause: batch.error,
+      });
+      for (const member of batch.members) member.reject(failure);
+      return;
+    }
+    this.#published.release();
+    this.#published = batch.snapshot;
+    batch.snapshot = undefined;
+    if (batch.error !== undefined) {
+      const unknown = new FdbError(FdbErrorCode.commit_unknown_result, 'the commit batch may not have reached the disk', {
+        cause: batch.error,
+      });
+      for (const member of batch.members) member.reject(unknown);
+    } else {
+      for (const member of batch.members) member.resolve({ version: batch.version, order: member.order });
+      this.#watches.onDurable(batch.changes);
+      for (const member of batch.members) {
+        const { watches } = member.request;
+        for (let i = 0; i < watches.length; i++) {
+          const watch = watches[i] as KeyWatch;
+          this.#watches.arm(watch, member.seen[i], this.#published.get(watch.key));
+        }
+      }
+    }
+    this.#log.forgetDurableBefore(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS);
+  }
+
+  #isIdle(): boolean {
+    return this.#open === undefined && this.#ready.length === 0 && this.#writing === undefined && this.#unpublished.length === 0;
+  }
+
+  #notifyIfIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,399 @@
+// One transaction on the embedded engine: reads at one read version (the
+// durable snapshot current at its first read), overlaid with its own
+// buffered writes; conflict ranges recorded for the resolver; everything
+// else happens in commit-pipeline.ts.
+
+import { FdbError, FdbErrorCode } from '../../errors.js';
+import { addOperand, applyAdd } from '../atomic-add.js';
+import type { Bytes, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../interfaces.js';
+import {
+  MAX_TRANSACTION_BYTES,
+  TRANSACTION_LIFE_MS,
+  checkKey,
+  checkRange,
+  checkRangeEnd,
+  checkValue,
+  checkVersionstampOffset,
+} from '../limits.js';
+import { versionstamp } from '../versionstamp.js';
+import type { CommitPipeline, CommitResult } from './commit-pipeline.js';
+import type { StoreSnapshot } from './lmdb-store.js';
+import { type PointMutation, PendingWrites } from './pending-writes.js';
+import { KeyWatch } from './watch-registry.js';
+
+type State = 'open' | 'committing' | 'committed' | 'failed';
+
+/** The smallest key after `key`: `key + \x00`. */
+function keyAfter(key: Buffer): Buffer {
+  const next = Buffer.allocUnsafe(key.length + 1);
+  key.copy(next);
+  next[key.length] = 0;
+  return next;
+}
+
+function checkLimit(limit: unknown): number {
+  if (limit === undefined) return Number.POSITIVE_INFINITY;
+  if (typeof limit !== 'number' || !(limit >= 0) || (!Number.isInteger(limit) && limit !== Number.POSITIVE_INFINITY)) {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `range limit must be a non-negative integer, got ${String(limit)}`);
+  }
+  return limit === 0 ? Number.POSITIVE_INFINITY : limit;
+}
+
+export class EmbeddedTransaction implements Transaction {
+  readonly #pipeline: CommitPipeline;
+  #state: State = 'open';
+  #snapshot: StoreSnapshot | undefined;
+  #readVersionAt = 0;
+  readonly #writes = new PendingWrites();
+  readonly #readKeys: string[] = [];
+  readonly #readRanges: Array<[Buffer, Buffer]> = [];
+  readonly #writeConflictKeys: Buffer[] = [];
+  #conflictBytes = 0;
+  readonly #watches: KeyWatch[] = [];
+  #stamp: { promise: Promise<Buffer>; resolve: (stamp: Buffer) => void; reject: (error: unknown) => void } | undefined;
+  #snapshotView: ReadTransaction | undefined;
+
+  constructor(pipeline: CommitPipeline) {
+    this.#pipeline = pipeline;
+  }
+
+  // --- reads -------------------------------------------------------------
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    try {
+      return Promise.resolve(this.#get(checkKey(key), true));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    try {
+      return Promise.resolve(this.#getRange(start, end, options, true));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  snapshot(): ReadTransaction {
+    this.#snapshotView ??= {
+      get: (key: Bytes) => {
+        try {
+          return Promise.resolve(this.#get(checkKey(key), false));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
+      getRange: (start: Bytes, end: Bytes, options?: RangeOptions) => {
+        try {
+          return Promise.resolve(this.#getRange(start, end, options, false));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
+    };
+    return this.#snapshotView;
+  }
+
+  #get(key: Buffer, conflict: boolean): Buffer | undefined {
+    this.#checkOpen();
+    const snapshot = this.#readSnapshot();
+    if (this.#writes.isEmpty) {
+      if (conflict) this.#addReadKey(key.toString('latin1'), key.length);
+      return snapshot.get(key);
+    }
+    if (this.#writes.stampedKeys.length > 0 && this.#writes.isStampedKey(key)) {
+      throw new FdbError(FdbErrorCode.accessed_unreadable, 'this transaction set a versionstamped key that may be this one');
+    }
+    const keyString = key.toString('latin1');
+    const buffered = this.#writes.read(key, keyString);
+    if (buffered.found && !('addOver' in buffered)) return buffered.value;
+    if (conflict) this.#addReadKey(keyString, key.length);
+    const stored = snapshot.get(key);
+    return buffered.found ? applyAdd(stored, buffered.addOver) : stored;
+  }
+
+  #getRange(startBytes: Bytes, endBytes: Bytes, options: RangeOptions | undefined, conflict: boolean): KeyValue[] {
+    const start = checkKey(startBytes, 'range start');
+    const end = checkRangeEnd(endBytes);
+    checkRange(start, end);
+    const limit = checkLimit(options?.limit);
+    const reverse = options?.reverse === true;
+    this.#checkOpen();
+    const snapshot = this.#readSnapshot();
+    if (this.#writes.stampedKeys.length > 0 && this.#writes.rangeHasStampedKey(start, end)) {
+      throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range may contain a key this transaction versionstamped');
+    }
+    const results: KeyValue[] = [];
+    if (Buffer.compare(start, end) < 0) {
+      if (this.#writes.touchesRange(start, end)) this.#mergeRange(snapshot, start, end, reverse, limit, results);
+      else {
+        for (const entry of snapshot.range(start, end, reverse)) {
+          results.push(entry);
+          if (results.length >= limit) break;
+        }
+      }
+    }
+    if (conflict) {
+      // Only the part of the range actually read: a limited read says nothing about keys past its last result.
+      const last = results[results.length - 1];
+      if (results.length >= limit && last !== undefined) {
+        if (reverse) this.#addReadRange(last.key, end);
+        else this.#addReadRange(start, keyAfter(last.key));
+      } else {
+        this.#addReadRange(start, end);
+      }
+    }
+    return results;
+  }
+
+  /** A range read through the buffered writes: snapshot entries merged with point mutations, minus cleared ranges. */
+  #mergeRange(snapshot: StoreSnapshot, start: Buffer, end: Buffer, reverse: boolean, limit: number, out: KeyValue[]): void {
+    const points = this.#writes.pointsInside(start, end);
+    if (reverse) points.reverse();
+    let next = 0;
+    const before = (a: Buffer, b: Buffer) => (reverse ? Buffer.compare(a, b) > 0 : Buffer.compare(a, b) < 0);
+    const emitPoint = (mutation: PointMutation, stored: Buffer | undefined): boolean => {
+      let value: Buffer | undefined;
+      if (mutation.kind === 'set') value = mutation.value;
+      else if (mutation.kind === 'add') value = applyAdd(stored, mutation.operand);
+      else if (mutation.kind === 'stamped-value') {
+        throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range contains a key whose versionstamped value is unknown');
+      }
+      if (value !== undefined) out.push({ key: mutation.key, value });
+      return out.length >= limit;
+    };
+    for (const entry of snapshot.range(start, end, reverse)) {
+      for (let point = points[next]; point !== undefined && before(point.key, entry.key); point = points[++next]) {
+        if (emitPoint(point, undefined)) return;
+      }
+      const point = points[next];
+      if (point?.key.equals(entry.key)) {
+        next++;
+        if (emitPoint(point, entry.value)) return;
+        continue;
+      }
+      if (this.#writes.cleared(entry.key)) continue;
+      out.push(entry);
+      if (out.length >= limit) return;
+    }
+    for (let point = points[next]; point !== undefined; point = points[++next]) {
+      if (emitPoint(point, undefined)) return;
+    }
+  }
+
+  #readSnapshot(): StoreSnapshot {
+    let snapshot = this.#snapshot;
+    if (snapshot === undefined) {
+      snapshot = this.#pipeline.acquireSnapshot();
+      this.#snapshot = snapshot;
+      this.#readVersionAt = this.#pipeline.now();
+    } else {
+      this.#checkAge();
+    }
+    return snapshot;
+  }
+
+  #checkAge(): void {
+    if (this.#snapshot !== undefined && this.#pipeline.now() - this.#readVersionAt > TRANSACTION_LIFE_MS) {
+      throw new FdbError(
+        FdbErrorCode.transaction_too_old,
+        `the read version was taken more than ${TRANSACTION_LIFE_MS} ms ago; transactions live 5 seconds`,
+      );
+    }
+  }
+
+  #addReadKey(keyString: string, length: number): void {
+    this.#readKeys.push(keyString);
+    this.#conflictBytes += length;
+  }
+
+  #addReadRange(start: Buffer, end: Buffer): void {
+    this.#readRanges.push([start, end]);
+    this.#conflictBytes += start.length + end.length;
+  }
+
+  // --- writes ------------------------------------------------------------
+
+  set(key: Bytes, value: Bytes): void {
+    const k = checkKey(key);
+    const v = checkValue(value);
+    this.#checkOpen();
+    this.#writes.set(Buffer.from(k), k.toString('latin1'), Buffer.from(v));
+  }
+
+  clear(key: Bytes): void {
+    const k = checkKey(key);
+    this.#checkOpen();
+    this.#writes.clear(Buffer.from(k), k.toString('latin1'));
+  }
+
+  clearRange(start: Bytes, end: Bytes): void {
+    const s = checkKey(start, 'range start');
+    const e = checkRangeEnd(end);
+    checkRange(s, e);
+    this.#checkOpen();
+    if (Buffer.compare(s, e) < 0) this.#writes.clearRange(Buffer.from(s), Buffer.from(e));
+  }
+
+  atomicAdd(key: Bytes, delta: number | bigint): void {
+    const k = checkKey(key);
+    const operand = addOperand(delta);
+    this.#checkOpen();
+    this.#writes.add(Buffer.from(k), k.toString('latin1'), operand);
+  }
+
+  setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
+    const template = checkKey(keyTemplate, 'key template');
+    const at = checkVersionstampOffset(template, offset);
+    const v = checkValue(value);
+    this.#checkOpen();
+    this.#writes.setStampedKey(Buffer.from(template), at, Buffer.from(v));
+  }
+
+  setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void {
+    const k = checkKey(key);
+    const template = checkValue(valueTemplate, 'value template');
+    const at = checkVersionstampOffset(template, offset);
+    this.#checkOpen();
+    this.#writes.setStampedValue(Buffer.from(k), k.toString('latin1'), Buffer.from(template), at);
+  }
+
+  getVersionstamp(): Promise<Buffer> {
+    if (this.#stamp === undefined) {
+      let resolve!: (stamp: Buffer) => void;
+      let reject!: (error: unknown) => void;
+      const promise = new Promise<Buffer>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      // Usually awaited only after doTransaction resolves; an attempt that is
+      // retried rejects it, and nobody may be listening.
+      promise.catch(() => {});
+      this.#stamp = { promise, resolve, reject };
+      if (this.#state === 'committed' || this.#state === 'failed') {
+        reject(new FdbError(FdbErrorCode.client_invalid_operation, 'getVersionstamp() must be called before commit'));
+      }
+    }
+    return this.#stamp.promise;
+  }
+
+  // --- conflicts -----------------------------------------------------------
+
+  addReadConflictKey(key: Bytes): void {
+    const k = checkKey(key);
+    this.#checkOpen();
+    this.#readSnapshot();
+    this.#addReadKey(k.toString('latin1'), k.length);
+  }
+
+  addReadConflictRange(start: Bytes, end: Bytes): void {
+    const s = checkKey(start, 'range start');
+    const e = checkRangeEnd(end);
+    checkRange(s, e);
+    this.#checkOpen();
+    this.#readSnapshot();
+    if (Buffer.compare(s, e) < 0) this.#addReadRange(Buffer.from(s), Buffer.from(e));
+  }
+
+  addWriteConflictKey(key: Bytes): void {
+    const k = checkKey(key);
+    this.#checkOpen();
+    this.#writeConflictKeys.push(Buffer.from(k));
+    this.#conflictBytes += k.length;
+  }
+
+  // --- watches -------------------------------------------------------------
+
+  watch(key: Bytes): Watch {
+    const k = checkKey(key);
+    this.#checkOpen();
+    const watch = new KeyWatch(Buffer.from(k), k.toString('latin1'));
+    this.#watches.push(watch);
+    return watch;
+  }
+
+  // --- commit --------------------------------------------------------------
+
+  #checkOpen(): void {
+    if (this.#state === 'committing') {
+      throw new FdbError(FdbErrorCode.used_during_commit, 'the transaction is being committed');
+    }
+    if (this.#state !== 'open') {
+      throw new FdbError(FdbErrorCode.client_invalid_operation, `the transaction is already ${this.#state}`);
+    }
+  }
+
+  /**
+   * Commits: resolves once durable. Called by `doTransaction`; a
+   * transaction is used for one attempt only.
+   * @internal
+   */
+  async commit(): Promise<void> {
+    this.#checkOpen();
+    this.#state = 'committing';
+    try {
+      this.#checkAge();
+      const size = this.#writes.bytes + this.#conflictBytes;
+      if (size > MAX_TRANSACTION_BYTES) {
+        throw new FdbError(
+          FdbErrorCode.transaction_too_large,
+          `the transaction is ${size} bytes (writes and conflict ranges); the limit is ${MAX_TRANSACTION_BYTES}`,
+        );
+      }
+      const request = {
+        readVersion: this.#snapshot?.version,
+        readKeys: this.#readKeys,
+        readRanges: this.#readRanges,
+        writes: this.#writes,
+        writeConflictKeys: this.#writeConflictKeys,
+        watches: this.#watches,
+        snapshot: this.#snapshot,
+      };
+      let result: CommitResult | undefined;
+      if (this.#writes.isEmpty && this.#writeConflictKeys.length === 0) {
+        if (this.#pipeline.closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
+        this.#pipeline.armReadOnly(request);
+      } else {
+        result = await this.#pipeline.commit(request);
+      }
+      this.#state = 'committed';
+      this.#releaseSnapshot();
+      if (this.#stamp !== undefined) {
+        if (result === undefined) {
+          this.#stamp.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'a read-only transaction has no versionstamp'));
+        } else {
+          this.#stamp.resolve(versionstamp(result.version, result.order));
+        }
+      }
+    } catch (error) {
+      this.abandon(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Ends an attempt that will not commit: frees its snapshot and rejects its
+   * watches and versionstamp with `reason`.
+   * @internal
+   */
+  abandon(reason: unknown): void {
+    if (this.#state === 'committed' || this.#state === 'failed') return;
+    this.#state = 'failed';
+    this.#releaseSnapshot();
+    const error =
+      reason instanceof FdbError
+        ? reason
+        : new FdbError(FdbErrorCode.transaction_cancelled, 'the transaction did not commit', { cause: reason });
+    for (const watch of this.#watches) watch.fail(error);
+    this.#stamp?.reject(error);
+  }
+
+  #releaseSnapshot(): void {
+    const snapshot = this.#snapshot;
+    if (snapshot !== undefined) {
+      this.#snapshot = undefined;
+      snapshot.release();
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// The embedded engine's on-disk layout over lmdb, and its read snapshots.
+//
+// Layout (one lmdb environment, two named databases):
+// - `data`: user keys as raw bytes (lmdb compares keys with memcmp, which is
+//   FoundationDB's order). lmdb-js caps keys at 1978 bytes while FoundationDB
+//   allows 10,000, so a key longer than LONG_KEY_PREFIX bytes lives in a
+//   *bucket* stored under its first LONG_KEY_PREFIX bytes + 0xff: that bucket
+//   key sorts after every key of <= LONG_KEY_PREFIX bytes that is smaller than
+//   the long keys it holds and before every one that is larger, so a plain
+//   lmdb range scan visits buckets exactly where their keys belong. No short
+//   key can have that length, which is how a scan tells buckets apart.
+// - `meta`: the last commit version (written in the same lmdb transaction as
+//   the data, so a reopened store never reuses a version) and the value of
+//   the empty key, which lmdb cannot store as a key.
+
+import { open } from 'lmdb';
+import type { Database as LmdbDatabase, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
+import type { KeyValue } from '../interfaces.js';
+
+/** Keys longer than this are stored in buckets (see above). */
+export const LONG_KEY_PREFIX = 1900;
+const BUCKET_KEY_BYTES = LONG_KEY_PREFIX + 1;
+const META_VERSION = Buffer.from('last-commit-version');
+const META_EMPTY_KEY = Buffer.from('empty-key');
+const EMPTY = Buffer.alloc(0);
+const TWO_TO_32 = 2 ** 32;
+
+function bucketKeyOf(key: Buffer): Buffer {
+  const bucket = Buffer.allocUnsafe(BUCKET_KEY_BYTES);
+  key.copy(bucket, 0, 0, LONG_KEY_PREFIX);
+  bucket[LONG_KEY_PREFIX] = 0xff;
+  return bucket;
+}
+
+function decodeBucket(bytes: Buffer): KeyValue[] {
+  const entries: KeyValue[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const keyLength = bytes.readUInt32BE(at);
+    const key = bytes.subarray(at + 4, at + 4 + keyLength);
+    at += 4 + keyLength;
+    const valueLength = bytes.readUInt32BE(at);
+    const value = bytes.subarray(at + 4, at + 4 + valueLength);
+    at += 4 + valueLength;
+    entries.push({ key, value });
+  }
+  return entries;
+}
+
+function encodeBucket(entries: KeyValue[]): Buffer {
+  let size = 0;
+  for (const entry of entries) size += 8 + entry.key.length + entry.value.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const entry of entries) {
+    at = out.writeUInt32BE(entry.key.length, at);
+    at += entry.key.copy(out, at);
+    at = out.writeUInt32BE(entry.value.length, at);
+    at += entry.value.copy(out, at);
+  }
+  return out;
+}
+
+/** The final value of one key after a batch: a Buffer, or `undefined` for deleted. */
+export interface KeyChange {
+  key: Buffer;
+  value: Buffer | undefined;
+}
+
+/** A consistent read view of the store at one commit version. */
+export class StoreSnapshot {
+  readonly version: number;
+  readonly #data: LmdbDatabase<Buffer, Buffer>;
+  readonly #meta: LmdbDatabase<Buffer, Buffer>;
+  readonly #txn: LmdbReadTxn;
+  readonly #readOptions: { transaction: LmdbReadTxn };
+  /** References held (readers, and the pipeline's "head" and "published" roles); freed at zero. */
+  #users = 0;
+  #released = false;
+
+  constructor(version: number, data: LmdbDatabase<Buffer, Buffer>, meta: LmdbDatabase<Buffer, Buffer>, txn: LmdbReadTxn) {
+    this.version = version;
+    this.#data = data;
+    this.#meta = meta;
+    this.#txn = txn;
+    this.#readOptions = { transaction: txn };
+  }
+
+  /** Takes one more reference; pair with `release()`. */
+  retain(): this {
+    this.#users++;
+    return this;
+  }
+
+  /** Drops a reference; the lmdb read transaction ends with the last one. */
+  release(): void {
+    this.#users--;
+    if (this.#users <= 0 && !this.#released) {
+      this.#released = true;
+      this.#txn.done();
+    }
+  }
+
+  get(key: Buffer): Buffer | undefined {
+    if (key.length === 0) return this.#meta.get(META_EMPTY_KEY, this.#readOptions);
+    if (key.length <= LONG_KEY_PREFIX) return this.#data.get(key, this.#readOptions);
+    const bucket = this.#data.get(bucketKeyOf(key), this.#readOptions);
+    if (bucket === undefined) return undefined;
+    for (const entry of decodeBucket(bucket)) if (entry.key.equals(key)) return Buffer.from(entry.value);
+    return undefined;
+  }
+
+  /** The encoded bucket stored under `bucketKey`, if any. */
+  rawBucket(bucketKey: Buffer): Buffer | undefined {
+    return this.#data.get(bucketKey, this.#readOptions);
+  }
+
+  /** Pairs with `start <= key < end`, in key order or reversed. Stop early by breaking out of the loop. */
+  *range(start: Buffer, end: Buffer, reverse: boolean): Generator<KeyValue> {
+    if (Buffer.compare(start, end) >= 0) return;
+    const empty = start.length === 0 ? this.#meta.get(META_EMPTY_KEY, this.#readOptions) : undefined;
+    if (empty !== undefined && !reverse) yield { key: EMPTY, value: empty };
+    const low = start.length === 0 ? undefined : start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
+    // A long end bound must still include its own bucket (whose entries are filtered below).
+    const highExclusive = end.length > LONG_KEY_PREFIX ? Buffer.concat([bucketKeyOf(end), Buffer.of(0)]) : end;
+    const options = reverse
+      ? { start: highExclusive, end: low, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction: this.#txn }
+      : { start: low, end: highExclusive, transaction: this.#txn };
+    for (const { key, value } of this.#data.getRange(options)) {
+      if (key.length !== BUCKET_KEY_BYTES) {
+        yield { key, value };
+        continue;
+      }
+      const entries = decodeBucket(value);
+      if (reverse) entries.reverse();
+      for (const entry of entries) {
+        if (Buffer.compare(entry.key, start) >= 0 && Buffer.compare(entry.key, end) < 0) {
+          yield { key: Buffer.from(entry.key), value: Buffer.from(entry.value) };
+        }
+      }
+    }
+    if (empty !== undefined && reverse) yield { key: EMPTY, value: empty };
+  }
+}
+
+/** A pending lmdb write: `committed` once visible to new lmdb readers, `flushed` once on disk. */
+export interface StoreWrite {
+  committed: Promise<unknown>;
+  flushed: Promise<unknown>;
+}
+
+export class LmdbStore {
+  readonly #root: RootDatabase<Buffer, Buffer>;
+  readonly #data: LmdbDatabase<Buffer, Buffer>;
+  readonly #meta: LmdbDatabase<Buffer, Buffer>;
+
+  constructor(path: string) {
+    // separateFlushed: a write's promise resolves at commit and carries a
+    // second `flushed` promise; the engine needs both moments (see commit-pipeline.ts).
+    this.#root = open<Buffer, Buffer>({ path, keyEncoding: 'binary', encoding: 'binary', separateFlushed: true } as Parameters<
+      typeof open
+    >[0] & { separateFlushed: boolean });
+    this.#data = this.#root.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
+    this.#meta = this.#root.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
+  }
+
+  /** The version of the last commit written, or 0 for a new store. */
+  lastVersion(): number {
+    this.#root.resetReadTxn();
+    const bytes = this.#meta.get(META_VERSION);
+    return bytes === undefined ? 0 : bytes.readUInt32BE(0) * TWO_TO_32 + bytes.readUInt32BE(4);
+  }
+
+  /**
+   * A read view of everything committed so far, labelled `version`. The
+   * caller must make sure no write is in flight, or the label would lie.
+   */
+  snapshot(version: number): StoreSnapshot {
+    this.#root.resetReadTxn();
+    return new StoreSnapshot(version, this.#data, this.#meta, this.#data.useReadTransaction());
+  }
+
+  /**
+   * Writes one batch as a single lmdb transaction, together with its
+   * version. `base` must show the store exactly as it was before this batch
+   * (it supplies the current contents of long-key buckets).
+   */
+  write(changes: Iterable<KeyChange>, version: number, base: StoreSnapshot): StoreWrite {
+    const buckets = new Map<string, KeyChange[]>();
+    const versionBytes = Buffer.allocUnsafe(8);
+    versionBytes.writeUInt32BE(Math.floor(version / TWO_TO_32), 0);
+    versionBytes.writeUInt32BE(version % TWO_TO_32, 4);
+    const committed = this.#root.batch(() => {
+      for (const change of changes) {
+        const { key, value } = change;
+        if (key.length === 0) {
+          if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
+          else this.#meta.put(META_EMPTY_KEY, value);
+        } else if (key.length > LONG_KEY_PREFIX) {
+          const bucketKey = bucketKeyOf(key).toString('latin1');
+          const list = buckets.get(bucketKey);
+          if (list === undefined) buckets.set(bucketKey, [change]);
+          else list.push(change);
+        } else if (value === undefined) {
+          this.#data.remove(key);
+        } else {
+          this.#data.put(key, value);
+        }
+      }
+      for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
+      this.#meta.put(META_VERSION, versionBytes);
+    }) as Promise<boolean> & { flushed?: Promise<unknown> };
+    return { committed, flushed: committed.flushed ?? committed.then(() => this.#root.flushed) };
+  }
+
+  #writeBucket(bucketKey: Buffer, changes: KeyChange[], base: StoreSnapshot): void {
+    const current = new Map<string, KeyValue>();
+    const existing = base.rawBucket(bucketKey);
+    if (existing !== undefined) for (const entry of decodeBucket(existing)) current.set(entry.key.toString('latin1'), entry);
+    for (const { key, value } of changes) {
+      if (value === undefined) current.delete(key.toString('latin1'));
+      else current.set(key.toString('latin1'), { key, value });
+    }
+    if (current.size === 0) {
+      this.#data.remove(bucketKey);
+      return;
+    }
+    const entries = [...current.values()].sort((a, b) => Buffer.compare(a.key, b.key));
+    this.#data.put(bucketKey, encodeBucket(entries));
+  }
+
+  async close(): Promise<void> {
+    await this.#root.close();
+  }
+}

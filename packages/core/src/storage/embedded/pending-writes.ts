@@ -1,0 +1,183 @@
+// A transaction's buffered writes, kept in a normal form that serves both
+// read-your-writes and commit: first the cleared ranges, then one mutation
+// per key (the net effect of everything the transaction did to that key,
+// with clears folded in), then the versionstamped keys. A later clearRange
+// erases the point mutations it covers, and an atomic add after a clear or a
+// set folds into a plain set, so applying the three parts in that order
+// gives the same result as replaying the calls one by one.
+
+import { FdbError, FdbErrorCode } from '../../errors.js';
+import { applyAdd, foldOperands } from '../atomic-add.js';
+import { VERSIONSTAMP_BYTES } from '../limits.js';
+
+export type PointMutation =
+  | { kind: 'set'; key: Buffer; value: Buffer }
+  | { kind: 'clear'; key: Buffer }
+  /** An add over the value committed before this transaction (nothing in the transaction set it). */
+  | { kind: 'add'; key: Buffer; operand: bigint }
+  | { kind: 'stamped-value'; key: Buffer; template: Buffer; offset: number };
+
+export interface StampedKey {
+  template: Buffer;
+  offset: number;
+  value: Buffer;
+}
+
+/** What a read of one key finds in the buffer. */
+export type BufferedRead =
+  | { found: false }
+  | { found: true; value: Buffer | undefined }
+  | { found: true; addOver: bigint };
+
+const NOT_FOUND: BufferedRead = { found: false };
+const CLEARED: BufferedRead = { found: true, value: undefined };
+
+function inside(key: Buffer, start: Buffer, end: Buffer): boolean {
+  return Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0;
+}
+
+export class PendingWrites {
+  /** Net mutation per key, by the key's latin1 string. */
+  readonly points = new Map<string, PointMutation>();
+  /** Cleared ranges `[start, end)`, in call order. */
+  readonly clears: Array<[Buffer, Buffer]> = [];
+  readonly stampedKeys: StampedKey[] = [];
+  /** Bytes of keys and values written, for the transaction size limit. */
+  bytes = 0;
+
+  get isEmpty(): boolean {
+    return this.points.size === 0 && this.clears.length === 0 && this.stampedKeys.length === 0;
+  }
+
+  set(key: Buffer, keyString: string, value: Buffer): void {
+    this.points.set(keyString, { kind: 'set', key, value });
+    this.bytes += key.length + value.length;
+  }
+
+  clear(key: Buffer, keyString: string): void {
+    this.points.set(keyString, { kind: 'clear', key });
+    this.bytes += key.length;
+  }
+
+  clearRange(start: Buffer, end: Buffer): void {
+    for (const [keyString, mutation] of this.points) {
+      if (inside(mutation.key, start, end)) this.points.delete(keyString);
+    }
+    this.clears.push([start, end]);
+    this.bytes += start.length + end.length;
+  }
+
+  add(key: Buffer, keyString: string, operand: bigint): void {
+    const previous = this.points.get(keyString);
+    this.bytes += key.length + 8;
+    if (previous === undefined) {
+      if (this.#cleared(key)) this.points.set(keyString, { kind: 'set', key, value: applyAdd(undefined, operand) });
+      else this.points.set(keyString, { kind: 'add', key, operand });
+      return;
+    }
+    switch (previous.kind) {
+      case 'set':
+        this.points.set(keyString, { kind: 'set', key, value: applyAdd(previous.value, operand) });
+        return;
+      case 'clear':
+        this.points.set(keyString, { kind: 'set', key, value: applyAdd(undefined, operand) });
+        return;
+      case 'add':
+        this.points.set(keyString, { kind: 'add', key, operand: foldOperands(previous.operand, operand) });
+        return;
+      case 'stamped-value':
+        throw new FdbError(
+          FdbErrorCode.client_invalid_operation,
+          'atomicAdd on a key whose versionstamped value is only known at commit',
+        );
+    }
+  }
+
+  setStampedValue(key: Buffer, keyString: string, template: Buffer, offset: number): void {
+    this.points.set(keyString, { kind: 'stamped-value', key, template, offset });
+    this.bytes += key.length + template.length;
+  }
+
+  setStampedKey(template: Buffer, offset: number, value: Buffer): void {
+    this.stampedKeys.push({ template, offset, value });
+    this.bytes += template.length + value.length;
+  }
+
+  /**
+   * Whether `key` may be a key this transaction versionstamped: any key that
+   * matches a template outside its stamp bytes (the stamp is unknown until
+   * commit, so the whole family is unreadable).
+   */
+  isStampedKey(key: Buffer): boolean {
+    for (const { template, offset } of this.stampedKeys) {
+      if (key.length !== template.length) continue;
+      if (
+        key.compare(template, 0, offset, 0, offset) === 0 &&
+        key.compare(template, offset + VERSIONSTAMP_BYTES, template.length, offset + VERSIONSTAMP_BYTES, key.length) === 0
+      ) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether `[start, end)` may contain a key this transaction versionstamped. */
+  rangeHasStampedKey(start: Buffer, end: Buffer): boolean {
+    for (const { template, offset } of this.stampedKeys) {
+      const lowest = Buffer.from(template);
+      lowest.fill(0, offset, offset + VERSIONSTAMP_BYTES);
+      const highest = Buffer.from(template);
+      highest.fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
+      if (Buffer.compare(highest, start) >= 0 && Buffer.compare(lowest, end) < 0) return true;
+    }
+    return false;
+  }
+
+  /** Whether a clearRange of this transaction covers `key`. */
+  #cleared(key: Buffer): boolean {
+    for (const [start, end] of this.clears) if (inside(key, start, end)) return true;
+    return false;
+  }
+
+  /** Whether this transaction wrote `key` in any way (used for the value a watch saw). */
+  touches(key: Buffer, keyString: string): boolean {
+    return this.points.has(keyString) || this.#cleared(key) || this.isStampedKey(key);
+  }
+
+  /** The buffered state of one key; `found: false` means "read the snapshot". */
+  read(key: Buffer, keyString: string): BufferedRead {
+    const mutation = this.points.get(keyString);
+    if (mutation === undefined) return this.clears.length > 0 && this.#cleared(key) ? CLEARED : NOT_FOUND;
+    switch (mutation.kind) {
+      case 'set':
+        return { found: true, value: mutation.value };
+      case 'clear':
+        return CLEARED;
+      case 'add':
+        return { found: true, addOver: mutation.operand };
+      case 'stamped-value':
+        throw new FdbError(FdbErrorCode.accessed_unreadable, 'this transaction set a versionstamped value at this key');
+    }
+  }
+
+  /** Whether any cleared range overlaps `[start, end)` or any point mutation falls inside it. */
+  touchesRange(start: Buffer, end: Buffer): boolean {
+    for (const [clearStart, clearEnd] of this.clears) {
+      if (Buffer.compare(clearStart, end) < 0 && Buffer.compare(start, clearEnd) < 0) return true;
+    }
+    for (const mutation of this.points.values()) if (inside(mutation.key, start, end)) return true;
+    return false;
+  }
+
+  /** Point mutations inside `[start, end)`, sorted by key. */
+  pointsInside(start: Buffer, end: Buffer): PointMutation[] {
+    const found: PointMutation[] = [];
+    for (const mutation of this.points.values()) if (inside(mutation.key, start, end)) found.push(mutation);
+    return found.sort((a, b) => Buffer.compare(a.key, b.key));
+  }
+
+  /** Whether a clearRange of this transaction covers `key` (public form for range merging). */
+  cleared(key: Buffer): boolean {
+    return this.clears.length > 0 && this.#cleared(key);
+  }
+}

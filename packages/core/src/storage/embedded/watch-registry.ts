@@ -1,0 +1,124 @@
+// Watches: each one remembers the value its transaction saw and fires once a
+// durable commit leaves a different value under the key. They are armed only
+// when (and if) the creating transaction commits, like FoundationDB's.
+
+import type { Watch } from '../interfaces.js';
+import type { KeyChange } from './lmdb-store.js';
+
+function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  return a === undefined ? b === undefined : b !== undefined && a.equals(b);
+}
+
+export class KeyWatch implements Watch {
+  readonly key: Buffer;
+  readonly keyString: string;
+  readonly promise: Promise<boolean>;
+  /** The value the creating transaction saw, set when its commit is resolved. */
+  seen: Buffer | undefined;
+  #resolve!: (fired: boolean) => void;
+  #reject!: (error: unknown) => void;
+  #settled = false;
+  #registry: WatchRegistry | undefined;
+
+  constructor(key: Buffer, keyString: string) {
+    this.key = key;
+    this.keyString = keyString;
+    this.promise = new Promise<boolean>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // A watch from an attempt that failed and was retried is usually dropped
+    // unobserved; its rejection must not crash the process as an unhandled one.
+    this.promise.catch(() => {});
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  cancel(): void {
+    this.settle(false);
+  }
+
+  /** Resolves the promise once; later calls do nothing. */
+  settle(fired: boolean): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#registry?.remove(this);
+    this.#resolve(fired);
+  }
+
+  /** Rejects the promise (the creating transaction did not commit). */
+  fail(error: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#reject(error);
+  }
+
+  /** @internal */
+  attach(registry: WatchRegistry): void {
+    this.#registry = registry;
+  }
+}
+
+export class WatchRegistry {
+  readonly #byKey = new Map<string, Set<KeyWatch>>();
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  /**
+   * Arms `watch` after its transaction committed: fires at once when the
+   * durable value already differs from what the transaction saw.
+   */
+  arm(watch: KeyWatch, seen: Buffer | undefined, current: Buffer | undefined): void {
+    if (watch.settled) return;
+    watch.seen = seen;
+    if (!sameValue(seen, current)) {
+      watch.settle(true);
+      return;
+    }
+    let set = this.#byKey.get(watch.keyString);
+    if (set === undefined) {
+      set = new Set();
+      this.#byKey.set(watch.keyString, set);
+    }
+    set.add(watch);
+    watch.attach(this);
+  }
+
+  remove(watch: KeyWatch): void {
+    const set = this.#byKey.get(watch.keyString);
+    if (set === undefined) return;
+    set.delete(watch);
+    if (set.size === 0) this.#byKey.delete(watch.keyString);
+  }
+
+  /** Fires the watches whose key a durable batch changed to a different value. */
+  onDurable(changes: ReadonlyMap<string, KeyChange>): void {
+    if (this.#byKey.size === 0) return;
+    // Iterate the smaller side: few watches over a big batch, or the reverse.
+    if (this.#byKey.size < changes.size) {
+      for (const [keyString, set] of [...this.#byKey]) {
+        const change = changes.get(keyString);
+        if (change !== undefined) this.#fireChanged(set, change.value);
+      }
+    } else {
+      for (const [keyString, change] of changes) {
+        const set = this.#byKey.get(keyString);
+        if (set !== undefined) this.#fireChanged(set, change.value);
+      }
+    }
+  }
+
+  #fireChanged(set: Set<KeyWatch>, value: Buffer | undefined): void {
+    for (const watch of [...set]) if (!sameValue(watch.seen, value)) watch.settle(true);
+  }
+
+  /** Resolves every armed watch with `false` (the database is closing). */
+  cancelAll(): void {
+    for (const set of [...this.#byKey.values()]) for (const watch of [...set]) watch.settle(false);
+    this.#byKey.clear();
+  }
+}

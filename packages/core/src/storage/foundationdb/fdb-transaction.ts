@@ -1,0 +1,218 @@
+// One attempt of a transaction on FoundationDB, presented as the storage
+// contract's `Transaction`: the caller's keys are moved into the directory
+// prefix and back, the mutations become FoundationDB's atomic ops, and every
+// error the binding raises comes out as an `FdbError` with the same code.
+
+import { FdbError, FdbErrorCode } from '../../errors.js';
+import type { Bytes, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../interfaces.js';
+import { type BindingTransaction, MutationType, bindingErrorCode } from './binding.js';
+import type { Keyspace } from './keyspace.js';
+import { checkKey, checkRange, checkRangeEnd, checkValue } from '../limits.js';
+import { addMutationOperand, versionstampedKeyOperand, versionstampedValueOperand } from './mutation-operands.js';
+
+/** The binding's errors become ours; anything else (a bug, a TypeError) passes through untouched. */
+export function toFdbError(error: unknown): unknown {
+  if (error instanceof FdbError) return error;
+  const code = bindingErrorCode(error);
+  if (code === undefined) return error;
+  const message = error instanceof Error ? error.message : undefined;
+  return new FdbError(code, message, { cause: error });
+}
+
+async function mapErrors<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    throw toFdbError(error);
+  }
+}
+
+type AttemptState = 'open' | 'committing' | 'ended';
+
+/** Reads through the binding, with or without read conflicts depending on the binding transaction given. */
+class FdbReads implements ReadTransaction {
+  readonly #tn: BindingTransaction;
+  readonly #keyspace: Keyspace;
+  readonly #checkOpen: () => void;
+
+  constructor(tn: BindingTransaction, keyspace: Keyspace, checkOpen: () => void) {
+    this.#tn = tn;
+    this.#keyspace = keyspace;
+    this.#checkOpen = checkOpen;
+  }
+
+  async get(key: Bytes): Promise<Buffer | undefined> {
+    this.#checkOpen();
+    return mapErrors(this.#tn.get(this.#keyspace.pack(checkKey(key))));
+  }
+
+  async getRange(start: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
+    this.#checkOpen();
+    const { limit, reverse = false } = options;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+      throw new FdbError(FdbErrorCode.invalid_option_value, `limit must be a non-negative integer, got ${limit}`);
+    }
+    // The binding reads 0 as "no limit"; the contract reads it as "none".
+    if (limit === 0) return [];
+    const from = checkKey(start, 'range start');
+    const to = checkRangeEnd(end);
+    // FoundationDB returns nothing for an inverted read range; so does the contract.
+    if (Buffer.compare(from, to) >= 0) return [];
+    const pairs = await mapErrors(
+      this.#tn.getRangeAll(this.#keyspace.pack(from), this.#keyspace.pack(to), { limit: limit ?? 0, reverse }),
+    );
+    return pairs.map(([key, value]) => ({ key: this.#keyspace.unpack(key), value }));
+  }
+}
+
+/**
+ * One attempt: `FoundationDbDatabase.doTransaction` makes a fresh one per
+ * try over the same binding transaction (which FoundationDB's on_error resets),
+ * so a transaction object a body kept from a failed attempt cannot write into
+ * the next one.
+ */
+export class FdbTransaction implements Transaction {
+  readonly #tn: BindingTransaction;
+  readonly #keyspace: Keyspace;
+  readonly #reads: FdbReads;
+  readonly #snapshotReads: FdbReads;
+  #state: AttemptState = 'open';
+  #versionstamp: Promise<Buffer> | undefined;
+  #writes = false;
+
+  constructor(tn: BindingTransaction, keyspace: Keyspace) {
+    this.#tn = tn;
+    this.#keyspace = keyspace;
+    const checkOpen = () => this.#checkOpen();
+    this.#reads = new FdbReads(tn, keyspace, checkOpen);
+    this.#snapshotReads = new FdbReads(tn.snapshot(), keyspace, checkOpen);
+  }
+
+  #checkOpen(): void {
+    if (this.#state === 'committing') {
+      throw new FdbError(FdbErrorCode.used_during_commit, 'the transaction is being committed');
+    }
+    if (this.#state === 'ended') {
+      throw new FdbError(
+        FdbErrorCode.client_invalid_operation,
+        'the transaction has ended (committed or failed); use the one doTransaction passes to the body',
+      );
+    }
+  }
+
+  #write(): void {
+    this.#checkOpen();
+    this.#writes = true;
+  }
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.#reads.get(key);
+  }
+
+  getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.#reads.getRange(start, end, options);
+  }
+
+  snapshot(): ReadTransaction {
+    this.#checkOpen();
+    return this.#snapshotReads;
+  }
+
+  set(key: Bytes, value: Bytes): void {
+    this.#write();
+    this.#tn.set(this.#keyspace.pack(checkKey(key)), checkValue(value));
+  }
+
+  clear(key: Bytes): void {
+    this.#write();
+    this.#tn.clear(this.#keyspace.pack(checkKey(key)));
+  }
+
+  clearRange(start: Bytes, end: Bytes): void {
+    this.#write();
+    const from = checkKey(start, 'range start');
+    const to = checkRangeEnd(end);
+    checkRange(from, to);
+    this.#tn.clearRange(this.#keyspace.pack(from), this.#keyspace.pack(to));
+  }
+
+  addReadConflictKey(key: Bytes): void {
+    this.#checkOpen();
+    this.#tn.addReadConflictKey(this.#keyspace.pack(checkKey(key)));
+  }
+
+  addReadConflictRange(start: Bytes, end: Bytes): void {
+    this.#checkOpen();
+    const from = checkKey(start, 'range start');
+    const to = checkRangeEnd(end);
+    checkRange(from, to);
+    this.#tn.addReadConflictRange(this.#keyspace.pack(from), this.#keyspace.pack(to));
+  }
+
+  addWriteConflictKey(key: Bytes): void {
+    this.#write();
+    this.#tn.addWriteConflictKey(this.#keyspace.pack(checkKey(key)));
+  }
+
+  atomicAdd(key: Bytes, delta: number | bigint): void {
+    this.#write();
+    this.#tn.atomicOpNative(MutationType.add, this.#keyspace.pack(checkKey(key)), addMutationOperand(delta));
+  }
+
+  setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
+    this.#write();
+    const operand = versionstampedKeyOperand(this.#keyspace, checkKey(keyTemplate, 'key template'), offset);
+    this.#tn.atomicOpNative(MutationType.setVersionstampedKey, operand, checkValue(value));
+  }
+
+  setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void {
+    this.#write();
+    const operand = versionstampedValueOperand(checkValue(valueTemplate, 'value template'), offset);
+    this.#tn.atomicOpNative(MutationType.setVersionstampedValue, this.#keyspace.pack(checkKey(key)), operand);
+  }
+
+  getVersionstamp(): Promise<Buffer> {
+    if (this.#versionstamp === undefined) {
+      // FoundationDB only hands out a versionstamp asked for before commit.
+      this.#checkOpen();
+      this.#versionstamp = this.#requestVersionstamp();
+    }
+    return this.#versionstamp;
+  }
+
+  #requestVersionstamp(): Promise<Buffer> {
+    const stamp = mapErrors(this.#tn.getVersionstamp().promise);
+    // A failed attempt rejects it; nobody may be listening, and that must not crash the process.
+    stamp.catch(() => {});
+    return stamp;
+  }
+
+  watch(key: Bytes): Watch {
+    this.#checkOpen();
+    const watch = this.#tn.watch(this.#keyspace.pack(checkKey(key)));
+    const promise = mapErrors(watch.promise);
+    promise.catch(() => {});
+    return { promise, cancel: () => watch.cancel() };
+  }
+
+  /**
+   * Commits this attempt. A writing transaction asks for its versionstamp
+   * first, so `getVersionstamp()` still answers after `doTransaction` has
+   * returned (FoundationDB refuses the question once the commit started).
+   */
+  async commit(): Promise<void> {
+    this.#checkOpen();
+    if (this.#writes && this.#versionstamp === undefined) this.#versionstamp = this.#requestVersionstamp();
+    this.#state = 'committing';
+    try {
+      await mapErrors(this.#tn.rawCommit());
+    } finally {
+      this.#state = 'ended';
+    }
+  }
+
+  /** Makes this attempt unusable: the binding transaction is about to be reset for the next one. */
+  end(): void {
+    this.#state = 'ended';
+  }
+}

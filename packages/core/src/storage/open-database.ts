@@ -1,0 +1,35 @@
+// The one entry point to storage: the embedded engine by default, the
+// FoundationDB adapter when a cluster file is given (loaded only then, since
+// its native client is an optional dependency that may be missing).
+
+import { BackendUnavailableError } from '../errors.js';
+import { EmbeddedDatabase } from './embedded/embedded-database.js';
+import type { Database, DatabaseOptions, FoundationDbOptions } from './interfaces.js';
+
+/** Where the embedded engine keeps its data when no path is given. */
+export const DEFAULT_DATA_PATH = './.data/jobtree';
+
+interface FoundationDbModule {
+  openFoundationDb(options: FoundationDbOptions): Promise<Database>;
+}
+
+/**
+ * Opens a database.
+ * @example
+ * const db = await openDatabase({ path: './.data/app' });
+ * await db.doTransaction((tx) => tx.set(Buffer.from('k'), Buffer.from('v')));
+ */
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  if ('clusterFile' in options && options.clusterFile !== undefined) {
+    let adapter: FoundationDbModule;
+    try {
+      adapter = (await import('./foundationdb/open-foundationdb.js')) as FoundationDbModule;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new BackendUnavailableError(`the FoundationDB backend cannot be loaded: ${reason}`, { cause: error });
+    }
+    return adapter.openFoundationDb(options);
+  }
+  const path = 'path' in options && options.path !== undefined ? options.path : DEFAULT_DATA_PATH;
+  return EmbeddedDatabase.open({ path });
+}

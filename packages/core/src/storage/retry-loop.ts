@@ -1,0 +1,44 @@
+// FoundationDB's retry loop, shared by every backend's `doTransaction`:
+// run the body in a fresh transaction, commit, and start over on the
+// retryable errors, after a short randomized backoff so that transactions
+// that conflicted with each other do not collide again in lockstep.
+
+import { FdbError } from '../errors.js';
+import type { TransactionOptions } from './interfaces.js';
+
+/** One attempt: the backend's transaction plus how to commit or abandon it. */
+export interface Attempt<Tx> {
+  tx: Tx;
+  commit(): Promise<void>;
+  /** Frees the attempt after an error (its own or the body's). */
+  abandon(reason: unknown): void;
+}
+
+const DEFAULT_RETRY_LIMIT = 100;
+const MAX_BACKOFF_MS = 100;
+
+function backoff(attempt: number): Promise<void> {
+  const ceiling = Math.min(MAX_BACKOFF_MS, 2 ** Math.min(attempt, 10));
+  const ms = Math.random() * ceiling;
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function retryTransaction<Tx, T>(
+  begin: () => Attempt<Tx>,
+  body: (tx: Tx) => Promise<T> | T,
+  options?: TransactionOptions,
+): Promise<T> {
+  const retryLimit = options?.retryLimit ?? DEFAULT_RETRY_LIMIT;
+  for (let attempt = 0; ; attempt++) {
+    const current = begin();
+    try {
+      const result = await body(current.tx);
+      await current.commit();
+      return result;
+    } catch (error) {
+      current.abandon(error);
+      if (!(error instanceof FdbError) || !error.retryable || attempt >= retryLimit) throw error;
+    }
+    await backoff(attempt);
+  }
+}

@@ -1,0 +1,34 @@
+// Versionstamps: 10 bytes = the 8-byte big-endian commit version followed by
+// the 2-byte big-endian order of the transaction within its commit batch.
+// They sort in commit order, so keys stamped with them form a log.
+
+import { VERSIONSTAMP_BYTES } from './limits.js';
+
+const TWO_TO_32 = 2 ** 32;
+
+/** Writes the stamp for (`version`, `order`) into `target` at `offset`. */
+export function writeVersionstamp(target: Buffer, offset: number, version: number, order: number): void {
+  target.writeUInt32BE(Math.floor(version / TWO_TO_32), offset);
+  target.writeUInt32BE(version % TWO_TO_32, offset + 4);
+  target.writeUInt16BE(order, offset + 8);
+}
+
+/** A fresh 10-byte stamp. */
+export function versionstamp(version: number, order: number): Buffer {
+  const stamp = Buffer.allocUnsafe(VERSIONSTAMP_BYTES);
+  writeVersionstamp(stamp, 0, version, order);
+  return stamp;
+}
+
+/** A copy of `template` with the stamp written at `offset`. */
+export function stampTemplate(template: Buffer, offset: number, version: number, order: number): Buffer {
+  const out = Buffer.from(template);
+  writeVersionstamp(out, offset, version, order);
+  return out;
+}
+
+/** The commit version a stamp carries. */
+export function versionOfStamp(stamp: Uint8Array, offset = 0): number {
+  const view = Buffer.from(stamp.buffer, stamp.byteOffset + offset, 8);
+  return view.readUInt32BE(0) * TWO_TO_32 + view.readUInt32BE(4);
+}

@@ -1,0 +1,114 @@
+// OTP's check_flags/check_childspec: supervisor and child specs are checked
+// and given their defaults once, before anything starts, so that a typo is a
+// clear `invalid_spec` error instead of a supervisor crashing later.
+
+import { SupervisorError } from './errors.js';
+import type {
+  ActorStart,
+  ChildSpec,
+  ChildStartFunction,
+  ChildType,
+  RestartType,
+  Shutdown,
+  Strategy,
+  SupervisorSpec,
+} from './interfaces.js';
+
+/** A child spec with every default filled in. */
+export interface CheckedChildSpec {
+  readonly id: string;
+  readonly start: ActorStart | ChildStartFunction;
+  readonly restart: RestartType;
+  readonly shutdown: Shutdown;
+  readonly type: ChildType;
+}
+
+export interface CheckedSupervisorSpec {
+  readonly strategy: Strategy;
+  readonly intensity: number;
+  readonly period: number;
+  readonly children: readonly CheckedChildSpec[];
+}
+
+export const DEFAULT_INTENSITY = 1;
+export const DEFAULT_PERIOD_MS = 5000;
+export const DEFAULT_WORKER_SHUTDOWN_MS = 5000;
+
+const STRATEGIES: readonly Strategy[] = ['one_for_one', 'one_for_all', 'rest_for_one', 'simple_one_for_one'];
+const RESTART_TYPES: readonly RestartType[] = ['permanent', 'transient', 'temporary'];
+const CHILD_TYPES: readonly ChildType[] = ['worker', 'supervisor'];
+
+function invalid(message: string, childId?: string): SupervisorError {
+  return new SupervisorError(childId === undefined ? { code: 'invalid_spec', message } : { code: 'invalid_spec', message, childId });
+}
+
+function isActorStart(start: unknown): start is ActorStart {
+  if (typeof start !== 'object' || start === null) return false;
+  const actor = (start as { actor?: unknown }).actor;
+  if (typeof actor !== 'object' || actor === null) return false;
+  const definition = actor as { module?: unknown; behaviour?: unknown };
+  return typeof definition.module === 'string' && typeof definition.behaviour === 'object' && definition.behaviour !== null;
+}
+
+function checkShutdown(value: unknown, type: ChildType, id: string): Shutdown {
+  if (value === undefined) return type === 'supervisor' ? 'infinity' : DEFAULT_WORKER_SHUTDOWN_MS;
+  if (value === 'brutal_kill' || value === 'infinity') return value;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  throw invalid(`child '${id}': shutdown must be 'brutal_kill', 'infinity' or a whole number of ms >= 0, got ${String(value)}`, id);
+}
+
+export function checkChildSpec(spec: unknown): CheckedChildSpec {
+  if (typeof spec !== 'object' || spec === null) throw invalid(`a child spec must be an object, got ${String(spec)}`);
+  const raw = spec as Partial<Record<keyof ChildSpec, unknown>>;
+  if (typeof raw.id !== 'string' || raw.id.length === 0) throw invalid('a child spec needs a non-empty string id');
+  const id = raw.id;
+  if (typeof raw.start !== 'function' && !isActorStart(raw.start)) {
+    throw invalid(`child '${id}': start must be { actor: ActorDefinition, args?, options? } or a start function`, id);
+  }
+  if (isActorStart(raw.start) && (raw.start.options as { link?: unknown } | undefined)?.link !== undefined) {
+    throw invalid(`child '${id}': start.options.link is not allowed, the supervisor links its children`, id);
+  }
+  const restart = raw.restart ?? 'permanent';
+  if (!RESTART_TYPES.includes(restart as RestartType)) {
+    throw invalid(`child '${id}': restart must be one of ${RESTART_TYPES.join(', ')}, got ${String(restart)}`, id);
+  }
+  const type = raw.type ?? 'worker';
+  if (!CHILD_TYPES.includes(type as ChildType)) {
+    throw invalid(`child '${id}': type must be 'worker' or 'supervisor', got ${String(type)}`, id);
+  }
+  return {
+    id,
+    start: raw.start as ActorStart | ChildStartFunction,
+    restart: restart as RestartType,
+    shutdown: checkShutdown(raw.shutdown, type as ChildType, id),
+    type: type as ChildType,
+  };
+}
+
+export function checkSupervisorSpec(spec: unknown): CheckedSupervisorSpec {
+  if (typeof spec !== 'object' || spec === null) throw invalid(`a supervisor spec must be an object, got ${String(spec)}`);
+  const raw = spec as Partial<Record<keyof SupervisorSpec, unknown>>;
+  if (!STRATEGIES.includes(raw.strategy as Strategy)) {
+    throw invalid(`strategy must be one of ${STRATEGIES.join(', ')}, got ${String(raw.strategy)}`);
+  }
+  const strategy = raw.strategy as Strategy;
+  const intensity = raw.intensity ?? DEFAULT_INTENSITY;
+  if (typeof intensity !== 'number' || !Number.isInteger(intensity) || intensity < 0) {
+    throw invalid(`intensity must be a whole number >= 0, got ${String(intensity)}`);
+  }
+  const period = raw.period ?? DEFAULT_PERIOD_MS;
+  if (typeof period !== 'number' || !Number.isFinite(period) || period <= 0) {
+    throw invalid(`period must be a number of ms > 0, got ${String(period)}`);
+  }
+  if (!Array.isArray(raw.children)) throw invalid('children must be an array of child specs');
+  const children = raw.children.map(checkChildSpec);
+  if (strategy === 'simple_one_for_one' && children.length !== 1) {
+    throw invalid(`a simple_one_for_one supervisor needs exactly one template child spec, got ${children.length}`);
+  }
+  const seen = new Set<string>();
+  for (const child of children) {
+    if (seen.has(child.id)) throw invalid(`two children have the id '${child.id}'`, child.id);
+    seen.add(child.id);
+  }
+  return { strategy, intensity, period, children };
+}

@@ -1,0 +1,557 @@
+// Re-creates OTP's supervisor behaviour, the base of couch_jobs_sup and the other supervisors of seeds 000 and 002.
+//
+// A supervisor is an actor on the main thread that traps exits: every child
+// is linked to it, so a child's death arrives as an EXIT message, and the
+// supervisor decides from the child's restart type and its own strategy what
+// to restart. Its args are passed by reference (main placement), which lets
+// child specs carry functions and actor definitions and lets it emit events
+// on the emitter its handle holds.
+
+import { defineActor } from '@jobtree/actors';
+import type {
+  ActorContext,
+  ActorId,
+  ActorRef,
+  Behaviour,
+  CallResult,
+  ExitMessage,
+  ExitReason,
+  SystemMessage,
+  TimeoutMessage,
+} from '@jobtree/actors';
+import { shutdownChild, shutdownChildren } from './child-shutdown.js';
+import { SupervisorError, type SupervisorErrorData, describeReason } from './errors.js';
+import { needsRestart, reasonFromError } from './exit-reason.js';
+import type {
+  ActorStart,
+  ChildCounts,
+  ChildInfo,
+  SupervisorEventTypes,
+  SupervisorEvents,
+  SupervisorSpec,
+} from './interfaces.js';
+import { RestartIntensity } from './restart-intensity.js';
+import { type CheckedChildSpec, type CheckedSupervisorSpec, checkChildSpec, checkSupervisorSpec } from './specs.js';
+
+/** The supervisor's protocol: calls from its handle, and the retry it casts to itself. */
+export type SupervisorRequest =
+  /** `child` is a ChildSpec, or for simple_one_for_one the new child's args. */
+  | { type: 'start_child'; child: unknown }
+  /** `target` is a spec id, or an ActorId when `byActor` (always an ActorId for simple_one_for_one). */
+  | { type: 'terminate_child'; target: string; byActor: boolean }
+  | { type: 'restart_child'; id: string }
+  | { type: 'delete_child'; id: string }
+  | { type: 'which_children' }
+  | { type: 'count_children' }
+  | { type: 'stop' }
+  /** A restart that failed is retried through the mailbox, so calls (e.g. `stop`) can come in between. */
+  | { type: 'try_again_restart'; key: string };
+
+export type SupervisorReply<T> = { ok: true; value: T } | { ok: false; error: SupervisorErrorData };
+
+/** Where `init` leaves why startup failed, for `startSupervisor` to throw (args are shared by reference). */
+export interface StartupReport {
+  failure?: SupervisorErrorData;
+}
+
+export interface SupervisorArgs {
+  spec: SupervisorSpec;
+  events: SupervisorEvents;
+  /** The actor whose EXIT makes this supervisor shut down (its own supervisor). */
+  parent?: ActorId;
+  startup: StartupReport;
+}
+
+type Context = ActorContext<SupervisorRequest>;
+
+interface StaticChild {
+  readonly spec: CheckedChildSpec;
+  actor: ActorId | undefined;
+  /** A restart failed and is being retried (OTP's `{restarting, Pid}`). */
+  restarting: boolean;
+}
+
+interface DynamicChild {
+  /** The running actor's id, or `restarting:<n>` while a failed restart is retried. */
+  readonly key: string;
+  readonly actor: ActorId | undefined;
+  /** The process this one replaces, so terminateChild finds a child being restarted. */
+  readonly previous: ActorId | undefined;
+  readonly args: unknown;
+}
+
+type StartOutcome = { ok: true; actor: ActorId | undefined } | { ok: false; reason: ExitReason };
+
+function ok<T>(value: T): SupervisorReply<T> {
+  return { ok: true, value };
+}
+
+function fail(error: SupervisorErrorData): SupervisorReply<never> {
+  return { ok: false, error };
+}
+
+function isActorRef(value: unknown): value is ActorRef {
+  return typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string';
+}
+
+export class SupervisorProcess {
+  readonly #ctx: Context;
+  readonly #spec: CheckedSupervisorSpec;
+  readonly #events: SupervisorEvents;
+  readonly #parent: ActorId | undefined;
+  readonly #intensity: RestartIntensity;
+  /** Static children in start order. */
+  #children: StaticChild[] = [];
+  /** simple_one_for_one children by key, in start order. */
+  readonly #dynamic = new Map<string, DynamicChild>();
+  #restartKeys = 0;
+
+  constructor(ctx: Context, spec: CheckedSupervisorSpec, events: SupervisorEvents, parent: ActorId | undefined) {
+    this.#ctx = ctx;
+    this.#spec = spec;
+    this.#events = events;
+    this.#parent = parent;
+    this.#intensity = new RestartIntensity(spec.intensity, spec.period);
+  }
+
+  get #simple(): boolean {
+    return this.#spec.strategy === 'simple_one_for_one';
+  }
+
+  get #template(): CheckedChildSpec {
+    return this.#spec.children[0] as CheckedChildSpec;
+  }
+
+  #emit<E extends keyof SupervisorEventTypes>(event: E, payload: Parameters<SupervisorEventTypes[E]>[0]): void {
+    try {
+      (this.#events.emit as (event: E, payload: unknown) => boolean)(event, payload);
+    } catch (error) {
+      // A listener's bug must not take the supervisor (and its children) down with it;
+      // rethrown outside the handler, it still surfaces as an uncaught exception.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+
+  // ---- starting ----
+
+  async #startProcess(spec: CheckedChildSpec, args: unknown): Promise<StartOutcome> {
+    try {
+      if (typeof spec.start === 'function') {
+        const result = await spec.start(this.#ctx as unknown as ActorContext<unknown>, args);
+        if (result === 'ignore') return { ok: true, actor: undefined };
+        if (!isActorRef(result)) {
+          throw new SupervisorError({
+            code: 'start_failed',
+            message: `child '${spec.id}': a start function must resolve to an ActorRef or 'ignore'`,
+            childId: spec.id,
+          });
+        }
+        // Linking again is harmless if the start function linked already, and makes sure it did.
+        this.#ctx.link(result);
+        return { ok: true, actor: result.id };
+      }
+      const start: ActorStart = spec.start;
+      const ref = await this.#ctx.spawn(start.actor as never, args as never, { ...start.options, link: true });
+      return { ok: true, actor: ref.id };
+    } catch (error) {
+      return { ok: false, reason: reasonFromError(error) };
+    }
+  }
+
+  #staticArgs(spec: CheckedChildSpec): unknown {
+    return typeof spec.start === 'function' ? undefined : spec.start.args;
+  }
+
+  #startFailure(spec: CheckedChildSpec, reason: ExitReason): SupervisorErrorData {
+    return {
+      code: 'start_failed',
+      message: `child '${spec.id}' failed to start: ${describeReason(reason)}`,
+      childId: spec.id,
+      reason,
+    };
+  }
+
+  /** OTP's init_children: start in order; on a failure stop the started ones in reverse order. */
+  async startChildren(): Promise<SupervisorErrorData | undefined> {
+    if (this.#simple) return undefined;
+    for (const spec of this.#spec.children) {
+      const outcome = await this.#startProcess(spec, this.#staticArgs(spec));
+      if (!outcome.ok) {
+        await this.#terminateInReverse(this.#children);
+        this.#children = [];
+        return this.#startFailure(spec, outcome.reason);
+      }
+      if (outcome.actor === undefined && spec.restart === 'temporary') continue;
+      this.#children.push({ spec, actor: outcome.actor, restarting: false });
+      if (outcome.actor !== undefined) this.#emit('child_started', { id: spec.id, actor: outcome.actor, type: spec.type });
+    }
+    return undefined;
+  }
+
+  // ---- terminating ----
+
+  /** Ends a static child's process (if any) per its shutdown spec; the spec stays. */
+  async #terminate(child: StaticChild): Promise<void> {
+    const actor = child.actor;
+    child.actor = undefined;
+    child.restarting = false;
+    if (actor === undefined) return;
+    const reason = await shutdownChild(this.#ctx, actor, child.spec.shutdown);
+    this.#emit('child_exited', { id: child.spec.id, actor, reason, terminated: true });
+  }
+
+  /** OTP's terminate_children: reverse start order; temporary children are dropped, never restarted. */
+  async #terminateInReverse(children: readonly StaticChild[]): Promise<void> {
+    for (const child of [...children].reverse()) {
+      await this.#terminate(child);
+      if (child.spec.restart === 'temporary') this.#remove(child);
+    }
+  }
+
+  async #terminateDynamic(): Promise<void> {
+    const running = [...this.#dynamic.values()];
+    this.#dynamic.clear();
+    const actors = running.flatMap((child) => (child.actor === undefined ? [] : [child.actor]));
+    await shutdownChildren(this.#ctx, actors, this.#template.shutdown, (actor, reason) => {
+      this.#emit('child_exited', { id: this.#template.id, actor, reason, terminated: true });
+    });
+  }
+
+  /** Everything this supervisor runs, before it ends. */
+  async terminateAll(): Promise<void> {
+    if (this.#simple) await this.#terminateDynamic();
+    else await this.#terminateInReverse(this.#children);
+  }
+
+  #remove(child: StaticChild): void {
+    this.#children = this.#children.filter((other) => other !== child);
+  }
+
+  // ---- restarting ----
+
+  /** Too many restarts: stop everything and exit `shutdown`, which the parent sees (OTP). */
+  async #giveUp(): Promise<void> {
+    this.#emit('intensity_reached', {
+      restarts: this.#intensity.count,
+      intensity: this.#intensity.intensity,
+      period: this.#intensity.period,
+    });
+    await this.terminateAll();
+    this.#ctx.stop('shutdown');
+  }
+
+  #tryAgain(key: string): void {
+    this.#ctx.cast(this.#ctx.self, { type: 'try_again_restart', key });
+  }
+
+  /** OTP's start_children within a restart: in start order; returns the child that failed, if one did. */
+  async #startInOrder(
+    children: readonly StaticChild[],
+    previous: ReadonlyMap<StaticChild, ActorId | undefined>,
+  ): Promise<StaticChild | undefined> {
+    for (const child of children) {
+      if (!this.#children.includes(child)) continue;
+      const outcome = await this.#startProcess(child.spec, this.#staticArgs(child.spec));
+      if (!outcome.ok) return child;
+      child.restarting = false;
+      if (outcome.actor === undefined) {
+        if (child.spec.restart === 'temporary') this.#remove(child);
+        continue;
+      }
+      child.actor = outcome.actor;
+      const { id, type } = child.spec;
+      this.#emit('child_started', { id, actor: outcome.actor, type });
+      this.#emit('child_restarted', { id, actor: outcome.actor, previous: previous.get(child) });
+    }
+    return undefined;
+  }
+
+  async #restartStatic(child: StaticChild, previousActor: ActorId | undefined): Promise<void> {
+    if (!this.#intensity.add()) {
+      await this.#giveUp();
+      return;
+    }
+    let cascade: StaticChild[];
+    switch (this.#spec.strategy) {
+      case 'rest_for_one':
+        cascade = this.#children.slice(this.#children.indexOf(child));
+        break;
+      case 'one_for_all':
+        cascade = [...this.#children];
+        break;
+      default:
+        cascade = [child];
+    }
+    const previous = new Map<StaticChild, ActorId | undefined>(cascade.map((other) => [other, other.actor]));
+    previous.set(child, previousActor);
+    await this.#terminateInReverse(cascade.filter((other) => other !== child));
+    const failed = await this.#startInOrder(cascade, previous);
+    if (failed !== undefined) {
+      failed.restarting = true;
+      this.#tryAgain(failed.spec.id);
+    }
+  }
+
+  async #restartDynamic(args: unknown, previous: ActorId | undefined): Promise<void> {
+    if (!this.#intensity.add()) {
+      await this.#giveUp();
+      return;
+    }
+    const template = this.#template;
+    const outcome = await this.#startProcess(template, args);
+    if (outcome.ok && outcome.actor !== undefined) {
+      this.#dynamic.set(outcome.actor, { key: outcome.actor, actor: outcome.actor, previous, args });
+      this.#emit('child_started', { id: template.id, actor: outcome.actor, type: template.type });
+      this.#emit('child_restarted', { id: template.id, actor: outcome.actor, previous });
+    } else if (!outcome.ok) {
+      const key = `restarting:${++this.#restartKeys}`;
+      this.#dynamic.set(key, { key, actor: undefined, previous, args });
+      this.#tryAgain(key);
+    }
+  }
+
+  async tryAgainRestart(key: string): Promise<void> {
+    if (this.#simple) {
+      const child = this.#dynamic.get(key);
+      if (child === undefined || child.actor !== undefined) return;
+      this.#dynamic.delete(key);
+      await this.#restartDynamic(child.args, child.previous);
+      return;
+    }
+    const child = this.#children.find((other) => other.spec.id === key);
+    // Terminated or deleted in the meantime: nothing to retry.
+    if (child === undefined || !child.restarting) return;
+    await this.#restartStatic(child, undefined);
+  }
+
+  /** A trapped EXIT: from the parent it ends this supervisor; from a child it may restart it. */
+  async onExit(msg: ExitMessage): Promise<void> {
+    if (msg.from === this.#parent) {
+      await this.terminateAll();
+      this.#ctx.stop(msg.reason);
+      return;
+    }
+    if (this.#simple) {
+      const child = this.#dynamic.get(msg.from);
+      if (child === undefined) return;
+      this.#dynamic.delete(msg.from);
+      this.#emit('child_exited', { id: this.#template.id, actor: msg.from, reason: msg.reason, terminated: false });
+      if (needsRestart(this.#template.restart, msg.reason)) {
+        await this.#restartDynamic(this.#template.restart === 'temporary' ? undefined : child.args, msg.from);
+      }
+      return;
+    }
+    // Unknown senders are ignored, as in OTP: an EXIT of a child already replaced, or of a linked stranger.
+    const child = this.#children.find((other) => other.actor === msg.from);
+    if (child === undefined) return;
+    child.actor = undefined;
+    this.#emit('child_exited', { id: child.spec.id, actor: msg.from, reason: msg.reason, terminated: false });
+    if (needsRestart(child.spec.restart, msg.reason)) await this.#restartStatic(child, msg.from);
+    else if (child.spec.restart === 'temporary') this.#remove(child);
+  }
+
+  // ---- operations ----
+
+  async startChild(payload: unknown): Promise<SupervisorReply<ActorId | undefined>> {
+    if (this.#simple) {
+      const template = this.#template;
+      const args = payload === undefined ? this.#staticArgs(template) : payload;
+      const outcome = await this.#startProcess(template, args);
+      if (!outcome.ok) return fail(this.#startFailure(template, outcome.reason));
+      if (outcome.actor === undefined) return ok(undefined);
+      // Temporary children are never restarted, so their args need not be kept (as OTP).
+      const kept = template.restart === 'temporary' ? undefined : args;
+      this.#dynamic.set(outcome.actor, { key: outcome.actor, actor: outcome.actor, previous: undefined, args: kept });
+      this.#emit('child_started', { id: template.id, actor: outcome.actor, type: template.type });
+      return ok(outcome.actor);
+    }
+    let spec: CheckedChildSpec;
+    try {
+      spec = checkChildSpec(payload);
+    } catch (error) {
+      if (error instanceof SupervisorError) return fail(error.toData());
+      throw error;
+    }
+    const existing = this.#children.find((child) => child.spec.id === spec.id);
+    if (existing?.actor !== undefined) {
+      return fail({
+        code: 'already_started',
+        message: `child '${spec.id}' is already running`,
+        childId: spec.id,
+        actor: existing.actor,
+      });
+    }
+    if (existing !== undefined) {
+      return fail({ code: 'already_present', message: `a spec with id '${spec.id}' is already present`, childId: spec.id });
+    }
+    const outcome = await this.#startProcess(spec, this.#staticArgs(spec));
+    if (!outcome.ok) return fail(this.#startFailure(spec, outcome.reason));
+    if (outcome.actor === undefined && spec.restart === 'temporary') return ok(undefined);
+    this.#children.push({ spec, actor: outcome.actor, restarting: false });
+    if (outcome.actor !== undefined) this.#emit('child_started', { id: spec.id, actor: outcome.actor, type: spec.type });
+    return ok(outcome.actor);
+  }
+
+  async terminateChild(target: string, byActor: boolean): Promise<SupervisorReply<undefined>> {
+    if (this.#simple) {
+      const child =
+        this.#dynamic.get(target) ??
+        [...this.#dynamic.values()].find((other) => other.actor === undefined && other.previous === target);
+      if (child === undefined) {
+        if (!byActor && target === this.#template.id) {
+          return fail({
+            code: 'simple_one_for_one',
+            message: 'a simple_one_for_one supervisor terminates children by ActorId, not by spec id',
+            childId: target,
+          });
+        }
+        return fail({ code: 'not_found', message: `no child ${target}` });
+      }
+      this.#dynamic.delete(child.key);
+      if (child.actor !== undefined) {
+        const reason = await shutdownChild(this.#ctx, child.actor, this.#template.shutdown);
+        this.#emit('child_exited', { id: this.#template.id, actor: child.actor, reason, terminated: true });
+      }
+      return ok(undefined);
+    }
+    const child = this.#children.find((other) => (byActor ? other.actor === target : other.spec.id === target));
+    if (child === undefined) {
+      return fail({ code: 'not_found', message: `no child ${byActor ? 'with ActorId ' : ''}'${target}'` });
+    }
+    await this.#terminate(child);
+    if (child.spec.restart === 'temporary') this.#remove(child);
+    return ok(undefined);
+  }
+
+  #simpleOneForOne(operation: string, id: string): SupervisorReply<never> {
+    return fail({
+      code: 'simple_one_for_one',
+      message: `${operation} does not apply to a simple_one_for_one supervisor`,
+      childId: id,
+    });
+  }
+
+  #findStopped(id: string): StaticChild | SupervisorErrorData {
+    const child = this.#children.find((other) => other.spec.id === id);
+    if (child === undefined) return { code: 'not_found', message: `no child '${id}'`, childId: id };
+    if (child.restarting) return { code: 'restarting', message: `child '${id}' is being restarted`, childId: id };
+    if (child.actor !== undefined) {
+      return { code: 'running', message: `child '${id}' is running`, childId: id, actor: child.actor };
+    }
+    return child;
+  }
+
+  async restartChild(id: string): Promise<SupervisorReply<ActorId | undefined>> {
+    if (this.#simple) return this.#simpleOneForOne('restartChild', id);
+    const child = this.#findStopped(id);
+    if (!('spec' in child)) return fail(child);
+    const outcome = await this.#startProcess(child.spec, this.#staticArgs(child.spec));
+    if (!outcome.ok) return fail(this.#startFailure(child.spec, outcome.reason));
+    child.actor = outcome.actor;
+    if (outcome.actor !== undefined) {
+      this.#emit('child_started', { id, actor: outcome.actor, type: child.spec.type });
+    }
+    return ok(outcome.actor);
+  }
+
+  deleteChild(id: string): SupervisorReply<undefined> {
+    if (this.#simple) return this.#simpleOneForOne('deleteChild', id);
+    const child = this.#findStopped(id);
+    if (!('spec' in child)) return fail(child);
+    this.#remove(child);
+    return ok(undefined);
+  }
+
+  whichChildren(): ChildInfo[] {
+    if (this.#simple) {
+      const { id, type, restart } = this.#template;
+      return [...this.#dynamic.values()].map((child) => ({ id, actor: child.actor ?? 'restarting', type, restart }));
+    }
+    return this.#children.map((child) => ({
+      id: child.spec.id,
+      actor: child.restarting ? 'restarting' : child.actor,
+      type: child.spec.type,
+      restart: child.spec.restart,
+    }));
+  }
+
+  countChildren(): ChildCounts {
+    if (this.#simple) {
+      const all = this.#dynamic.size;
+      const active = [...this.#dynamic.values()].filter((child) => child.actor !== undefined).length;
+      const supervisors = this.#template.type === 'supervisor' ? all : 0;
+      return { specs: 1, active, supervisors, workers: all - supervisors };
+    }
+    const supervisors = this.#children.filter((child) => child.spec.type === 'supervisor').length;
+    return {
+      specs: this.#children.length,
+      active: this.#children.filter((child) => child.actor !== undefined).length,
+      supervisors,
+      workers: this.#children.length - supervisors,
+    };
+  }
+}
+
+async function handleCall(
+  msg: SupervisorRequest,
+  supervisor: SupervisorProcess,
+): Promise<CallResult<SupervisorProcess>> {
+  switch (msg.type) {
+    case 'start_child':
+      return { reply: await supervisor.startChild(msg.child) };
+    case 'terminate_child':
+      return { reply: await supervisor.terminateChild(msg.target, msg.byActor) };
+    case 'restart_child':
+      return { reply: await supervisor.restartChild(msg.id) };
+    case 'delete_child':
+      return { reply: supervisor.deleteChild(msg.id) };
+    case 'which_children':
+      return { reply: ok(supervisor.whichChildren()) };
+    case 'count_children':
+      return { reply: ok(supervisor.countChildren()) };
+    case 'stop':
+      await supervisor.terminateAll();
+      return { reply: ok(undefined), stop: 'shutdown' };
+    default:
+      return {
+        reply: fail({ code: 'invalid_request', message: `unknown supervisor request ${JSON.stringify(msg)}` }),
+      };
+  }
+}
+
+const behaviour: Behaviour<SupervisorRequest, SupervisorArgs, SupervisorProcess> = {
+  async init(args, ctx) {
+    ctx.trapExit(true);
+    const spec = checkSupervisorSpec(args.spec);
+    const supervisor = new SupervisorProcess(ctx, spec, args.events, args.parent);
+    const failure = await supervisor.startChildren();
+    if (failure !== undefined) {
+      args.startup.failure = failure;
+      throw new SupervisorError(failure);
+    }
+    return supervisor;
+  },
+
+  handleCall(msg, supervisor) {
+    return handleCall(msg, supervisor);
+  },
+
+  async handleCast(msg, supervisor) {
+    if (msg.type === 'try_again_restart') await supervisor.tryAgainRestart(msg.key);
+    return supervisor;
+  },
+
+  async handleInfo(msg: SystemMessage | TimeoutMessage, supervisor) {
+    // DOWNs of monitors from a finished shutdown and stray timers need no action.
+    if (msg.type === 'EXIT') await supervisor.onExit(msg);
+    return supervisor;
+  },
+
+  async terminate(_reason, supervisor) {
+    await supervisor.terminateAll();
+  },
+};
+
+export default defineActor(import.meta.url, behaviour);

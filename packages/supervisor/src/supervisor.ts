@@ -1,0 +1,223 @@
+// The public face of a supervisor: `startSupervisor` and the `Supervisor`
+// handle, whose methods are OTP's supervisor API as calls to the supervisor
+// actor, and `supervisorChild` to nest one supervisor under another.
+
+import type { ActorContext, ActorDefinition, ActorId, ActorOperations, ActorRef } from '@jobtree/actors';
+import { EventEmitter } from 'eventemitter3';
+import { SupervisorError, describeReason } from './errors.js';
+import { reasonFromError } from './exit-reason.js';
+import type {
+  ActorStart,
+  ChildCounts,
+  ChildSpawnOptions,
+  ChildInfo,
+  ChildSpec,
+  RestartType,
+  Shutdown,
+  SupervisorEventTypes,
+  SupervisorEvents,
+  SupervisorSpec,
+} from './interfaces.js';
+import { checkChildSpec, checkSupervisorSpec } from './specs.js';
+import supervisorActor, { type StartupReport, type SupervisorReply, type SupervisorRequest } from './supervisor-actor.js';
+
+// OTP calls its supervisor with timeout infinity: starting a child may take as long as the child's init.
+const CALL_TIMEOUT_MS = 2_147_483_647;
+
+export interface StartSupervisorOptions {
+  /** Register the supervisor under this name (`whereis`). */
+  name?: string;
+  /**
+   * When `operations` is an actor's context: link the supervisor to that actor, which becomes its
+   * parent (its EXIT shuts the supervisor down; the supervisor's exit reaches it).
+   * @default false
+   */
+  link?: boolean;
+  /**
+   * The emitter for the supervisor's events; pass one to see the `child_started` events of startup,
+   * which happen before `startSupervisor` resolves.
+   * @default a new EventEmitter
+   */
+  events?: SupervisorEvents;
+}
+
+/** A handle on a running supervisor. Every method is a call to the supervisor actor. */
+export class Supervisor {
+  readonly ref: ActorRef<SupervisorRequest>;
+  /** `child_started`, `child_exited`, `child_restarted`, `intensity_reached`. */
+  readonly events: SupervisorEvents;
+  readonly #operations: ActorOperations;
+
+  /**
+   * For a supervisor started by `startSupervisor` use the handle it returns. This constructor makes a
+   * handle for a nested one: `new Supervisor(system, { id }, childSpec.events)`.
+   */
+  constructor(operations: ActorOperations, ref: ActorRef<SupervisorRequest> | ActorId, events: SupervisorEvents) {
+    this.#operations = operations;
+    this.ref = typeof ref === 'string' ? { id: ref } : ref;
+    this.events = events;
+  }
+
+  async #request<T>(msg: SupervisorRequest): Promise<T> {
+    let reply: SupervisorReply<T>;
+    try {
+      reply = await this.#operations.call<SupervisorReply<T>, SupervisorRequest>(this.ref, msg, CALL_TIMEOUT_MS);
+    } catch (error) {
+      const reason = reasonFromError(error);
+      throw new SupervisorError({
+        code: 'noproc',
+        message: `supervisor ${this.ref.id} did not answer ${msg.type}: ${describeReason(reason)}`,
+        reason,
+      });
+    }
+    if (!reply.ok) throw new SupervisorError(reply.error);
+    return reply.value;
+  }
+
+  /**
+   * OTP's start_child. For a simple_one_for_one supervisor pass the new child's args (undefined: the
+   * template's args); otherwise a child spec, started after the existing children. Resolves with the
+   * child, or undefined when its start function returned `'ignore'`.
+   * @throws SupervisorError `already_started`, `already_present`, `start_failed`, `invalid_spec`
+   */
+  async startChild(specOrArgs?: ChildSpec | unknown): Promise<ActorRef | undefined> {
+    const actor = await this.#request<ActorId | undefined>({ type: 'start_child', child: specOrArgs });
+    return actor === undefined ? undefined : { id: actor };
+  }
+
+  /**
+   * OTP's terminate_child: ends the child's process per its shutdown spec. The spec is kept (restart it
+   * with `restartChild`) unless the child is temporary. simple_one_for_one: pass the child's ActorId or
+   * ref, and the child is gone for good.
+   * @throws SupervisorError `not_found`, `simple_one_for_one`
+   */
+  async terminateChild(idOrActor: string | ActorRef): Promise<void> {
+    const byActor = typeof idOrActor !== 'string';
+    const target = typeof idOrActor === 'string' ? idOrActor : idOrActor.id;
+    await this.#request<undefined>({ type: 'terminate_child', target, byActor });
+  }
+
+  /**
+   * OTP's restart_child: starts the process of a kept spec that has none.
+   * @throws SupervisorError `running`, `restarting`, `not_found`, `start_failed`, `simple_one_for_one`
+   */
+  async restartChild(id: string): Promise<ActorRef | undefined> {
+    const actor = await this.#request<ActorId | undefined>({ type: 'restart_child', id });
+    return actor === undefined ? undefined : { id: actor };
+  }
+
+  /**
+   * OTP's delete_child: forgets a spec that has no process.
+   * @throws SupervisorError `running`, `restarting`, `not_found`, `simple_one_for_one`
+   */
+  async deleteChild(id: string): Promise<void> {
+    await this.#request<undefined>({ type: 'delete_child', id });
+  }
+
+  /** OTP's which_children, in start order. */
+  whichChildren(): Promise<ChildInfo[]> {
+    return this.#request<ChildInfo[]>({ type: 'which_children' });
+  }
+
+  /** OTP's count_children. */
+  countChildren(): Promise<ChildCounts> {
+    return this.#request<ChildCounts>({ type: 'count_children' });
+  }
+
+  /** Terminates all children in reverse start order, then the supervisor (reason `shutdown`). */
+  async stop(): Promise<void> {
+    await this.#request<undefined>({ type: 'stop' });
+  }
+}
+
+function newEvents(): SupervisorEvents {
+  return new EventEmitter<SupervisorEventTypes>();
+}
+
+function startFailure(error: unknown, startup: StartupReport): SupervisorError {
+  if (startup.failure !== undefined) return new SupervisorError(startup.failure);
+  const reason = reasonFromError(error);
+  return new SupervisorError({ code: 'start_failed', message: `supervisor failed to start: ${describeReason(reason)}`, reason });
+}
+
+function isContext(operations: ActorOperations): operations is ActorContext<unknown> {
+  return 'self' in operations && typeof (operations as { self?: unknown }).self === 'object';
+}
+
+/**
+ * Starts a supervisor actor (main thread) and its children, in order. Rejects with SupervisorError
+ * `invalid_spec` for a malformed spec, or `start_failed` (with the child's id and exit reason) when a
+ * child fails to start; the children already started are then stopped in reverse order.
+ */
+export async function startSupervisor(
+  operations: ActorOperations,
+  spec: SupervisorSpec,
+  options: StartSupervisorOptions = {},
+): Promise<Supervisor> {
+  checkSupervisorSpec(spec);
+  const events = options.events ?? newEvents();
+  const startup: StartupReport = {};
+  const link = options.link === true && isContext(operations);
+  const parent = link ? (operations as ActorContext<unknown>).self.id : undefined;
+  let ref: ActorRef<SupervisorRequest>;
+  try {
+    ref = await operations.spawn(
+      supervisorActor,
+      { spec, events, parent, startup },
+      { placement: 'main', ...(options.name === undefined ? {} : { name: options.name }), ...(link ? { link } : {}) },
+    );
+  } catch (error) {
+    throw startFailure(error, startup);
+  }
+  return new Supervisor(operations, ref, events);
+}
+
+export interface SupervisorChildOptions {
+  /** @default 'permanent' */
+  restart?: RestartType;
+  /** @default 'infinity' */
+  shutdown?: Shutdown;
+  /** Register the nested supervisor under this name (`whereis`); it moves to each restarted instance. */
+  name?: string;
+}
+
+/** A child spec that starts a nested supervisor; `events` carries its events across its restarts. */
+export interface SupervisorChildSpec extends ChildSpec {
+  readonly type: 'supervisor';
+  readonly events: SupervisorEvents;
+}
+
+/**
+ * The child spec of a nested supervisor (OTP: a child of type supervisor). The spec is checked now,
+ * so a mistake fails here rather than at the parent's startup.
+ */
+export function supervisorChild(id: string, spec: SupervisorSpec, options: SupervisorChildOptions = {}): SupervisorChildSpec {
+  checkSupervisorSpec(spec);
+  const events = newEvents();
+  const child: SupervisorChildSpec = {
+    id,
+    type: 'supervisor',
+    events,
+    restart: options.restart ?? 'permanent',
+    shutdown: options.shutdown ?? 'infinity',
+    async start(ctx) {
+      const startup: StartupReport = {};
+      try {
+        return await ctx.spawn(
+          supervisorActor,
+          { spec, events, parent: ctx.self.id, startup },
+          { placement: 'main', link: true, ...(options.name === undefined ? {} : { name: options.name }) },
+        );
+      } catch (error) {
+        throw startFailure(error, startup);
+      }
+    },
+  };
+  checkChildSpec(child);
+  return child;
+}
+
+/** A child's `start` with its args type-checked against the actor definition. */
+export function actorStart<M, A>(actor: ActorDefinition<M, A>, args: A, options?: ChildSpawnOptions): ActorStart {
+  return options === undefined ? { actor, args } : { actor, args, options };
+}

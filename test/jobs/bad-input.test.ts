@@ -1,0 +1,109 @@
+// Bad input gets a JobsError with a stable code, and nothing is written.
+
+import test from 'ava';
+import { JobsError, MAX_ID_BYTES, MAX_JOB_DATA_BYTES, MAX_TYPE_BYTES, encodeJobData } from '@jobtree/core';
+import type { Job } from '@jobtree/core';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+const cyclic: Record<string, unknown> = { a: 1 };
+cyclic.self = cyclic;
+
+const notJson: [string, unknown][] = [
+  ['a function', () => 1],
+  ['a nested function', { f() {} }],
+  ['a cycle', cyclic],
+  ['a BigInt', { n: 1n }],
+  ['a symbol', { s: Symbol('x') }],
+  ['a nested undefined', { u: undefined }],
+  ['undefined in an array', [1, undefined]],
+  // biome-ignore lint/suspicious/noSparseArray: the case under test
+  ['a sparse array', [1, , 3]],
+  ['NaN', { n: Number.NaN }],
+  ['Infinity', Number.POSITIVE_INFINITY],
+  ['a Map', new Map([[1, 2]])],
+  ['a class instance', new (class Point {})()],
+  ['too large', { s: 'x'.repeat(MAX_JOB_DATA_BYTES) }],
+];
+
+for (const [name, data] of notJson) {
+  test(`add rejects job data that is not JSON: ${name}`, async (t) => {
+    const { jobs } = await openTempJobs(t);
+    const error = await t.throwsAsync(jobs.add(T1, 'j', data), { instanceOf: JobsError });
+    t.is(error?.code, 'invalid_job_data');
+    t.is(await jobs.getJob(T1, 'j'), undefined);
+  });
+}
+
+test('encodeJobData rejects undefined at the top and accepts plain JSON', (t) => {
+  t.throws(() => encodeJobData(undefined), { code: 'invalid_job_data' });
+  t.is(encodeJobData({ a: [1, 'x', null, true, { b: 2.5 }] }).toString(), '{"a":[1,"x",null,true,{"b":2.5}]}');
+  t.is(encodeJobData(Object.create(null)).toString(), '{}');
+});
+
+test('types and ids must be non-empty strings within their byte limits', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  for (const type of ['', 'x'.repeat(MAX_TYPE_BYTES + 1), 42, undefined, null]) {
+    await t.throwsAsync(jobs.add(type as string, 'j'), { code: 'invalid_job_type' });
+    await t.throwsAsync(jobs.setTypeTimeout(type as string, 5), { code: 'invalid_job_type' });
+    await t.throwsAsync(jobs.accept(type as string), { code: 'invalid_job_type' });
+  }
+  for (const id of ['', 'é'.repeat(MAX_ID_BYTES / 2 + 1), 7, {}]) {
+    await t.throwsAsync(jobs.add(T1, id as string), { code: 'invalid_job_id' });
+    await t.throwsAsync(jobs.remove(T1, id as string), { code: 'invalid_job_id' });
+  }
+  await jobs.add(T1, 'é'.repeat(MAX_ID_BYTES / 2), {});
+  t.is(await jobs.pendingCount(T1), 1, 'the longest valid id works');
+});
+
+test('a type without a timeout is refused, and nothing is written', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await t.throwsAsync(jobs.add('untimed', 'j', {}), { code: 'no_type_timeout' });
+  t.deepEqual(await jobs.getJobs('untimed'), []);
+  await jobs.setTypeTimeout('untimed', 1);
+  await jobs.add('untimed', 'j', {});
+  await jobs.clearTypeTimeout('untimed');
+  await t.throwsAsync(jobs.add('untimed', 'k', {}), { code: 'no_type_timeout' });
+});
+
+test('priorities must be integers >= 0 and scheduled times finite and >= 0', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  for (const priority of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '3', 2 ** 60]) {
+    await t.throwsAsync(jobs.add(T1, 'j', {}, { priority: priority as number }), { code: 'invalid_priority' });
+  }
+  for (const scheduledTime of [Number.NaN, Number.POSITIVE_INFINITY, -1, '10']) {
+    await t.throwsAsync(jobs.add(T1, 'j', {}, { scheduledTime: scheduledTime as number }), {
+      code: 'invalid_scheduled_time',
+    });
+  }
+  await t.throwsAsync(jobs.accept(T1, { maxSchedTime: Number.NaN }), { code: 'invalid_scheduled_time' });
+  t.is(await jobs.getJob(T1, 'j'), undefined);
+});
+
+test('timeouts must be positive numbers', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  for (const seconds of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5']) {
+    await t.throwsAsync(jobs.setTypeTimeout(T1, seconds as number), { code: 'invalid_timeout' });
+  }
+  t.is(await jobs.getTypeTimeout(T1), 2, 'unchanged');
+  await t.throwsAsync(jobs.accept(T1, { timeout: -5 }), { code: 'invalid_timeout' });
+});
+
+test('worker calls with a forged or foreign handle are refused', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.add(T1, 'j', {});
+  const job = (await jobs.accept(T1))!;
+  const forged: Job = { ...job, lock: '0'.repeat(32) };
+  await t.throwsAsync(jobs.update(forged), { code: 'halt' });
+  await t.throwsAsync(jobs.finish(forged), { code: 'halt' });
+  await t.throwsAsync(jobs.resubmit(forged), { code: 'halt' });
+  await t.throwsAsync(jobs.update(null as unknown as Job), { code: 'invalid_option' });
+  t.is(await jobs.getJobState(T1, 'j'), 'running');
+  t.is(await jobs.finish(job), 'finished');
+  await t.throwsAsync(jobs.finish(job), { code: 'halt' }, 'finishing twice is refused');
+});
+
+test('activity calls check their versionstamps', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await t.throwsAsync(jobs.getInactiveSince(T1, 'nope'), { code: 'invalid_versionstamp' });
+  await t.throwsAsync(jobs.reEnqueueInactive(T1, '0'.repeat(24), { batchSize: 0 }), { code: 'invalid_option' });
+});

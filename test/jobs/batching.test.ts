@@ -1,0 +1,117 @@
+// Bulk operations adapt their batch size: they grow on success and shrink on
+// transaction_too_old (1007) and transaction_too_large (2101), and still
+// finish. The errors are injected by a Database decorator that fails any
+// attempt doing more than a fixed amount of work, as a real cluster would.
+
+import test from 'ava';
+import { AdaptiveBatchSize, FdbError, FdbErrorCode } from '@jobtree/core';
+import type { Database, Jobs } from '@jobtree/core';
+import { RecordingDatabase } from './recording-database.js';
+import type { AttemptStats } from './recording-database.js';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+test('AdaptiveBatchSize grows on success, halves on failure, and stays within its bounds', (t) => {
+  const batch = new AdaptiveBatchSize({ initial: 10, min: 2, max: 40 });
+  t.is(batch.size, 10);
+  batch.grow();
+  t.is(batch.size, 15);
+  batch.grow();
+  batch.grow();
+  batch.grow();
+  t.is(batch.size, 40, 'capped at max');
+  t.true(batch.shrink());
+  t.is(batch.size, 20);
+  while (batch.shrink());
+  t.is(batch.size, 2, 'floored at min');
+  t.false(batch.shrink(), 'reports that it cannot shrink further');
+  batch.reset(1_000);
+  t.is(batch.size, 40);
+  t.throws(() => new AdaptiveBatchSize({ shrink: 1 }), { instanceOf: RangeError });
+});
+
+/** A recorder that, once armed, fails attempts over a budget of writes (2101) or reads (1007). */
+function budgeted(limits: { writes?: number; reads?: number }) {
+  const state = { armed: false, recorder: undefined as RecordingDatabase | undefined };
+  const inject = (stats: AttemptStats) => {
+    if (!state.armed) return undefined;
+    if (limits.writes !== undefined && stats.writes > limits.writes) {
+      return new FdbError(FdbErrorCode.transaction_too_large, 'injected: too many writes');
+    }
+    if (limits.reads !== undefined && stats.reads > limits.reads) {
+      return new FdbError(FdbErrorCode.transaction_too_old, 'injected: too many reads');
+    }
+    return undefined;
+  };
+  return {
+    state,
+    wrap: (db: Database) => {
+      state.recorder = new RecordingDatabase(db, { inject });
+      return state.recorder;
+    },
+  };
+}
+
+async function runningJobs(jobs: Jobs, count: number) {
+  await Promise.all(Array.from({ length: count }, (_, i) => jobs.add(T1, `j${i}`, { i })));
+  for (let i = 0; i < count; i++) await jobs.accept(T1);
+}
+
+test('reEnqueueInactive shrinks its batches on transaction_too_large (2101) and still re-enqueues everything', async (t) => {
+  const budget = budgeted({ writes: 50 });
+  const { jobs } = await openTempJobs(t, budget.wrap);
+  await runningJobs(jobs, 200);
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  const recorder = budget.state.recorder!;
+  const firstBulk = recorder.committedWrites.length;
+  budget.state.armed = true;
+
+  const ids = await jobs.reEnqueueInactive(T1, since, { batchSize: 100 });
+  budget.state.armed = false;
+  t.is(ids.length, 200);
+  t.is(new Set(ids).size, 200);
+  t.true((recorder.injected.get(FdbErrorCode.transaction_too_large) ?? 0) >= 1, 'the first, too large batch failed');
+  const bulkWrites = recorder.committedWrites.slice(firstBulk);
+  t.true(bulkWrites.every((writes) => writes <= 50), `committed batches wrote ${bulkWrites.join(',')}`);
+  t.true(bulkWrites.length >= 4, 'the work was split into several smaller batches');
+  t.is(await jobs.pendingCount(T1), 200);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
+
+test('reEnqueueInactive shrinks its batches on transaction_too_old (1007) and still finishes', async (t) => {
+  const budget = budgeted({ reads: 30 });
+  const { jobs } = await openTempJobs(t, budget.wrap);
+  await runningJobs(jobs, 120);
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  budget.state.armed = true;
+  const ids = await jobs.reEnqueueInactive(T1, since, { batchSize: 100 });
+  budget.state.armed = false;
+  t.is(ids.length, 120);
+  t.true((budget.state.recorder!.injected.get(FdbErrorCode.transaction_too_old) ?? 0) >= 1);
+  t.is(await jobs.pendingCount(T1), 120);
+});
+
+test('getJobs, foldJobs and pendingCount page through big types under 1007 without losing rows', async (t) => {
+  const budget = budgeted({ reads: 100 });
+  const { jobs } = await openTempJobs(t, budget.wrap);
+  await Promise.all(Array.from({ length: 700 }, (_, i) => jobs.add(T1, `j${String(i).padStart(4, '0')}`, { i })));
+  budget.state.armed = true;
+  const all = await jobs.getJobs(T1);
+  t.is(all.length, 700);
+  t.is(new Set(all.map((job) => job.id)).size, 700);
+  t.is(await jobs.foldJobs(T1, (sum, job) => sum + (job.data as { i: number }).i, 0), (699 * 700) / 2);
+  t.is(await jobs.pendingCount(T1), 700);
+  budget.state.armed = false;
+  t.true((budget.state.recorder!.injected.get(FdbErrorCode.transaction_too_old) ?? 0) >= 2);
+});
+
+test('a batch that fails even at the minimum size surfaces the storage error', async (t) => {
+  const budget = budgeted({ writes: 1 });
+  const { jobs } = await openTempJobs(t, budget.wrap);
+  await runningJobs(jobs, 3);
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  budget.state.armed = true;
+  const error = await t.throwsAsync(jobs.reEnqueueInactive(T1, since, { batchSize: 4 }));
+  budget.state.armed = false;
+  t.true(FdbError.is(error, 'transaction_too_large'));
+  t.deepEqual((await jobs.getActiveJobIds(T1)).length, 3, 'nothing half-written');
+});

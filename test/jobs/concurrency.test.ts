@@ -1,0 +1,82 @@
+// Many workers on one queue: every job runs exactly once, and the lock check
+// inside update/finish makes double completion impossible.
+
+import test from 'ava';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+test('8 concurrent workers over 5,000 jobs finish each job exactly once and leave nothing pending', async (t) => {
+  t.timeout(100_000);
+  const { jobs } = await openTempJobs(t);
+  const total = 5_000;
+  for (let start = 0; start < total; start += 250) {
+    await Promise.all(
+      Array.from({ length: Math.min(250, total - start) }, (_, i) =>
+        jobs.add(T1, `job-${start + i}`, { n: start + i }, { priority: (start + i) % 3 }),
+      ),
+    );
+  }
+  t.is(await jobs.pendingCount(T1), total);
+
+  const finishedBy = new Map<string, number>();
+  const worker = async (): Promise<number> => {
+    let done = 0;
+    for (let job = await jobs.accept(T1); job; job = await jobs.accept(T1)) {
+      await jobs.finish(job, { n: (job.data as { n: number }).n, done: true });
+      finishedBy.set(job.id, (finishedBy.get(job.id) ?? 0) + 1);
+      done += 1;
+    }
+    return done;
+  };
+  const counts = await Promise.all(Array.from({ length: 8 }, worker));
+  t.is(
+    counts.reduce((a, b) => a + b, 0),
+    total,
+  );
+  t.is(finishedBy.size, total);
+  t.true([...finishedBy.values()].every((times) => times === 1), 'no job was finished twice');
+  t.is(await jobs.pendingCount(T1), 0);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+  const states = await jobs.foldJobs(T1, (seen, job) => seen.add(job.state), new Set<string>());
+  t.deepEqual([...states], ['finished']);
+});
+
+test('a stale worker and the current one racing to finish: only the current one succeeds', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.add(T1, 'j', { v: 0 });
+  const stale = (await jobs.accept(T1))!;
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  await jobs.reEnqueueInactive(T1, since);
+  const current = (await jobs.accept(T1))!;
+  const results = await Promise.allSettled([jobs.finish(stale, { by: 'stale' }), jobs.finish(current, { by: 'current' })]);
+  t.is(results[0].status, 'rejected');
+  t.is(results[1].status, 'fulfilled');
+  t.deepEqual(await jobs.getJobData(T1, 'j'), { by: 'current' });
+});
+
+test('two concurrent finishes of one handle: exactly one wins', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.add(T1, 'j', {});
+  const job = (await jobs.accept(T1))!;
+  const results = await Promise.allSettled([jobs.finish(job, { n: 1 }), jobs.finish(job, { n: 2 })]);
+  t.is(results.filter((result) => result.status === 'fulfilled').length, 1);
+  const rejected = results.find((result) => result.status === 'rejected');
+  t.is((rejected as PromiseRejectedResult).reason.code, 'halt');
+});
+
+test('blocked workers share a burst of jobs without losing or duplicating any', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  const taken: string[] = [];
+  const workers = Array.from({ length: 4 }, async () => {
+    for (;;) {
+      const job = await jobs.accept(T1, { timeout: 1_500 });
+      if (!job) return;
+      taken.push(job.id);
+      await jobs.finish(job);
+    }
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await Promise.all(Array.from({ length: 40 }, (_, i) => jobs.add(T1, `burst-${i}`, {})));
+  await Promise.all(workers);
+  t.is(taken.length, 40);
+  t.is(new Set(taken).size, 40);
+});
