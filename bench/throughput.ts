@@ -68,3 +68,24 @@ export function measureSyncThroughput(seconds: number, operation: (n: number) =>
   const elapsedSeconds = (performance.now() - start) / 1000;
   return { operations, perSecond: operations / elapsedSeconds, elapsedSeconds };
 }
+
+/**
+ * Runs each measurement `rounds` times, alternating between them, and keeps
+ * each one's best round. On a machine shared with other work, interference
+ * only ever slows a round down, so the best round is the steadiest estimate,
+ * and alternating gives the baseline and the subject the same conditions.
+ */
+export async function bestOfInterleaved<K extends string>(
+  rounds: number,
+  measurements: Record<K, () => Promise<Throughput> | Throughput>,
+): Promise<Record<K, Throughput>> {
+  const best = {} as Record<K, Throughput>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of Object.keys(measurements) as K[]) {
+      const result = await measurements[name]();
+      const current = best[name];
+      if (current === undefined || result.perSecond > current.perSecond) best[name] = result;
+    }
+  }
+  return best;
+}

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '@jobtree/core';
+import { type FdbError, type TransactionOptions, openDatabase } from '@jobtree/core';
 
 const { values } = parseArgs({ options: { path: { type: 'string' } } });
 const temporary = values.path === undefined;
@@ -20,6 +20,43 @@ const key = (name: string) => Buffer.from(name);
 const step = (title: string) => console.log(`\n== ${title}`);
 
 const db = await openDatabase({ path });
+
+/**
+ * Reads `visits`, lets another transaction add 100 to it and commit, then
+ * writes its own increment: the read is stale, so the commit conflicts.
+ */
+async function incrementWhileAnotherWriterCommits(options: TransactionOptions): Promise<{ attempts: number; visits: number }> {
+  let attempts = 0;
+  let markRead: () => void = () => {};
+  const firstAttemptRead = new Promise<void>((resolve) => {
+    markRead = resolve;
+  });
+  let releaseFirstAttempt: () => void = () => {};
+  const otherWriterDone = new Promise<void>((resolve) => {
+    releaseFirstAttempt = resolve;
+  });
+  const increment = db.doTransaction(async (tx) => {
+    attempts++;
+    const visits = Number(text(await tx.get(key('visits'))));
+    console.log(`  attempt ${attempts} reads visits = ${visits}`);
+    if (attempts === 1) {
+      markRead();
+      await otherWriterDone;
+    }
+    tx.set(key('visits'), key(String(visits + 1)));
+    return visits + 1;
+  }, options);
+  await firstAttemptRead;
+  const theirs = await db.doTransaction(async (tx) => {
+    const visits = Number(text(await tx.get(key('visits')))) + 100;
+    tx.set(key('visits'), key(String(visits)));
+    return visits;
+  });
+  console.log(`  another transaction sets visits = ${theirs} and commits`);
+  releaseFirstAttempt();
+  const visits = await increment;
+  return { attempts, visits };
+}
 console.log(`opened the embedded database in ${path} (backend: ${db.kind})`);
 
 try {
@@ -42,34 +79,16 @@ try {
   }
 
   step('3. a conflict: another writer commits between our read and our commit');
-  let attempts = 0;
-  let markRead: () => void = () => {};
-  const firstAttemptRead = new Promise<void>((resolve) => {
-    markRead = resolve;
-  });
-  let releaseFirstAttempt: () => void = () => {};
-  const otherWriterDone = new Promise<void>((resolve) => {
-    releaseFirstAttempt = resolve;
-  });
-  const slow = db.doTransaction(async (tx) => {
-    attempts++;
-    const visits = Number(text(await tx.get(key('visits'))));
-    if (attempts === 1) {
-      console.log(`  attempt 1 read visits = ${visits} and pauses`);
-      markRead();
-      await otherWriterDone;
-    } else {
-      console.log(`  attempt ${attempts} read visits = ${visits}`);
-    }
-    tx.set(key('visits'), key(String(visits + 1)));
-    return visits + 1;
-  });
-  await firstAttemptRead;
-  await db.doTransaction((tx) => tx.set(key('visits'), key('100')));
-  console.log('  another transaction set visits = 100 and committed');
-  releaseFirstAttempt();
-  const afterConflict = await slow;
-  console.log(`  attempt 1 failed with not_committed (1020); doTransaction ran the body again: ${attempts} attempts, visits = ${afterConflict}`);
+  // First without retries, to see the error the retry loop handles...
+  try {
+    await incrementWhileAnotherWriterCommits({ retryLimit: 0 });
+  } catch (error) {
+    const { code, label } = error as FdbError;
+    console.log(`  with retryLimit 0 the commit fails: ${label} (${code})`);
+  }
+  // ...then with the default retry loop, which runs the body again on a fresh read.
+  const { attempts, visits } = await incrementWhileAnotherWriterCommits({});
+  console.log(`  with retries: ${attempts} attempts, visits = ${visits} (the other writer's update is kept)`);
 
   step('4. a versionstamp: the commit fills in 10 bytes, increasing with every commit');
   const logPrefix = key('log/');

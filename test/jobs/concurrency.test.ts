@@ -2,6 +2,7 @@
 // inside update/finish makes double completion impossible.
 
 import test from 'ava';
+import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 test('8 concurrent workers over 5,000 jobs finish each job exactly once and leave nothing pending', async (t) => {
@@ -79,4 +80,28 @@ test('blocked workers share a burst of jobs without losing or duplicating any', 
   await Promise.all(workers);
   t.is(taken.length, 40);
   t.is(new Set(taken).size, 40);
+});
+
+test('concurrent accepts in one process share transactions, and each job gets its own activity row', async (t) => {
+  let recorder: RecordingDatabase | undefined;
+  const { jobs } = await openTempJobs(t, (db) => {
+    recorder = new RecordingDatabase(db);
+    return recorder;
+  });
+  await Promise.all(Array.from({ length: 20 }, (_, i) => jobs.add(T1, `j${i}`, { i })));
+  const before = recorder!.transactions;
+  const accepted = await Promise.all(Array.from({ length: 20 }, () => jobs.accept(T1)));
+  t.is(new Set(accepted.map((job) => job?.id)).size, 20, 'twenty different jobs');
+  t.true(recorder!.transactions - before < 20, `${recorder!.transactions - before} transactions for 20 accepts`);
+
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  t.is((await jobs.getActiveJobIds(T1)).length, 20);
+  t.is((await jobs.getInactiveSince(T1, since)).length, 20, 'rows of one commit count as equally old');
+  const lastCommit = (await jobs.getActiveSince(T1, since)).length;
+  t.true(lastCommit > 1 && lastCommit <= 20, `the last accept commit made ${lastCommit} rows, all reported`);
+  const updated = await Promise.all(accepted.map((job) => jobs.update(job!)));
+  t.is((await jobs.getActiveJobIds(T1)).length, 20, 'updates moved the rows, none left behind');
+  t.deepEqual(await jobs.getInactiveSince(T1, since), []);
+  await Promise.all(updated.map((job) => jobs.finish(job)));
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
 });

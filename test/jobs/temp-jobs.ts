@@ -6,9 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { openJobs } from '@jobtree/core';
+import { openDatabase, openJobs } from '@jobtree/core';
 import type { Database, Jobs } from '@jobtree/core';
-import { openDatabase } from '../../packages/core/src/storage/open-database.js';
 
 export const T1 = 't1';
 export const T2 = 't2';

@@ -4,9 +4,10 @@
 // node-foundationdb's root-subspace transaction. The adapter against a real
 // cluster runs in the shared conformance suite when FDB_CLUSTER_FILE is set.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openDatabase } from '@jobtree/core';
 import test from 'ava';
 import { BackendUnavailableError, FdbError, FdbErrorCode } from '../../packages/core/src/errors.js';
 import type {
@@ -160,7 +161,21 @@ test('opening an unreachable cluster rejects with BackendUnavailableError naming
   const error = await t.throwsAsync(openFoundationDb({ clusterFile, connectTimeoutMs: 300 }), {
     instanceOf: BackendUnavailableError,
   });
-  t.regex(error?.message ?? '', probe.loads ? /did not answer within 300 ms/ : /libfdb_c/);
+  t.regex(error?.message ?? '', probe.loads ? /did not answer within 300 ms|API version/ : /libfdb_c/);
+});
+
+test('openDatabase({ clusterFile }) goes to the FoundationDB adapter and rejects with its BackendUnavailableError', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-fdb-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const clusterFile = join(dir, 'fdb.cluster');
+  writeFileSync(clusterFile, 'jobtree:unreachable@127.0.0.1:1\n');
+  const probe = await bindingLoads();
+  // openDatabase passes the adapter's own options through.
+  const options = { clusterFile, connectTimeoutMs: 300 };
+  const error = await t.throwsAsync(openDatabase(options), { instanceOf: BackendUnavailableError });
+  t.regex(error?.message ?? '', probe.loads ? /did not answer|API version/ : /libfdb_c/);
+  // Nothing was created on the local disk: the embedded engine was never opened.
+  t.deepEqual(readdirSync(dir), ['fdb.cluster']);
 });
 
 test('a cluster file that does not exist is BackendUnavailableError', async (t) => {
@@ -207,6 +222,9 @@ class FakeCluster implements BindingDatabase {
   readonly onErrorCodes: number[] = [];
   readonly rangeCalls: { start: Buffer; end: Buffer; options: BindingRangeOptions | undefined }[] = [];
   readonly watchedKeys: Buffer[] = [];
+  readonly watchOptions: unknown[] = [];
+  /** Keys (or range starts) read through the snapshot view. */
+  readonly snapshotReads: Buffer[] = [];
   /** Codes the next commits fail with, in order. */
   commitFailures: number[] = [];
   commits = 0;
@@ -215,6 +233,8 @@ class FakeCluster implements BindingDatabase {
   rawCreateTransaction(): BindingTransaction {
     const cluster = this;
     let pending = new Map<string, Buffer | undefined>();
+    // A watch fails with its transaction's commit error (FoundationDB's rule).
+    const watches: ((error: Error) => void)[] = [];
     const tn: BindingTransaction = {
       async get(key) {
         const hex = key.toString('hex');
@@ -252,23 +272,40 @@ class FakeCluster implements BindingDatabase {
       atomicOpNative(mutation, key, operand) {
         cluster.atomicOps.push({ mutation, key, operand });
       },
-      watch(key): BindingWatch {
+      watch(key, options): BindingWatch {
         cluster.watchedKeys.push(key);
-        let settle: (fired: boolean) => void = () => {};
-        const promise = new Promise<boolean>((resolve) => {
-          settle = resolve;
+        cluster.watchOptions.push(options);
+        let fail: (error: Error) => void = () => {};
+        const promise = new Promise<boolean>((_, reject) => {
+          fail = reject;
         });
-        return { promise, cancel: () => settle(false) };
+        watches.push(fail);
+        // As the binding with throwAllErrors: cancel rejects with operation_cancelled.
+        return { promise, cancel: () => fail(new FakeBindingError(1101)) };
       },
       snapshot() {
-        return tn;
+        // The binding's snapshot view: same transaction, reads without conflicts.
+        return {
+          ...tn,
+          get: (key: Buffer) => {
+            cluster.snapshotReads.push(key);
+            return tn.get(key);
+          },
+          getRangeAll: (start: Buffer, end: Buffer, options?: BindingRangeOptions) => {
+            cluster.snapshotReads.push(start);
+            return tn.getRangeAll(start, end, options);
+          },
+        };
       },
       getVersionstamp() {
         return { promise: Promise.resolve(FAKE_STAMP) };
       },
       async rawCommit() {
         const failure = cluster.commitFailures.shift();
-        if (failure !== undefined) throw new FakeBindingError(failure);
+        if (failure !== undefined) {
+          for (const fail of watches.splice(0)) fail(new FakeBindingError(failure));
+          throw new FakeBindingError(failure);
+        }
         for (const [hex, value] of pending) {
           if (value === undefined) cluster.data.delete(hex);
           else cluster.data.set(hex, value);
@@ -335,18 +372,31 @@ test('getRange maps its bounds into the prefix and passes limit and reverse thro
   t.deepEqual(call?.start, Buffer.concat([PREFIX, b('k')]));
   t.deepEqual(call?.end, Buffer.concat([PREFIX, b('l')]));
   t.deepEqual(call?.options, { limit: 2, reverse: true });
-  t.deepEqual(await db.doTransaction((tx) => tx.getRange(b('k'), b('l'), { limit: 0 })), []);
-  await t.throwsAsync(
+  // 0 means no limit, as in FoundationDB.
+  t.is((await db.doTransaction((tx) => tx.getRange(b('k'), b('l'), { limit: 0 }))).length, 3);
+  t.deepEqual(cluster.rangeCalls.at(-1)?.options, { limit: 0, reverse: false });
+  const negative = await t.throwsAsync(
     db.doTransaction((tx) => tx.getRange(b('k'), b('l'), { limit: -1 })),
     { instanceOf: FdbError },
   );
+  t.is(negative?.code, FdbErrorCode.invalid_option_value);
+  const inverted = await t.throwsAsync(db.doTransaction((tx) => tx.getRange(b('l'), b('k'))), { instanceOf: FdbError });
+  t.is(inverted?.code, FdbErrorCode.inverted_range);
 });
 
-test('snapshot reads see the same data through the prefix', async (t) => {
-  const { db } = fakeDatabase();
+test('snapshot reads go through the binding snapshot view, with the prefix', async (t) => {
+  const { cluster, db } = fakeDatabase();
   await db.doTransaction((tx) => tx.set(b('s'), b('v')));
-  const value = await db.doTransaction((tx) => tx.snapshot().get(b('s')));
+  const [value, range] = await db.doTransaction(async (tx) => [
+    await tx.snapshot().get(b('s')),
+    await tx.snapshot().getRange(b('a'), b('z')),
+  ]);
   t.deepEqual(value, b('v'));
+  t.deepEqual(range, [{ key: b('s'), value: b('v') }]);
+  t.deepEqual(cluster.snapshotReads, [Buffer.concat([PREFIX, b('s')]), Buffer.concat([PREFIX, b('a')])]);
+  // Plain reads do not use the snapshot view.
+  await db.doTransaction((tx) => tx.get(b('s')));
+  t.is(cluster.snapshotReads.length, 2);
 });
 
 test('clearRange clears only caller keys inside the range and refuses an inverted one', async (t) => {
@@ -507,8 +557,30 @@ test('a watch is set on the prefixed key and cancel resolves it false', async (t
   const { cluster, db } = fakeDatabase();
   const watch = await db.doTransaction((tx) => tx.watch(b('w')));
   t.deepEqual(cluster.watchedKeys, [Buffer.concat([PREFIX, b('w')])]);
+  t.deepEqual(cluster.watchOptions, [{ throwAllErrors: true }]);
   watch.cancel();
   t.false(await watch.promise);
+});
+
+test('a watch of a transaction that fails to commit rejects with the commit error as FdbError', async (t) => {
+  const { cluster, db } = fakeDatabase();
+  cluster.commitFailures = [1020];
+  let first: { promise: Promise<boolean> } | undefined;
+  await db.doTransaction((tx) => {
+    const watch = tx.watch(b('w'));
+    first ??= watch;
+  });
+  const error = await t.throwsAsync(first!.promise, { instanceOf: FdbError });
+  t.is(error?.code, FdbErrorCode.not_committed);
+});
+
+test('on FoundationDB the caller key limit is 10,000 bytes minus the directory prefix', async (t) => {
+  const keyspace = new Keyspace(PREFIX);
+  t.is(keyspace.maxKeyBytes, 10_000 - PREFIX.length);
+  t.notThrows(() => keyspace.pack(Buffer.alloc(keyspace.maxKeyBytes)));
+  const error = t.throws(() => keyspace.pack(Buffer.alloc(keyspace.maxKeyBytes + 1)), { instanceOf: FdbError });
+  t.is(error?.code, FdbErrorCode.key_too_large);
+  t.regex(error?.message ?? '', /directory prefix/);
 });
 
 test('a closed adapter refuses new transactions and closes the binding database once', async (t) => {

@@ -394,7 +394,7 @@ class CellContext implements ActorContext<unknown> {
   }
 
   spawn<M, A>(definition: ActorDefinition<M, A>, args: A, options?: SpawnOptions): Promise<ActorRef<M>> {
-    return this.#cell.host.spawn(this.#cell, definition, args, options) as Promise<ActorRef<M>>;
+    return this.#cell.host.spawn(this.#cell, definition as ActorDefinition<unknown, unknown>, args, options) as Promise<ActorRef<M>>;
   }
 
   cast<M>(to: ActorRef<M> | string, msg: M): void {

@@ -186,9 +186,9 @@ export class ActorHost {
   }
 
   /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
-  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown): void {
+  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = ''): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, envelope(k, to, '', r, m));
+    if (peer !== undefined) this.#enqueue(peer, envelope(k, to, from, r, m));
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
@@ -203,9 +203,9 @@ export class ActorHost {
     const peer = this.#peers.get(thread);
     if (peer !== undefined) this.#enqueue(peer, env);
     else if (thread > this.#highestThread) {
-      let parked = this.#parked.get(thread);
-      if (parked === undefined) this.#parked.set(thread, (parked = []));
-      parked.push(env);
+      const parked = this.#parked.get(thread);
+      if (parked === undefined) this.#parked.set(thread, [env]);
+      else parked.push(env);
     } else this.#bounce(env);
   }
 

@@ -18,6 +18,8 @@ export type ActorErrorCode =
   | 'name_taken'
   /** The system is shutting down and accepts no new actors. */
   | 'shutting_down'
+  /** A host thread could not start (e.g. its modules failed to load). */
+  | 'thread_failed'
   /** `ctx.core()` in a system created without `core`. */
   | 'no_core'
   /** A definition, name, timeout or target that cannot be right. */

@@ -5,6 +5,9 @@ export type {
   ActorContext,
   ActorDefinition,
   ActorOperations,
+  ActorSystem,
+  ActorSystemEvents,
+  ActorSystemOptions,
   Behaviour,
   CallResult,
   DownMessage,
@@ -13,7 +16,12 @@ export type {
   ExitReason,
   MonitorRef,
   Placement,
+  Remote,
   SpawnOptions,
   SystemMessage,
+  ThreadId,
   TimeoutMessage,
 } from './interfaces.js';
+export { createActorSystem } from './actor-system.js';
+export { defineActor } from './define-actor.js';
+export { ActorError, type ActorErrorCode } from './errors.js';

@@ -41,8 +41,12 @@ export type ExitReason =
  */
 export interface ActorRef<Msg = unknown> {
   readonly id: ActorId;
-  /** @internal type carrier, never present at run time */
-  readonly __msg?: (msg: Msg) => void;
+  /**
+   * @internal type carrier, never present at run time. A method signature,
+   * so that any `ActorRef<M>` is also an `ActorRef` (method parameters are
+   * bivariant) while `cast`/`call` still infer `M` from it.
+   */
+  readonly __msg?: { carry(msg: Msg): void };
   /** Set by `spawn(…, { monitor: true })`: the ref its `DOWN` will carry. */
   readonly monitorRef?: MonitorRef;
 }

@@ -26,6 +26,7 @@ export {
   type SupervisorChildOptions,
   type SupervisorChildSpec,
   actorStart,
+  createSupervisorEvents,
   startSupervisor,
   supervisorChild,
 } from './supervisor.js';

@@ -339,7 +339,7 @@ export class SupervisorProcess {
       this.#dynamic.delete(msg.from);
       this.#emit('child_exited', { id: this.#template.id, actor: msg.from, reason: msg.reason, terminated: false });
       if (needsRestart(this.#template.restart, msg.reason)) {
-        await this.#restartDynamic(this.#template.restart === 'temporary' ? undefined : child.args, msg.from);
+        await this.#restartDynamic(child.args, msg.from);
       }
       return;
     }
@@ -494,10 +494,25 @@ export class SupervisorProcess {
   }
 }
 
-async function handleCall(
-  msg: SupervisorRequest,
-  supervisor: SupervisorProcess,
-): Promise<CallResult<SupervisorProcess>> {
+const REQUEST_TYPES: ReadonlySet<string> = new Set<SupervisorRequest['type']>([
+  'start_child',
+  'terminate_child',
+  'restart_child',
+  'delete_child',
+  'which_children',
+  'count_children',
+  'stop',
+  'try_again_restart',
+]);
+
+// Checked by hand rather than with `isMessage`, which would end the supervisor (and all its
+// children) for one stray message: OTP's supervisor ignores what it does not understand.
+function isRequest(msg: unknown): msg is SupervisorRequest {
+  return typeof msg === 'object' && msg !== null && REQUEST_TYPES.has((msg as { type?: unknown }).type as string);
+}
+
+async function handleCall(msg: unknown, supervisor: SupervisorProcess): Promise<CallResult<SupervisorProcess>> {
+  if (!isRequest(msg)) return { reply: fail({ code: 'invalid_request', message: 'not a supervisor request' }) };
   switch (msg.type) {
     case 'start_child':
       return { reply: await supervisor.startChild(msg.child) };
@@ -514,10 +529,8 @@ async function handleCall(
     case 'stop':
       await supervisor.terminateAll();
       return { reply: ok(undefined), stop: 'shutdown' };
-    default:
-      return {
-        reply: fail({ code: 'invalid_request', message: `unknown supervisor request ${JSON.stringify(msg)}` }),
-      };
+    case 'try_again_restart':
+      return { reply: fail({ code: 'invalid_request', message: 'try_again_restart is cast by the supervisor to itself' }) };
   }
 }
 
@@ -539,7 +552,7 @@ const behaviour: Behaviour<SupervisorRequest, SupervisorArgs, SupervisorProcess>
   },
 
   async handleCast(msg, supervisor) {
-    if (msg.type === 'try_again_restart') await supervisor.tryAgainRestart(msg.key);
+    if (isRequest(msg) && msg.type === 'try_again_restart') await supervisor.tryAgainRestart(msg.key);
     return supervisor;
   },
 

@@ -130,7 +130,8 @@ export class Supervisor {
   }
 }
 
-function newEvents(): SupervisorEvents {
+/** A new emitter for supervisor events, e.g. for `startSupervisor(…, { events })`. */
+export function createSupervisorEvents(): SupervisorEvents {
   return new EventEmitter<SupervisorEventTypes>();
 }
 
@@ -155,7 +156,7 @@ export async function startSupervisor(
   options: StartSupervisorOptions = {},
 ): Promise<Supervisor> {
   checkSupervisorSpec(spec);
-  const events = options.events ?? newEvents();
+  const events = options.events ?? createSupervisorEvents();
   const startup: StartupReport = {};
   const link = options.link === true && isContext(operations);
   const parent = link ? (operations as ActorContext<unknown>).self.id : undefined;
@@ -193,7 +194,7 @@ export interface SupervisorChildSpec extends ChildSpec {
  */
 export function supervisorChild(id: string, spec: SupervisorSpec, options: SupervisorChildOptions = {}): SupervisorChildSpec {
   checkSupervisorSpec(spec);
-  const events = newEvents();
+  const events = createSupervisorEvents();
   const child: SupervisorChildSpec = {
     id,
     type: 'supervisor',

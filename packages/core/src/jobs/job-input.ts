@@ -44,7 +44,7 @@ export function checkScheduledTime(time: unknown, name = 'scheduled time'): numb
   if (typeof time !== 'number' || !Number.isFinite(time) || time < 0) {
     throw new JobsError('invalid_scheduled_time', `a ${name} is a finite number of epoch seconds >= 0, got ${describe(time)}`);
   }
-  return time;
+  return time + 0; // -0 would sort apart from 0 in the tuple encoding
 }
 
 /** A type timeout: seconds, finite and > 0. */

@@ -24,7 +24,7 @@ export class TypeKeys {
   readonly watchesPending: Buffer;
   readonly watchesActivity: Buffer;
   readonly typeTimeout: Buffer;
-  /** (activity, type, <unset versionstamp>) and where its 10 commit bytes go. */
+  /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
 
   constructor(root: JobKeys, type: string) {
@@ -59,6 +59,34 @@ export class TypeKeys {
   /** All pending keys of one priority and scheduled time: jobs of equal rank. */
   pendingRankPrefix(priority: number, scheduledTime: number): Buffer {
     return this.pending.append(pack([pendingPriority(priority), { type: 'double', value: scheduledTime }]));
+  }
+
+  /**
+   * The activity key template with user version `userVersion`: rows written
+   * by one transaction share the commit stamp, so each needs its own.
+   */
+  activityTemplateFor(userVersion: number): { key: Buffer; offset: number } {
+    if (userVersion === 0) return this.activityTemplate;
+    const key = Buffer.from(this.activityTemplate.key);
+    key.writeUInt16BE(userVersion, this.activityTemplate.offset + 10);
+    return { key, offset: this.activityTemplate.offset };
+  }
+
+  /**
+   * The first activity key of commit `stamp` (its first 10 bytes; the user
+   * version is ignored): rows of one commit are all as old as each other.
+   */
+  activityCommitStart(stamp: Uint8Array): Buffer {
+    const bytes = Buffer.alloc(12);
+    bytes.set(stamp.subarray(0, 10));
+    return this.activityKey(bytes);
+  }
+
+  /** The first activity key after every row of commit `stamp`. */
+  activityCommitEnd(stamp: Uint8Array): Buffer {
+    const bytes = Buffer.alloc(12, 0xff);
+    bytes.set(stamp.subarray(0, 10));
+    return Buffer.concat([this.activityKey(bytes), Buffer.of(0)]);
   }
 
   /** The activity row of a running job whose sequence is `seq` (12 bytes). */

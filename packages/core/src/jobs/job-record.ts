@@ -49,15 +49,18 @@ export function newLock(): string {
 }
 
 /**
- * Encodes a record. With `freshSeq` the sequence bytes are left for the
- * commit to fill (write the result with `setVersionstampedValue(key, value,
- * RECORD_SEQ_OFFSET)`); otherwise `record.seq` is written as it is.
+ * Encodes a record. With `freshSeq` the 10 commit bytes of the sequence are
+ * left for the commit to fill (write the result with
+ * `setVersionstampedValue(key, value, RECORD_SEQ_OFFSET)`) and the 2 user
+ * bytes are `userVersion`; otherwise `record.seq` is written as it is.
  */
-export function encodeJobRecord(record: JobRecord, freshSeq = false): Buffer {
+export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion = 0): Buffer {
   const value = Buffer.alloc(RECORD_HEADER_BYTES + record.data.length);
   value[0] = STATE_BYTES[record.state];
   if (record.state === 'running') {
-    if (!freshSeq) {
+    if (freshSeq) {
+      value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+    } else {
       if (record.seq?.length !== TUPLE_VERSIONSTAMP_LENGTH) throw new Error('a running job record needs its sequence');
       record.seq.copy(value, SEQ_OFFSET);
     }

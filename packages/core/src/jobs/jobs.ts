@@ -11,12 +11,13 @@ import type { Database, ReadTransaction, Transaction, Watch } from '../storage/i
 import type { KeyRange } from '../keys/subspace.js';
 import {
   type Versionstamp,
-  completeVersionstampElement,
   isVersionstamp,
   TUPLE_VERSIONSTAMP_LENGTH,
   versionstampFromBytes,
   versionstampToBytes,
 } from '../keys/versionstamp.js';
+import { AcceptBatcher } from './accept-batcher.js';
+import type { AcceptBatch } from './accept-batcher.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
 import { decodeJobData, encodeJobData, NULL_JOB_DATA } from './job-data.js';
 import type { JsonValue } from './job-data.js';
@@ -67,18 +68,13 @@ interface Changes {
   scheduledTime: number | undefined;
 }
 
-interface WaitResult {
-  job: Job | undefined;
-  watch: Watch | undefined;
-  nextScheduledTime: number | undefined;
-}
-
 export class Jobs {
   readonly #database: Database;
   readonly #ownsDatabase: boolean;
   readonly #keys = new JobKeys();
   /** Wakes blocked accepts when the handle closes. */
   readonly #closing = new Set<() => void>();
+  readonly #acceptBatchers = new Map<string, AcceptBatcher>();
   #closed = false;
   // One adaptive size per kind of bulk work: they cost differently per item.
   readonly #reEnqueueBatch = new AdaptiveBatchSize({ initial: 100 });
@@ -281,13 +277,12 @@ export class Jobs {
     if (noSchedule && maxSchedTime !== undefined) {
       throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
     }
+    const batcher = this.#acceptBatcher(keys, noSchedule ? 'any' : maxSchedTime);
     const deadline = performance.now() + timeout;
     for (;;) {
       this.#checkOpen();
       const remaining = deadline - performance.now();
-      const result = await this.#database.doTransaction((tx) =>
-        this.#acceptOnce(tx, keys, noSchedule ? undefined : (maxSchedTime ?? nowSeconds()), remaining > 0),
-      );
+      const result = await batcher.take(remaining > 0);
       if (result.job) return result.job;
       if (result.watch === undefined || remaining <= 0) {
         result.watch?.cancel();
@@ -304,42 +299,20 @@ export class Jobs {
     }
   }
 
-  async #acceptOnce(
-    tx: Transaction,
-    keys: TypeKeys,
-    maxScheduledTime: number | undefined,
-    wantWatch: boolean,
-  ): Promise<WaitResult> {
-    for (;;) {
-      const next = await dequeuePending(tx, keys, maxScheduledTime);
-      if (!next.found) {
-        if (!wantWatch) return { job: undefined, watch: undefined, nextScheduledTime: next.nextScheduledTime };
-        // The watch is created in the transaction that saw the queue empty:
-        // an enqueue committed after our read version changes the counter
-        // and fires it, so no job can slip between the read and the wait.
-        await tx.snapshot().get(keys.watchesPending);
-        return { job: undefined, watch: tx.watch(keys.watchesPending), nextScheduledTime: next.nextScheduledTime };
-      }
-      const record = await readRecord(tx, keys, next.id);
-      if (record === undefined || record.state !== 'pending') continue; // a stale queue entry, now cleared
-      const lock = newLock();
-      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
-      writeRunning(tx, keys, next.id, running);
-      touchActivity(tx, keys);
-      return {
-        job: {
-          type: keys.type,
-          id: next.id,
-          lock,
-          data: decodeJobData(record.data),
-          priority: record.priority,
-          scheduledTime: record.scheduledTime,
-          resubmit: false,
-        },
-        watch: undefined,
-        nextScheduledTime: undefined,
-      };
+  /** The batcher of concurrent accepts of one type with the same schedule bound. */
+  #acceptBatcher(keys: TypeKeys, bound: number | 'any' | undefined): AcceptBatcher {
+    const name = `${keys.type}\u0000${bound ?? 'now'}`;
+    let batcher = this.#acceptBatchers.get(name);
+    if (batcher === undefined) {
+      batcher = new AcceptBatcher(
+        this.#database,
+        (tx, count, wantWatch) =>
+          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, wantWatch),
+        () => this.#acceptBatchers.delete(name),
+      );
+      this.#acceptBatchers.set(name, batcher);
     }
+    return batcher;
   }
 
   /**
@@ -453,7 +426,7 @@ export class Jobs {
   /** Ids of running jobs accepted or updated at or after `since`. */
   async getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
     const keys = this.#typeKeys(type);
-    const begin = keys.activity.append(completeVersionstampElement(checkVersionstamp(since)));
+    const begin = keys.activityCommitStart(checkVersionstamp(since));
     return this.#run((tx) => activityIds(tx, { begin, end: keys.activity.range().end }));
   }
 
@@ -612,10 +585,11 @@ function writePending(tx: Transaction, keys: TypeKeys, id: string, record: JobRe
  * Writes a running record under a fresh sequence (this commit's
  * versionstamp) and moves the job's activity row to that sequence.
  */
-function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, userVersion = 0): void {
   if (record.seq) tx.clear(keys.activityKey(record.seq));
-  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true), RECORD_SEQ_OFFSET);
-  tx.setVersionstampedKey(keys.activityTemplate.key, keys.activityTemplate.offset, Buffer.from(id, 'utf8'));
+  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true, userVersion), RECORD_SEQ_OFFSET);
+  const template = keys.activityTemplateFor(userVersion);
+  tx.setVersionstampedKey(template.key, template.offset, Buffer.from(id, 'utf8'));
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -666,15 +640,59 @@ function resubmitRecord(
   }
 }
 
+/**
+ * Takes up to `count` due jobs and makes each running under a fresh lock.
+ * Each gets its own user version, so their activity rows differ although
+ * they share this commit's versionstamp.
+ */
+async function acceptJobs(
+  tx: Transaction,
+  keys: TypeKeys,
+  maxScheduledTime: number | undefined,
+  count: number,
+  wantWatch: boolean,
+): Promise<AcceptBatch> {
+  const jobs: Job[] = [];
+  for (;;) {
+    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length);
+    const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
+    taken.jobs.forEach((next, index) => {
+      const record = records[index];
+      if (record === undefined || record.state !== 'pending') return; // a stale queue entry, now cleared
+      const lock = newLock();
+      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
+      writeRunning(tx, keys, next.id, running, jobs.length);
+      jobs.push({
+        type: keys.type,
+        id: next.id,
+        lock,
+        data: decodeJobData(record.data),
+        priority: record.priority,
+        scheduledTime: record.scheduledTime,
+        resubmit: false,
+      });
+    });
+    if (jobs.length > 0) touchActivity(tx, keys);
+    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined };
+    // Stale entries only: try again; the queue is shorter by them now.
+    if (taken.jobs.length > 0) continue;
+    if (!wantWatch) return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime };
+    // The watch is created in the transaction that saw no due job: an
+    // enqueue committed after our read version changes the counter and
+    // fires it, so no job can slip in between the read and the wait.
+    await tx.snapshot().get(keys.watchesPending);
+    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime };
+  }
+}
+
 async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string[]> {
   const rows = await tx.getRange(range.begin, range.end);
   return rows.map((row) => row.value.toString('utf8'));
 }
 
-/** The end of the activity range of rows stamped at or before `since`. */
+/** The end of the activity range of rows stamped at or before the commit of `since`. */
 function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
-  const key = keys.activity.append(completeVersionstampElement(checkVersionstamp(since)));
-  return Buffer.concat([key, Buffer.of(0)]);
+  return keys.activityCommitEnd(checkVersionstamp(since));
 }
 
 async function reEnqueuePage(

@@ -28,15 +28,24 @@ export function removePending(tx: Transaction, keys: TypeKeys, id: string, prior
   tx.clear(keys.pendingKey(priority, scheduledTime, id));
 }
 
-export type DequeueResult =
-  | { found: true; id: string; priority: number; scheduledTime: number }
-  /** Nothing due; `nextScheduledTime` is the earliest future job, if any. */
-  | { found: false; nextScheduledTime: number | undefined };
+export interface DequeuedJob {
+  id: string;
+  priority: number;
+  scheduledTime: number;
+}
+
+export interface DequeueResult {
+  /** At most `count` jobs, best first by rank. */
+  jobs: DequeuedJob[];
+  /** When fewer jobs than asked for were due: the earliest future scheduled time, if any. */
+  nextScheduledTime: number | undefined;
+}
 
 /**
- * Takes the best due job out of the queue: its key is cleared and added to
- * the read-conflict set, so two workers that pick the same job cannot both
- * commit. Reads are snapshot reads: jobs added meanwhile do not conflict.
+ * Takes up to `count` of the best due jobs out of the queue: their keys are
+ * cleared and added to the read-conflict set, so two workers that pick the
+ * same job cannot both commit. Reads are snapshot reads: jobs added
+ * meanwhile cause no conflict.
  *
  * `maxScheduledTime` undefined means "ignore scheduled times" (noSchedule):
  * any job of the best priority qualifies.
@@ -45,14 +54,16 @@ export async function dequeuePending(
   tx: Transaction,
   keys: TypeKeys,
   maxScheduledTime: number | undefined,
+  count = 1,
 ): Promise<DequeueResult> {
   const snapshot = tx.snapshot();
   const range = keys.pending.range();
+  const jobs: DequeuedJob[] = [];
   let start = range.begin;
   let nextScheduledTime: number | undefined;
-  for (;;) {
+  while (jobs.length < count) {
     const [front] = await snapshot.getRange(start, range.end, { limit: 1 });
-    if (front === undefined) return { found: false, nextScheduledTime };
+    if (front === undefined) break;
     const head = parsePendingKey(keys, front.key);
     if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
       // This priority's earliest job is not due: so is every other job of
@@ -67,18 +78,25 @@ export async function dequeuePending(
       maxScheduledTime === undefined
         ? keys.pendingPriorityPrefix(head.priority)
         : keys.pendingRankPrefix(head.priority, head.scheduledTime);
-    const picked = await pickRandom(snapshot, front.key, keyAfterPrefix(rank));
-    const job = parsePendingKey(keys, picked);
-    tx.addReadConflictKey(picked);
-    tx.clear(picked);
-    return { found: true, ...job };
+    const wanted = count - jobs.length;
+    const candidates = await snapshot.getRange(front.key, keyAfterPrefix(rank), {
+      limit: Math.max(FRONT_CANDIDATES, wanted),
+    });
+    // A partial Fisher-Yates shuffle: `wanted` distinct random candidates.
+    const picks = Math.min(wanted, candidates.length);
+    for (let i = 0; i < picks; i++) {
+      const j = i + Math.floor(Math.random() * (candidates.length - i));
+      const picked = candidates[j];
+      candidates[j] = candidates[i] as (typeof candidates)[number];
+      if (picked === undefined) break;
+      tx.addReadConflictKey(picked.key);
+      tx.clear(picked.key);
+      jobs.push(parsePendingKey(keys, picked.key));
+    }
+    // The cleared keys are gone from this transaction's own reads, so the
+    // next round starts at whatever is left of the front.
   }
-}
-
-async function pickRandom(snapshot: ReadTransaction, begin: Buffer, end: Buffer): Promise<Buffer> {
-  const candidates = await snapshot.getRange(begin, end, { limit: FRONT_CANDIDATES });
-  const pick = candidates[Math.floor(Math.random() * candidates.length)];
-  return pick?.key ?? begin;
+  return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined };
 }
 
 /**

@@ -59,7 +59,12 @@ export interface Transaction extends ReadTransaction {
   setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void;
   /** Writes `valueTemplate` with the 10 bytes at `offset` replaced by the versionstamp. */
   setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void;
-  /** This transaction's 10-byte versionstamp; resolves once it has committed. */
+  /**
+   * This transaction's 10-byte versionstamp; resolves once it has committed.
+   * To hand it out of a `doTransaction` body, wrap it
+   * (`return { stamp: tx.getVersionstamp() }`): a promise returned bare is
+   * awaited before the commit, and so never resolves.
+   */
   getVersionstamp(): Promise<Buffer>;
 
   /** A watch on `key`, armed when (and only if) this transaction commits. */

@@ -12,6 +12,12 @@ export interface Attempt<Tx> {
   commit(): Promise<void>;
   /** Frees the attempt after an error (its own or the body's). */
   abandon(reason: unknown): void;
+  /**
+   * What to wait for before retrying after `error`, when the backend knows
+   * better than a random backoff (e.g. until the commit it conflicted with
+   * is readable); `undefined` for the default backoff.
+   */
+  beforeRetry?(error: FdbError, attempt: number): Promise<void> | undefined;
 }
 
 const DEFAULT_RETRY_LIMIT = 100;
@@ -31,6 +37,7 @@ export async function retryTransaction<Tx, T>(
   const retryLimit = options?.retryLimit ?? DEFAULT_RETRY_LIMIT;
   for (let attempt = 0; ; attempt++) {
     const current = begin();
+    let wait: Promise<void> | undefined;
     try {
       const result = await body(current.tx);
       await current.commit();
@@ -38,7 +45,8 @@ export async function retryTransaction<Tx, T>(
     } catch (error) {
       current.abandon(error);
       if (!(error instanceof FdbError) || !error.retryable || attempt >= retryLimit) throw error;
+      wait = current.beforeRetry?.(error, attempt);
     }
-    await backoff(attempt);
+    await (wait ?? backoff(attempt));
   }
 }

@@ -6,10 +6,15 @@ import { VERSIONSTAMP_BYTES } from './limits.js';
 
 const TWO_TO_32 = 2 ** 32;
 
-/** Writes the stamp for (`version`, `order`) into `target` at `offset`. */
-export function writeVersionstamp(target: Buffer, offset: number, version: number, order: number): void {
+/** Writes a commit version as 8 bytes big-endian (versions stay below 2^53, so a number holds them). */
+export function writeCommitVersion(target: Buffer, offset: number, version: number): void {
   target.writeUInt32BE(Math.floor(version / TWO_TO_32), offset);
   target.writeUInt32BE(version % TWO_TO_32, offset + 4);
+}
+
+/** Writes the stamp for (`version`, `order`) into `target` at `offset`. */
+export function writeVersionstamp(target: Buffer, offset: number, version: number, order: number): void {
+  writeCommitVersion(target, offset, version);
   target.writeUInt16BE(order, offset + 8);
 }
 
@@ -27,7 +32,7 @@ export function stampTemplate(template: Buffer, offset: number, version: number,
   return out;
 }
 
-/** The commit version a stamp carries. */
+/** The commit version a stamp (or an 8-byte version) carries. */
 export function versionOfStamp(stamp: Uint8Array, offset = 0): number {
   const view = Buffer.from(stamp.buffer, stamp.byteOffset + offset, 8);
   return view.readUInt32BE(0) * TWO_TO_32 + view.readUInt32BE(4);

@@ -91,6 +91,9 @@ export class CommitPipeline {
   readonly #unpublished: Batch[] = [];
   #writeQueued = false;
   #closing = false;
+  #closed = false;
+  /** Retries waiting for a version to become durable (see `waitForDurable`). */
+  #durableWaiters: Array<{ version: number; priority: number; resolve: () => void }> = [];
   #idleWaiters: Array<() => void> = [];
 
   constructor(store: LmdbStore, now: () => number) {
@@ -115,6 +118,38 @@ export class CommitPipeline {
 
   get closing(): boolean {
     return this.#closing;
+  }
+
+  /** Closed: snapshots are gone, nothing may be read any more. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The newest commit version handed out (durable or not). */
+  get lastVersion(): number {
+    return this.#lastVersion;
+  }
+
+  /**
+   * Resolves once `version` is durable, so a transaction that conflicted
+   * with it can retry and read what it conflicted with (retrying sooner
+   * would read the same old version and conflict again). Waiters with a
+   * higher `priority` (more failed attempts) are woken first, so their
+   * retries reach the resolver first: no transaction starves on a hot key.
+   */
+  waitForDurable(version: number, priority: number): Promise<void> {
+    if (version <= this.durableVersion || this.#closing) return Promise.resolve();
+    return new Promise((resolve) => this.#durableWaiters.push({ version, priority, resolve }));
+  }
+
+  #wakeDurableWaiters(all: boolean): void {
+    if (this.#durableWaiters.length === 0) return;
+    const durable = this.durableVersion;
+    const ready = all ? this.#durableWaiters : this.#durableWaiters.filter((w) => w.version <= durable);
+    if (ready.length === 0) return;
+    this.#durableWaiters = all ? [] : this.#durableWaiters.filter((w) => w.version > durable);
+    ready.sort((a, b) => b.priority - a.priority);
+    for (const waiter of ready) waiter.resolve();
   }
 
   /** The durable snapshot, retained for a transaction; it must `release()` it. */
@@ -170,7 +205,9 @@ export class CommitPipeline {
   /** Waits for every accepted commit to be durable, then frees the snapshots. */
   async close(): Promise<void> {
     this.#closing = true;
+    this.#wakeDurableWaiters(true);
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    this.#closed = true;
     this.#watches.cancelAll();
     this.#head.release();
     this.#published.release();
@@ -214,6 +251,7 @@ export class CommitPipeline {
       this.#notifyIfIdle();
       return;
     }
+    batch.writes.seal();
     const base = this.#head;
     const writing = batch;
     this.#writing = writing;
@@ -352,6 +390,7 @@ export class CommitPipeline {
       }
     }
     this.#log.forgetDurableBefore(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS);
+    this.#wakeDurableWaiters(false);
   }
 
   #isIdle(): boolean {

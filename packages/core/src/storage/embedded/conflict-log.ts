@@ -16,18 +16,27 @@ export class BatchWrites {
   readonly ranges: Array<[Buffer, Buffer]> = [];
   /** When the batch became durable, on the engine's clock; Infinity until then. */
   durableAt = Number.POSITIVE_INFINITY;
+  /** Set once the batch takes no more transactions; its keys are then sorted once for range checks. */
+  #sealed = false;
   #sorted: Buffer[] | undefined;
 
   constructor(version: number) {
     this.version = version;
   }
 
+  seal(): void {
+    this.#sealed = true;
+  }
+
   /** Whether a point write of this batch falls in `[start, end)`. */
   writesInside(start: Buffer, end: Buffer): boolean {
     if (this.keys.length === 0) return false;
-    if (this.#sorted === undefined || this.#sorted.length !== this.keys.length) {
-      this.#sorted = [...this.keys].sort(Buffer.compare);
+    if (!this.#sealed) {
+      // Still growing: a scan beats re-sorting after every joining transaction.
+      for (const key of this.keys) if (Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0) return true;
+      return false;
     }
+    this.#sorted ??= [...this.keys].sort(Buffer.compare);
     const sorted = this.#sorted;
     let low = 0;
     let high = sorted.length;

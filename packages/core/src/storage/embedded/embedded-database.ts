@@ -59,7 +59,12 @@ export class EmbeddedDatabase implements Database {
     return retryTransaction(
       () => {
         const tx = new EmbeddedTransaction(this.#pipeline);
-        return { tx, commit: () => tx.commit(), abandon: (reason: unknown) => tx.abandon(reason) };
+        return {
+          tx,
+          commit: () => tx.commit(),
+          abandon: (reason: unknown) => tx.abandon(reason),
+          beforeRetry: (error: FdbError, attempt: number) => tx.beforeRetry(error, attempt),
+        };
       },
       body,
       options,

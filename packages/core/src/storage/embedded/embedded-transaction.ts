@@ -52,6 +52,8 @@ export class EmbeddedTransaction implements Transaction {
   readonly #watches: KeyWatch[] = [];
   #stamp: { promise: Promise<Buffer>; resolve: (stamp: Buffer) => void; reject: (error: unknown) => void } | undefined;
   #snapshotView: ReadTransaction | undefined;
+  /** When the commit conflicted: the newest version then (a retry should read at least this). */
+  #conflictedBefore: number | undefined;
 
   constructor(pipeline: CommitPipeline) {
     this.#pipeline = pipeline;
@@ -107,7 +109,8 @@ export class EmbeddedTransaction implements Transaction {
     }
     const keyString = key.toString('latin1');
     const buffered = this.#writes.read(key, keyString);
-    if (buffered.found && !('addOver' in buffered)) return buffered.value;
+    // A copy, so that changing what a read returned cannot change the pending write.
+    if (buffered.found && !('addOver' in buffered)) return buffered.value && Buffer.from(buffered.value);
     if (conflict) this.#addReadKey(keyString, key.length);
     const stored = snapshot.get(key);
     return buffered.found ? applyAdd(stored, buffered.addOver) : stored;
@@ -155,12 +158,12 @@ export class EmbeddedTransaction implements Transaction {
     const before = (a: Buffer, b: Buffer) => (reverse ? Buffer.compare(a, b) > 0 : Buffer.compare(a, b) < 0);
     const emitPoint = (mutation: PointMutation, stored: Buffer | undefined): boolean => {
       let value: Buffer | undefined;
-      if (mutation.kind === 'set') value = mutation.value;
+      if (mutation.kind === 'set') value = Buffer.from(mutation.value);
       else if (mutation.kind === 'add') value = applyAdd(stored, mutation.operand);
       else if (mutation.kind === 'stamped-value') {
         throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range contains a key whose versionstamped value is unknown');
       }
-      if (value !== undefined) out.push({ key: mutation.key, value });
+      if (value !== undefined) out.push({ key: Buffer.from(mutation.key), value });
       return out.length >= limit;
     };
     for (const entry of snapshot.range(start, end, reverse)) {
@@ -316,6 +319,7 @@ export class EmbeddedTransaction implements Transaction {
   // --- commit --------------------------------------------------------------
 
   #checkOpen(): void {
+    if (this.#pipeline.closed) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
     if (this.#state === 'committing') {
       throw new FdbError(FdbErrorCode.used_during_commit, 'the transaction is being committed');
     }
@@ -355,7 +359,13 @@ export class EmbeddedTransaction implements Transaction {
         if (this.#pipeline.closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
         this.#pipeline.armReadOnly(request);
       } else {
-        result = await this.#pipeline.commit(request);
+        const versionAtCommit = this.#pipeline.lastVersion;
+        try {
+          result = await this.#pipeline.commit(request);
+        } catch (error) {
+          if (FdbError.is(error, 'not_committed')) this.#conflictedBefore = versionAtCommit;
+          throw error;
+        }
       }
       this.#state = 'committed';
       this.#releaseSnapshot();
@@ -387,6 +397,16 @@ export class EmbeddedTransaction implements Transaction {
         : new FdbError(FdbErrorCode.transaction_cancelled, 'the transaction did not commit', { cause: reason });
     for (const watch of this.#watches) watch.fail(error);
     this.#stamp?.reject(error);
+  }
+
+  /**
+   * After a conflict, a retry waits until what it conflicted with is
+   * durable (and so readable); other retryable errors use the default backoff.
+   * @internal
+   */
+  beforeRetry(error: FdbError, attempt: number): Promise<void> | undefined {
+    if (error.code !== FdbErrorCode.not_committed || this.#conflictedBefore === undefined) return undefined;
+    return this.#pipeline.waitForDurable(this.#conflictedBefore, attempt);
   }
 
   #releaseSnapshot(): void {

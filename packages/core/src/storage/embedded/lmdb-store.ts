@@ -16,6 +16,7 @@
 import { open } from 'lmdb';
 import type { Database as LmdbDatabase, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
 import type { KeyValue } from '../interfaces.js';
+import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
 
 /** Keys longer than this are stored in buckets (see above). */
 export const LONG_KEY_PREFIX = 1900;
@@ -23,7 +24,6 @@ const BUCKET_KEY_BYTES = LONG_KEY_PREFIX + 1;
 const META_VERSION = Buffer.from('last-commit-version');
 const META_EMPTY_KEY = Buffer.from('empty-key');
 const EMPTY = Buffer.alloc(0);
-const TWO_TO_32 = 2 ** 32;
 
 function bucketKeyOf(key: Buffer): Buffer {
   const bucket = Buffer.allocUnsafe(BUCKET_KEY_BYTES);
@@ -77,13 +77,21 @@ export class StoreSnapshot {
   /** References held (readers, and the pipeline's "head" and "published" roles); freed at zero. */
   #users = 0;
   #released = false;
+  readonly #onRelease: (snapshot: StoreSnapshot) => void;
 
-  constructor(version: number, data: LmdbDatabase<Buffer, Buffer>, meta: LmdbDatabase<Buffer, Buffer>, txn: LmdbReadTxn) {
+  constructor(
+    version: number,
+    data: LmdbDatabase<Buffer, Buffer>,
+    meta: LmdbDatabase<Buffer, Buffer>,
+    txn: LmdbReadTxn,
+    onRelease: (snapshot: StoreSnapshot) => void,
+  ) {
     this.version = version;
     this.#data = data;
     this.#meta = meta;
     this.#txn = txn;
     this.#readOptions = { transaction: txn };
+    this.#onRelease = onRelease;
   }
 
   /** Takes one more reference; pair with `release()`. */
@@ -95,10 +103,15 @@ export class StoreSnapshot {
   /** Drops a reference; the lmdb read transaction ends with the last one. */
   release(): void {
     this.#users--;
-    if (this.#users <= 0 && !this.#released) {
-      this.#released = true;
-      this.#txn.done();
-    }
+    if (this.#users <= 0) this.end();
+  }
+
+  /** Ends the lmdb read transaction now, whoever still holds the snapshot (the store is closing). */
+  end(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#onRelease(this);
+    this.#txn.done();
   }
 
   get(key: Buffer): Buffer | undefined {
@@ -153,13 +166,14 @@ export class LmdbStore {
   readonly #root: RootDatabase<Buffer, Buffer>;
   readonly #data: LmdbDatabase<Buffer, Buffer>;
   readonly #meta: LmdbDatabase<Buffer, Buffer>;
+  /** Snapshots whose lmdb read transaction is still open; lmdb must not close under them. */
+  readonly #live = new Set<StoreSnapshot>();
+  readonly #forget = (snapshot: StoreSnapshot) => this.#live.delete(snapshot);
 
   constructor(path: string) {
     // separateFlushed: a write's promise resolves at commit and carries a
     // second `flushed` promise; the engine needs both moments (see commit-pipeline.ts).
-    this.#root = open<Buffer, Buffer>({ path, keyEncoding: 'binary', encoding: 'binary', separateFlushed: true } as Parameters<
-      typeof open
-    >[0] & { separateFlushed: boolean });
+    this.#root = open<Buffer, Buffer>({ path, keyEncoding: 'binary', encoding: 'binary', separateFlushed: true });
     this.#data = this.#root.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
     this.#meta = this.#root.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
   }
@@ -168,7 +182,7 @@ export class LmdbStore {
   lastVersion(): number {
     this.#root.resetReadTxn();
     const bytes = this.#meta.get(META_VERSION);
-    return bytes === undefined ? 0 : bytes.readUInt32BE(0) * TWO_TO_32 + bytes.readUInt32BE(4);
+    return bytes === undefined ? 0 : versionOfStamp(bytes);
   }
 
   /**
@@ -177,7 +191,9 @@ export class LmdbStore {
    */
   snapshot(version: number): StoreSnapshot {
     this.#root.resetReadTxn();
-    return new StoreSnapshot(version, this.#data, this.#meta, this.#data.useReadTransaction());
+    const snapshot = new StoreSnapshot(version, this.#data, this.#meta, this.#data.useReadTransaction(), this.#forget);
+    this.#live.add(snapshot);
+    return snapshot;
   }
 
   /**
@@ -188,8 +204,7 @@ export class LmdbStore {
   write(changes: Iterable<KeyChange>, version: number, base: StoreSnapshot): StoreWrite {
     const buckets = new Map<string, KeyChange[]>();
     const versionBytes = Buffer.allocUnsafe(8);
-    versionBytes.writeUInt32BE(Math.floor(version / TWO_TO_32), 0);
-    versionBytes.writeUInt32BE(version % TWO_TO_32, 4);
+    writeCommitVersion(versionBytes, 0, version);
     const committed = this.#root.batch(() => {
       for (const change of changes) {
         const { key, value } = change;
@@ -230,6 +245,7 @@ export class LmdbStore {
   }
 
   async close(): Promise<void> {
+    for (const snapshot of [...this.#live]) snapshot.end();
     await this.#root.close();
   }
 }

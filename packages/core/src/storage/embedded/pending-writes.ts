@@ -63,6 +63,13 @@ export class PendingWrites {
     for (const [keyString, mutation] of this.points) {
       if (inside(mutation.key, start, end)) this.points.delete(keyString);
     }
+    // A versionstamped key whose every possible stamp falls in the range is cleared too.
+    for (let i = this.stampedKeys.length - 1; i >= 0; i--) {
+      const { template, offset } = this.stampedKeys[i] as StampedKey;
+      const lowest = Buffer.from(template).fill(0, offset, offset + VERSIONSTAMP_BYTES);
+      const highest = Buffer.from(template).fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
+      if (inside(lowest, start, end) && inside(highest, start, end)) this.stampedKeys.splice(i, 1);
+    }
     this.clears.push([start, end]);
     this.bytes += start.length + end.length;
   }
@@ -124,10 +131,8 @@ export class PendingWrites {
   /** Whether `[start, end)` may contain a key this transaction versionstamped. */
   rangeHasStampedKey(start: Buffer, end: Buffer): boolean {
     for (const { template, offset } of this.stampedKeys) {
-      const lowest = Buffer.from(template);
-      lowest.fill(0, offset, offset + VERSIONSTAMP_BYTES);
-      const highest = Buffer.from(template);
-      highest.fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
+      const lowest = Buffer.from(template).fill(0, offset, offset + VERSIONSTAMP_BYTES);
+      const highest = Buffer.from(template).fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
       if (Buffer.compare(highest, start) >= 0 && Buffer.compare(lowest, end) < 0) return true;
     }
     return false;

@@ -6,7 +6,7 @@
 
 import { BackendUnavailableError } from '../../errors.js';
 
-/** A watch as the binding returns it: resolves `false` when cancelled or when its transaction failed. */
+/** A watch as the binding returns it: resolves `true` once the value changed. */
 export interface BindingWatch {
   promise: Promise<boolean>;
   cancel(): void;
@@ -29,7 +29,8 @@ export interface BindingTransaction {
   addReadConflictKey(key: Buffer): void;
   addWriteConflictKey(key: Buffer): void;
   atomicOpNative(mutation: number, key: Buffer, operand: Buffer): void;
-  watch(key: Buffer): BindingWatch;
+  /** With `throwAllErrors`, the promise rejects on every error (cancel gives operation_cancelled, 1101). */
+  watch(key: Buffer, options?: { throwAllErrors?: boolean }): BindingWatch;
   snapshot(): BindingTransaction;
   getVersionstamp(): { promise: Promise<Buffer> };
   rawCommit(): Promise<void>;
@@ -52,6 +53,8 @@ export interface Binding {
   open(clusterFile?: string): BindingDatabase;
   directory: {
     createOrOpen(db: BindingDatabase, path: string[]): Promise<BindingDirectory>;
+    /** Removes the directory and everything in it; resolves false when it did not exist. */
+    removeIfExists(db: BindingDatabase, path: string[]): Promise<boolean>;
   };
 }
 

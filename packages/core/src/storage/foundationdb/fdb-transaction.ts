@@ -48,19 +48,15 @@ class FdbReads implements ReadTransaction {
 
   async getRange(start: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
     this.#checkOpen();
-    const { limit, reverse = false } = options;
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
+    const { limit = 0, reverse = false } = options;
+    if (!Number.isInteger(limit) || limit < 0) {
       throw new FdbError(FdbErrorCode.invalid_option_value, `limit must be a non-negative integer, got ${limit}`);
     }
-    // The binding reads 0 as "no limit"; the contract reads it as "none".
-    if (limit === 0) return [];
-    const from = checkKey(start, 'range start');
-    const to = checkRangeEnd(end);
-    // FoundationDB returns nothing for an inverted read range; so does the contract.
-    if (Buffer.compare(from, to) >= 0) return [];
-    const pairs = await mapErrors(
-      this.#tn.getRangeAll(this.#keyspace.pack(from), this.#keyspace.pack(to), { limit: limit ?? 0, reverse }),
-    );
+    const from = this.#keyspace.pack(checkKey(start, 'range start'));
+    const to = this.#keyspace.pack(checkRangeEnd(end));
+    checkRange(from, to);
+    // 0 means no limit, as in FoundationDB.
+    const pairs = await mapErrors(this.#tn.getRangeAll(from, to, { limit, reverse }));
     return pairs.map(([key, value]) => ({ key: this.#keyspace.unpack(key), value }));
   }
 }
@@ -189,10 +185,27 @@ export class FdbTransaction implements Transaction {
 
   watch(key: Bytes): Watch {
     this.#checkOpen();
-    const watch = this.#tn.watch(this.#keyspace.pack(checkKey(key)));
-    const promise = mapErrors(watch.promise);
+    // All errors, so that a watch whose transaction fails to commit rejects
+    // with the commit's error (as on the embedded engine) instead of
+    // resolving false as the binding does by default.
+    const watch = this.#tn.watch(this.#keyspace.pack(checkKey(key)), { throwAllErrors: true });
+    let cancelled = false;
+    const promise = watch.promise.then(
+      (fired) => fired,
+      (error: unknown) => {
+        if (cancelled || bindingErrorCode(error) === FdbErrorCode.operation_cancelled) return false;
+        throw toFdbError(error);
+      },
+    );
+    // Nobody may be listening to a watch of a failed attempt; that must not crash the process.
     promise.catch(() => {});
-    return { promise, cancel: () => watch.cancel() };
+    return {
+      promise,
+      cancel: () => {
+        cancelled = true;
+        watch.cancel();
+      },
+    };
   }
 
   /**

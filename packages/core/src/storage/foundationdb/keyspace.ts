@@ -4,6 +4,9 @@
 // is stripped here. Pure functions over bytes, so they are unit-tested without
 // the native client.
 
+import { FdbError, FdbErrorCode } from '../../errors.js';
+import { MAX_KEY_BYTES } from '../limits.js';
+
 /**
  * The key space of one directory: every caller key `k` lives at
  * `prefix + k` in the cluster. Directory prefixes are prefix-free (the
@@ -13,14 +16,27 @@
  */
 export class Keyspace {
   readonly prefix: Buffer;
+  /**
+   * FoundationDB's 10,000-byte key limit applies to the whole cluster key, so
+   * the caller gets that limit minus the prefix (a directory prefix is
+   * usually 2 or 3 bytes).
+   */
+  readonly maxKeyBytes: number;
 
   constructor(prefix: Uint8Array) {
     // A private copy: the caller may reuse or mutate its buffer.
     this.prefix = Buffer.from(prefix);
+    this.maxKeyBytes = MAX_KEY_BYTES - this.prefix.length;
   }
 
-  /** The cluster key of the caller's `key`. */
+  /** The cluster key of the caller's `key`; fails with key_too_large past `maxKeyBytes`. */
   pack(key: Uint8Array): Buffer {
+    if (key.length > this.maxKeyBytes) {
+      throw new FdbError(
+        FdbErrorCode.key_too_large,
+        `key is ${key.length} bytes; on FoundationDB the limit is ${this.maxKeyBytes} (${MAX_KEY_BYTES} minus the ${this.prefix.length}-byte directory prefix)`,
+      );
+    }
     const packed = Buffer.allocUnsafe(this.prefix.length + key.length);
     this.prefix.copy(packed, 0);
     packed.set(key, this.prefix.length);

@@ -6,7 +6,7 @@
 import { access, constants } from 'node:fs/promises';
 import { BackendUnavailableError, FdbError, FdbErrorCode } from '../../errors.js';
 import type { Database, FoundationDbOptions } from '../interfaces.js';
-import { type BindingDatabase, type BindingDirectory, loadBinding } from './binding.js';
+import { type Binding, type BindingDatabase, loadBinding } from './binding.js';
 import { FoundationDbDatabase } from './fdb-database.js';
 import { toFdbError } from './fdb-transaction.js';
 import { Keyspace } from './keyspace.js';
@@ -45,27 +45,23 @@ function checkOptions(options: FoundationDbAdapterOptions): void {
   }
 }
 
-async function openDirectory(
-  binding: { directory: { createOrOpen(db: BindingDatabase, path: string[]): Promise<BindingDirectory> } },
-  db: BindingDatabase,
-  path: string[],
-  clusterFile: string,
-  timeoutMs: number,
-): Promise<BindingDirectory> {
+/** The first answer from a cluster, or BackendUnavailableError once `connectTimeoutMs` passed without one. */
+async function withConnectTimeout<T>(request: Promise<T>, options: FoundationDbAdapterOptions): Promise<T> {
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
       () =>
         reject(
           new BackendUnavailableError(
-            `the FoundationDB cluster of ${clusterFile} did not answer within ${timeoutMs} ms; is it running and is the cluster file current?`,
+            `the FoundationDB cluster of ${options.clusterFile} did not answer within ${timeoutMs} ms; is it running and is the cluster file current?`,
           ),
         ),
       timeoutMs,
     );
   });
   try {
-    return await Promise.race([binding.directory.createOrOpen(db, path), timeout]);
+    return await Promise.race([request, timeout]);
   } catch (error) {
     throw toFdbError(error);
   } finally {
@@ -85,6 +81,33 @@ async function openDirectory(
  * const db = await openFoundationDb({ clusterFile: '/etc/foundationdb/fdb.cluster' });
  */
 export async function openFoundationDb(options: FoundationDbAdapterOptions): Promise<Database> {
+  const { binding, db } = await connect(options);
+  try {
+    const directory = await withConnectTimeout(
+      binding.directory.createOrOpen(db, options.directory ?? DEFAULT_DIRECTORY),
+      options,
+    );
+    return new FoundationDbDatabase(db, new Keyspace(directory.getSubspace().prefix));
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
+ * Removes a directory and every key in it (tests use one directory per
+ * case). Resolves `false` when there was no such directory.
+ */
+export async function removeFoundationDbDirectory(options: FoundationDbAdapterOptions): Promise<boolean> {
+  const { binding, db } = await connect(options);
+  try {
+    return await withConnectTimeout(binding.directory.removeIfExists(db, options.directory ?? DEFAULT_DIRECTORY), options);
+  } finally {
+    db.close();
+  }
+}
+
+async function connect(options: FoundationDbAdapterOptions): Promise<{ binding: Binding; db: BindingDatabase }> {
   checkOptions(options);
   const { clusterFile } = options;
   const binding = await loadBinding();
@@ -103,26 +126,12 @@ export async function openFoundationDb(options: FoundationDbAdapterOptions): Pro
       { cause: error },
     );
   }
-  let db: BindingDatabase;
   try {
-    db = binding.open(clusterFile);
+    return { binding, db: binding.open(clusterFile) };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new BackendUnavailableError(`opening the FoundationDB cluster of ${clusterFile} failed (${reason})`, {
       cause: error,
     });
-  }
-  try {
-    const directory = await openDirectory(
-      binding,
-      db,
-      options.directory ?? DEFAULT_DIRECTORY,
-      clusterFile,
-      options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-    );
-    return new FoundationDbDatabase(db, new Keyspace(directory.getSubspace().prefix));
-  } catch (error) {
-    db.close();
-    throw error;
   }
 }

@@ -1,0 +1,405 @@
+// The main thread's side of the runtime: it hosts `placement: 'main'` actors
+// (thread 0), owns the pool of host threads, the system-wide directory of
+// actors and names, the watchdog that terminates a host stuck in a
+// synchronous loop, and shutdown.
+
+import { availableParallelism } from 'node:os';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { EventEmitter } from 'eventemitter3';
+import { ActorHost, type Coordinator, type SpawnOrder, type SpawnRequest } from './actor-host.js';
+import { MAIN_THREAD, SYSTEM_ID, threadOfId } from './actor-id.js';
+import { exposeCore } from './core-bridge.js';
+import { loadDefinition } from './define-actor.js';
+import { ActorError, describeReason } from './errors.js';
+import { type Envelope, Kind } from './envelope.js';
+import type { SpawnOutcome } from './host-thread.js';
+import type {
+  ActorDefinition,
+  ActorId,
+  ActorRef,
+  ActorSystem,
+  ActorSystemEvents,
+  ActorSystemOptions,
+  ExitReason,
+  Placement,
+  SpawnOptions,
+  ThreadId,
+} from './interfaces.js';
+import { type HostThread, ThreadPool } from './thread-pool.js';
+
+interface DirectoryEntry {
+  thread: ThreadId;
+  name: string | undefined;
+  placement: Placement;
+}
+
+interface SpawnOrderState {
+  thread: HostThread;
+  request: SpawnRequest;
+  resolve: (id: ActorId) => void;
+  reject: (error: ActorError) => void;
+}
+
+/**
+ * Starts an actor system: the pool of host threads starts now; actors are
+ * spawned with `system.spawn`.
+ *
+ * @example
+ * const system = createActorSystem({ threads: 2 });
+ * const counter = await system.spawn(counterActor, 0);
+ * system.cast(counter, { add: 1 });
+ * await system.shutdown();
+ */
+export function createActorSystem(options: ActorSystemOptions = {}): ActorSystem {
+  return new ThreadedActorSystem(options);
+}
+
+class ThreadedActorSystem implements ActorSystem, Coordinator {
+  readonly events = new EventEmitter<ActorSystemEvents>();
+  readonly #host = new ActorHost(MAIN_THREAD, 0);
+  readonly #pool: ThreadPool;
+  readonly #killTimeoutMs: number;
+  readonly #shutdownTimeoutMs: number;
+  readonly #directory = new Map<ActorId, DirectoryEntry>();
+  /** Names promised to spawns under way. */
+  readonly #reserved = new Set<string>();
+  readonly #orders = new Map<number, SpawnOrderState>();
+  #orderSeq = 0;
+  readonly #kills = new Map<number, { timer: NodeJS.Timeout; thread: HostThread }>();
+  #killSeq = 0;
+  readonly #stopAcks = new Map<ThreadId, () => void>();
+  #closing = false;
+  #shutdown: Promise<void> | undefined;
+  #corePorts: MessagePort[] = [];
+
+  constructor(options: ActorSystemOptions) {
+    const threads = options.threads ?? availableParallelism();
+    if (!Number.isInteger(threads) || threads < 1) throw new ActorError('bad_argument', `threads must be a positive integer, got ${threads}`);
+    this.#killTimeoutMs = options.killTimeoutMs ?? 200;
+    this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 5000;
+    if (options.core !== undefined) {
+      if (typeof options.core !== 'object' || options.core === null) throw new ActorError('bad_argument', 'core must be an object');
+      // Main-thread actors reach the core through the same bridge, so that
+      // `ctx.core()` means the same everywhere.
+      const channel = new MessageChannel();
+      exposeCore(options.core, channel.port1);
+      channel.port1.unref();
+      channel.port2.unref();
+      this.#corePorts.push(channel.port1, channel.port2);
+      this.#host.setCorePort(channel.port2);
+    }
+    this.#host.coordinator = this;
+    this.#host.onControl = (env) => this.#control(env);
+    this.#pool = new ThreadPool({
+      host: this.#host,
+      core: options.core,
+      shutdownTimeoutMs: this.#shutdownTimeoutMs,
+      onExit: (thread) => this.#threadExited(thread),
+    });
+    for (let i = 0; i < threads; i++) this.#pool.start(false);
+  }
+
+  // ---- ActorOperations ----------------------------------------------------
+
+  spawn<M, A>(definition: ActorDefinition<M, A>, args: A, options?: SpawnOptions): Promise<ActorRef<M>> {
+    return this.#host.spawn(undefined, definition as ActorDefinition<unknown, unknown>, args, options) as Promise<ActorRef<M>>;
+  }
+
+  cast<M>(to: ActorRef<M> | string, msg: M): void {
+    this.#host.cast(SYSTEM_ID, to, msg);
+  }
+
+  call<R = unknown, M = unknown>(to: ActorRef<M> | string, msg: M, timeoutMs?: number): Promise<R> {
+    return this.#host.call(undefined, SYSTEM_ID, to, msg, timeoutMs) as Promise<R>;
+  }
+
+  exit(target: ActorRef | ActorId, reason: ExitReason | 'kill'): void {
+    this.#host.exit(SYSTEM_ID, target, reason);
+  }
+
+  kill(target: ActorRef | ActorId | string): void {
+    this.#host.kill(target);
+  }
+
+  whereis(name: string): ActorId | undefined {
+    return this.#host.whereis(name);
+  }
+
+  monitor(target: ActorRef | ActorId | string): Promise<ExitReason> {
+    return this.#host.monitorFromSystem(target);
+  }
+
+  threads(): ThreadId[] {
+    return this.#pool
+      .all()
+      .filter((thread) => !thread.terminating)
+      .map((thread) => thread.id);
+  }
+
+  threadOf(target: ActorRef | ActorId | string): ThreadId | undefined {
+    const id = this.#host.resolve(target);
+    return id === undefined ? undefined : this.#directory.get(id)?.thread;
+  }
+
+  // ---- Coordinator (for actors on every thread) ---------------------------
+
+  async requestSpawn(request: SpawnRequest): Promise<ActorId> {
+    if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
+    const name = request.name;
+    if (name !== undefined) {
+      const holder = this.#host.names.get(name);
+      if (holder !== undefined || this.#reserved.has(name)) {
+        throw new ActorError('name_taken', `the name ${name} belongs to ${holder ?? 'an actor being spawned'}`);
+      }
+      this.#reserved.add(name);
+    }
+    try {
+      if (request.placement === 'main') return await this.#spawnHere(request);
+      let thread: HostThread | undefined;
+      if (request.placement === 'dedicated') thread = this.#pool.startDedicated();
+      else {
+        thread = this.#pool.pick();
+        // Every pooled thread may be gone for a moment (being replaced): start one.
+        thread ??= this.#pool.start(false);
+      }
+      thread.pendingSpawns++;
+      try {
+        await thread.ready;
+      } catch (error) {
+        thread.pendingSpawns--;
+        throw new ActorError('thread_failed', `spawn of ${request.module}: host thread ${thread.id} failed to start: ${(error as Error).message}`);
+      }
+      return await new Promise<ActorId>((resolve, reject) => {
+        const ref = ++this.#orderSeq;
+        this.#orders.set(ref, { thread, request, resolve, reject });
+        this.#host.sendControl(thread.id, Kind.spawn, '', ref, orderOf(request));
+      });
+    } finally {
+      if (name !== undefined) this.#reserved.delete(name);
+    }
+  }
+
+  async #spawnHere(request: SpawnRequest): Promise<ActorId> {
+    const definition = request.definition ?? (await loadDefinition(request.module, request.exportName));
+    return new Promise<ActorId>((resolve, reject) => {
+      this.#host.startActor(orderOf(request), definition.behaviour, (id, failure) => {
+        if (failure !== undefined) reject(initFailed(request, failure));
+        else {
+          this.#started(id, MAIN_THREAD, request);
+          resolve(id);
+        }
+      });
+    });
+  }
+
+  /** Bookkeeping of a started actor, done before any message of it is handled here. */
+  #started(id: ActorId, thread: ThreadId, request: SpawnRequest): void {
+    this.#directory.set(id, { thread, name: request.name, placement: request.placement });
+    this.#pool.get(thread)?.actors.add(id);
+    if (request.name !== undefined) this.#nameSet(request.name, id);
+    this.events.emit('spawned', { id, name: request.name, placement: request.placement, thread });
+  }
+
+  requestKill(id: ActorId): void {
+    const thread = this.#pool.get(threadOfId(id));
+    if (thread === undefined || thread.terminating) return;
+    const ref = ++this.#killSeq;
+    const timer = setTimeout(() => {
+      // No answer: the thread is stuck in a synchronous loop. Only terminating it stops that.
+      this.#kills.delete(ref);
+      void this.#pool.terminate(thread);
+    }, this.#killTimeoutMs);
+    this.#kills.set(ref, { timer, thread });
+    this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
+  }
+
+  registerName(id: ActorId, name: string): void {
+    const holder = this.#host.names.get(name);
+    const entry = this.#directory.get(id);
+    if ((holder !== undefined && holder !== id) || this.#reserved.has(name)) {
+      // Two threads took the same name at once: the later one loses, as a crash.
+      this.#host.exit(SYSTEM_ID, id, { error: { name: 'ActorError', code: 'name_taken', message: `the name ${name} belongs to ${holder}` } });
+      return;
+    }
+    if (entry !== undefined) entry.name = name;
+    this.#nameSet(name, id);
+  }
+
+  actorExited(id: ActorId, _name: string | undefined, reason: ExitReason): void {
+    this.#exited(id, reason);
+  }
+
+  // ---- thread-level messages from host threads ----------------------------
+
+  #control(env: Envelope): void {
+    switch (env.k) {
+      case Kind.ready:
+        this.#pool.get(Number(env.r))?.markReady();
+        break;
+      case Kind.spawned:
+      case Kind.spawnFailed:
+        this.#orderAnswered(env);
+        break;
+      case Kind.spawnRequest: {
+        const { request, thread } = env.m as { request: SpawnRequest; thread: ThreadId };
+        this.requestSpawn(request).then(
+          (id) => this.#answerSpawn(thread, env.r as number, { id }),
+          (error: unknown) => {
+            const failure = error instanceof ActorError ? error : new ActorError('bad_argument', String(error));
+            this.#answerSpawn(thread, env.r as number, { code: failure.code, message: failure.message, reason: failure.reason });
+          },
+        );
+        break;
+      }
+      case Kind.exited:
+        this.#exited(env.to, env.m as ExitReason);
+        break;
+      case Kind.register: {
+        const { id, name } = env.m as { id: ActorId; name: string };
+        this.registerName(id, name);
+        break;
+      }
+      case Kind.killRequest:
+        this.#host.kill(env.to);
+        break;
+      case Kind.killAck: {
+        const kill = this.#kills.get(env.r as number);
+        if (kill !== undefined) {
+          clearTimeout(kill.timer);
+          this.#kills.delete(env.r as number);
+        }
+        break;
+      }
+      case Kind.stopped:
+        this.#stopAcks.get(env.r as ThreadId)?.();
+        break;
+      default:
+    }
+  }
+
+  #orderAnswered(env: Envelope): void {
+    const order = this.#orders.get(env.r as number);
+    if (order === undefined) return;
+    this.#orders.delete(env.r as number);
+    order.thread.pendingSpawns--;
+    if (env.k === Kind.spawned) {
+      this.#started(env.m as ActorId, order.thread.id, order.request);
+      order.resolve(env.m as ActorId);
+    } else {
+      order.reject(initFailed(order.request, env.m as ExitReason));
+      if (order.thread.dedicated) void this.#pool.terminate(order.thread);
+    }
+  }
+
+  #answerSpawn(thread: ThreadId, ref: number, outcome: SpawnOutcome): void {
+    this.#host.sendControl(thread, Kind.spawnOutcome, '', ref, outcome);
+  }
+
+  // ---- bookkeeping ----------------------------------------------------------
+
+  #exited(id: ActorId, reason: ExitReason): void {
+    const entry = this.#directory.get(id);
+    if (entry === undefined) return; // its spawn failed: the spawner was told instead
+    this.#directory.delete(id);
+    const thread = this.#pool.get(entry.thread);
+    thread?.actors.delete(id);
+    if (entry.name !== undefined && this.#host.names.get(entry.name) === id) this.#nameCleared(entry.name, id);
+    this.events.emit('exited', { id, name: entry.name, reason, thread: entry.thread });
+    if (thread?.dedicated && thread.actors.size === 0 && thread.pendingSpawns === 0) void this.#pool.terminate(thread);
+  }
+
+  #nameSet(name: string, id: ActorId): void {
+    this.#host.names.set(name, id);
+    this.#broadcast(Kind.nameSet, id, 0, name);
+  }
+
+  #nameCleared(name: string, id: ActorId): void {
+    this.#host.names.delete(name);
+    this.#broadcast(Kind.nameCleared, id, 0, name);
+  }
+
+  #broadcast(k: number, from: ActorId, r: number, m: unknown): void {
+    for (const thread of this.#pool.all()) {
+      if (!thread.terminating) this.#host.sendControl(thread.id, k, '', r, m, from);
+    }
+  }
+
+  /** A host thread ended: terminated (stuck, dedicated and done, shutdown) or crashed. */
+  #threadExited(thread: HostThread): void {
+    const killed = [...thread.actors];
+    for (const id of killed) this.#exited(id, 'killed');
+    for (const [ref, order] of [...this.#orders]) {
+      if (order.thread !== thread) continue;
+      this.#orders.delete(ref);
+      order.reject(new ActorError('killed', `spawn of ${order.request.module}: its host thread ${thread.id} ended`, 'killed'));
+    }
+    for (const [ref, kill] of [...this.#kills]) {
+      if (kill.thread !== thread) continue;
+      clearTimeout(kill.timer);
+      this.#kills.delete(ref);
+    }
+    this.#stopAcks.get(thread.id)?.();
+    this.#broadcast(Kind.threadDown, '', thread.id, null);
+    this.#host.threadDown(thread.id);
+    // A thread that failed to start is not replaced (that would loop); the next spawn starts one.
+    if (this.#closing || thread.dedicated || thread.spare || !thread.isReady) return;
+    const replacement = this.#pool.start(false);
+    replacement.ready.then(
+      () => this.events.emit('thread_replaced', { thread: thread.id, replacement: replacement.id, killed }),
+      () => {},
+    );
+  }
+
+  // ---- shutdown -------------------------------------------------------------
+
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#stopEverything();
+    return this.#shutdown;
+  }
+
+  async #stopEverything(): Promise<void> {
+    this.#closing = true;
+    // Main-thread actors first: supervisors must not restart what is being stopped.
+    await this.#host.stopAll('shutdown', this.#shutdownTimeoutMs);
+    const threads = this.#pool.all().filter((thread) => !thread.terminating);
+    await Promise.all(
+      threads.map(async (thread) => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => {
+            this.#stopAcks.set(thread.id, resolve);
+            this.#host.sendControl(thread.id, Kind.stopAll, '', 0, null);
+          }),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, this.#shutdownTimeoutMs + 1000);
+          }),
+          thread.exited,
+        ]);
+        clearTimeout(timer);
+        this.#stopAcks.delete(thread.id);
+      }),
+    );
+    await Promise.all(this.#pool.all().map((thread) => this.#pool.terminate(thread)));
+    for (const kill of this.#kills.values()) clearTimeout(kill.timer);
+    this.#kills.clear();
+    this.#host.abandonCalls(new ActorError('shutting_down', 'the actor system shut down before the reply'));
+    for (const port of this.#corePorts) port.close();
+    this.#corePorts = [];
+  }
+}
+
+function orderOf(request: SpawnRequest): SpawnOrder {
+  return {
+    module: request.module,
+    exportName: request.exportName,
+    args: request.args,
+    name: request.name,
+    linkTo: request.linkTo,
+    monitor: request.monitor,
+  };
+}
+
+function initFailed(request: SpawnRequest, reason: ExitReason): ActorError {
+  if (reason === 'killed') return new ActorError('killed', `spawn of ${request.module}: killed during init`, reason);
+  return new ActorError('init_failed', `spawn of ${request.module}: init failed (${describeReason(reason)})`, reason);
+}

@@ -1,0 +1,106 @@
+// The entry module of a host worker thread: one ActorHost wired to the main
+// thread (parentPort) and, through MessagePorts set up by the main thread, to
+// every other host thread directly.
+
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { ActorHost, type Coordinator, type MessageSource, type SpawnOrder, type SpawnRequest } from './actor-host.js';
+import { MAIN_THREAD } from './actor-id.js';
+import { loadDefinition } from './define-actor.js';
+import { ActorError, type ActorErrorCode } from './errors.js';
+import { Kind } from './envelope.js';
+import { crashReason } from './exit-reason.js';
+import type { ActorId, ExitReason, ThreadId } from './interfaces.js';
+
+/** What the main thread hands a new host thread. */
+export interface HostThreadData {
+  thread: ThreadId;
+  peers: { thread: ThreadId; port: MessagePort }[];
+  names: [string, ActorId][];
+  core: MessagePort | undefined;
+  shutdownTimeoutMs: number;
+}
+
+/** The main thread's answer to a spawn request. */
+export type SpawnOutcome = { id: ActorId } | { code: ActorErrorCode; message: string; reason: ExitReason | undefined };
+
+if (parentPort === null) throw new Error('host-thread.ts runs only as a worker thread');
+const data = workerData as HostThreadData;
+const toMain = parentPort as unknown as MessageSource;
+const host = new ActorHost(data.thread, Math.max(data.thread, ...data.peers.map((peer) => peer.thread)));
+for (const [name, id] of data.names) host.names.set(name, id);
+host.setCorePort(data.core);
+
+const spawnRequests = new Map<number, { resolve: (id: ActorId) => void; reject: (error: ActorError) => void }>();
+let spawnSeq = 0;
+
+const coordinator: Coordinator = {
+  requestSpawn(request: SpawnRequest): Promise<ActorId> {
+    return new Promise((resolve, reject) => {
+      const ref = ++spawnSeq;
+      spawnRequests.set(ref, { resolve, reject });
+      host.sendControl(MAIN_THREAD, Kind.spawnRequest, '', ref, { request, thread: data.thread });
+    });
+  },
+  requestKill(id: ActorId): void {
+    host.sendControl(MAIN_THREAD, Kind.killRequest, id, 0, null);
+  },
+  registerName(id: ActorId, name: string): void {
+    host.sendControl(MAIN_THREAD, Kind.register, '', 0, { id, name });
+  },
+  actorExited(id: ActorId, _name: string | undefined, reason: ExitReason): void {
+    host.sendControl(MAIN_THREAD, Kind.exited, id, 0, reason);
+  },
+};
+host.coordinator = coordinator;
+
+host.onControl = (env) => {
+  switch (env.k) {
+    case Kind.spawn:
+      startOrder(env.r as number, env.m as SpawnOrder & { module: string; exportName: string });
+      break;
+    case Kind.spawnOutcome: {
+      const request = spawnRequests.get(env.r as number);
+      if (request === undefined) break;
+      spawnRequests.delete(env.r as number);
+      const outcome = env.m as SpawnOutcome;
+      if ('id' in outcome) request.resolve(outcome.id);
+      else request.reject(new ActorError(outcome.code, outcome.message, outcome.reason));
+      break;
+    }
+    case Kind.kill:
+      host.killLocal(env.to);
+      host.sendControl(MAIN_THREAD, Kind.killAck, '', env.r, null);
+      break;
+    case Kind.stopAll:
+      void host.stopAll('shutdown', data.shutdownTimeoutMs).then(() => {
+        host.sendControl(MAIN_THREAD, Kind.stopped, '', data.thread, null);
+        host.flush();
+      });
+      break;
+    default:
+    // Unknown thread-level messages are ignored: they cannot be blamed on an actor.
+  }
+};
+
+function startOrder(ref: number, order: SpawnOrder): void {
+  loadDefinition(order.module, order.exportName).then(
+    (definition) => {
+      host.startActor(order, definition.behaviour, (id, failure) => {
+        if (failure === undefined) host.sendControl(MAIN_THREAD, Kind.spawned, '', ref, id);
+        else host.sendControl(MAIN_THREAD, Kind.spawnFailed, '', ref, failure);
+      });
+      host.runReady();
+    },
+    (error: unknown) => host.sendControl(MAIN_THREAD, Kind.spawnFailed, '', ref, crashReason(error)),
+  );
+}
+
+// A rejection nobody awaited (say, `void ctx.call(…)` that timed out) must not
+// take the whole thread, and with it every co-hosted actor, down.
+process.on('unhandledRejection', (reason) => {
+  process.emitWarning(`unhandled rejection in actor host thread ${data.thread}: ${String(reason)}`);
+});
+
+host.addPeer(MAIN_THREAD, toMain);
+for (const peer of data.peers) host.addPeer(peer.thread, peer.port as unknown as MessageSource);
+host.sendControl(MAIN_THREAD, Kind.ready, '', data.thread, null);

@@ -1,0 +1,199 @@
+// The host threads: a bounded pool shared by many actors, plus dedicated
+// threads started for one actor each. Starting a thread also wires it to
+// every live thread with a MessageChannel of its own, so actors on two hosts
+// talk directly and the main thread is never a hop in between.
+
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import type { ActorHost, MessageSource } from './actor-host.js';
+import { exposeCore } from './core-bridge.js';
+import { Kind } from './envelope.js';
+import type { HostThreadData } from './host-thread.js';
+import type { ActorId, ThreadId } from './interfaces.js';
+import { workerExecArgv } from './worker-exec-argv.js';
+
+export interface HostThread {
+  readonly id: ThreadId;
+  readonly worker: Worker;
+  /** Runs one actor only (and ends with it). */
+  dedicated: boolean;
+  /** Started ahead of need, for the next dedicated actor; holds no actor. */
+  spare: boolean;
+  /** Resolves when the thread listens (its `ready` message arrived); rejects if it ends first. */
+  readonly ready: Promise<void>;
+  readonly isReady: boolean;
+  markReady(): void;
+  /** The actors living on it, as the main thread knows them. */
+  readonly actors: Set<ActorId>;
+  /** Spawn orders sent to it and not yet answered. */
+  pendingSpawns: number;
+  /** terminate() was called: its end is expected, not a crash. */
+  terminating: boolean;
+  /** Resolves when the thread has exited. */
+  readonly exited: Promise<void>;
+  /** The main thread's end of its core bridge. */
+  readonly corePort: MessagePort | undefined;
+}
+
+export interface ThreadPoolOptions {
+  host: ActorHost;
+  core: object | undefined;
+  shutdownTimeoutMs: number;
+  /** Called once when a thread exits, whether terminated or crashed. */
+  onExit: (thread: HostThread) => void;
+}
+
+const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
+const HOST_ENTRY = new URL('./host-entry.mjs', import.meta.url);
+const HOST_MODULE = new URL(RUNNING_TYPESCRIPT ? './host-thread.ts' : './host-thread.js', import.meta.url).href;
+/** tsx's register API, for host threads to load `.ts` (see host-entry.mjs). */
+const TSX_API = RUNNING_TYPESCRIPT ? resolveOrUndefined('tsx/esm/api') : undefined;
+
+function resolveOrUndefined(specifier: string): string | undefined {
+  try {
+    return import.meta.resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}
+
+export class ThreadPool {
+  #threads = new Map<ThreadId, HostThread>();
+  #nextId: ThreadId = 1;
+  #spare: HostThread | undefined;
+  #options: ThreadPoolOptions;
+  #execArgv = workerExecArgv();
+
+  constructor(options: ThreadPoolOptions) {
+    this.#options = options;
+  }
+
+  start(dedicated: boolean): HostThread {
+    const { host, core } = this.#options;
+    const id = this.#nextId++;
+    const peers: HostThreadData['peers'] = [];
+    const transfer: MessagePort[] = [];
+    for (const other of this.#threads.values()) {
+      if (other.terminating) continue;
+      const channel = new MessageChannel();
+      host.postNow(other.id, Kind.threadUp, id, channel.port1, [channel.port1]);
+      peers.push({ thread: other.id, port: channel.port2 });
+      transfer.push(channel.port2);
+    }
+    let corePort: MessagePort | undefined;
+    let workerCore: MessagePort | undefined;
+    if (core !== undefined) {
+      const channel = new MessageChannel();
+      exposeCore(core, channel.port1);
+      corePort = channel.port1;
+      workerCore = channel.port2;
+      transfer.push(channel.port2);
+    }
+    const workerData: HostThreadData = {
+      thread: id,
+      peers,
+      names: [...host.names],
+      core: workerCore,
+      shutdownTimeoutMs: this.#options.shutdownTimeoutMs,
+    };
+    const worker = new Worker(HOST_ENTRY, {
+      workerData: { ...workerData, entry: { tsxApi: TSX_API, hostModule: HOST_MODULE } },
+      transferList: transfer,
+      name: `jobtree-host-${id}`,
+      ...(this.#execArgv === undefined ? {} : { execArgv: this.#execArgv }),
+    });
+    let markReady = (): void => {};
+    let failStart = (_error: Error): void => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    });
+    // A start failure is reported through the spawns that wait on it; never unhandled.
+    ready.catch(() => {});
+    let exited = (): void => {};
+    let startError: Error | undefined;
+    const thread: HostThread = {
+      id,
+      worker,
+      dedicated,
+      spare: false,
+      ready,
+      isReady: false,
+      markReady: () => {
+        (thread as { isReady: boolean }).isReady = true;
+        markReady();
+      },
+      actors: new Set(),
+      pendingSpawns: 0,
+      terminating: false,
+      exited: new Promise<void>((resolve) => {
+        exited = resolve;
+      }),
+      corePort,
+    };
+    this.#threads.set(id, thread);
+    host.addPeer(id, worker as unknown as MessageSource);
+    // A thread that dies on its own (an uncaught exception in actor code) is
+    // handled like a terminated one; without this listener it would crash the process.
+    worker.on('error', (error) => {
+      startError = error;
+      process.emitWarning(`actor host thread ${id} crashed: ${error.message}`);
+    });
+    worker.once('exit', () => {
+      if (!thread.isReady) failStart(startError ?? new Error(`actor host thread ${id} ended before it was ready`));
+      if (this.#spare === thread) this.#spare = undefined;
+      this.#threads.delete(id);
+      corePort?.close();
+      exited();
+      this.#options.onExit(thread);
+    });
+    return thread;
+  }
+
+  /**
+   * A thread for a dedicated actor. Starting a thread costs tens of
+   * milliseconds (hundreds when it must load tsx), so after the first one a
+   * spare is kept started: a dedicated spawn takes it and starts the next.
+   */
+  startDedicated(): HostThread {
+    let thread = this.#spare;
+    if (thread === undefined) thread = this.start(true);
+    else {
+      thread.spare = false;
+      thread.dedicated = true;
+    }
+    const spare = this.start(false);
+    spare.spare = true;
+    this.#spare = spare;
+    return thread;
+  }
+
+  /** The pooled thread with the fewest actors (ties: the oldest). */
+  pick(): HostThread | undefined {
+    let best: HostThread | undefined;
+    for (const thread of this.#threads.values()) {
+      if (thread.dedicated || thread.spare || thread.terminating) continue;
+      if (best === undefined || load(thread) < load(best)) best = thread;
+    }
+    return best;
+  }
+
+  get(id: ThreadId): HostThread | undefined {
+    return this.#threads.get(id);
+  }
+
+  all(): HostThread[] {
+    return [...this.#threads.values()];
+  }
+
+  terminate(thread: HostThread): Promise<void> {
+    if (!thread.terminating) {
+      thread.terminating = true;
+      void thread.worker.terminate();
+    }
+    return thread.exited;
+  }
+}
+
+function load(thread: HostThread): number {
+  return thread.actors.size + thread.pendingSpawns;
+}

@@ -1,0 +1,96 @@
+// The key and record encodings the jobs layer relies on: cached subspace
+// prefixes, the pending-key order (priority desc, then scheduled time asc),
+// versionstamp elements and the binary job record.
+
+import test from 'ava';
+import fc from 'fast-check';
+import { Subspace, completeVersionstampElement, keyAfterPrefix, versionstampElement } from '@jobtree/core';
+import { JobKeys, parsePendingKey } from '../../packages/core/src/jobs/job-keys.js';
+import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from '../../packages/core/src/jobs/job-record.js';
+
+test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) => {
+  const root = Subspace.of('jobs');
+  const data = root.subspace('data', 'type-a');
+  // Tuple strings are 0x02, the UTF-8 bytes, 0x00 (FoundationDB's tuple layer).
+  const tuple = (...items: string[]) => Buffer.concat(items.map((item) => Buffer.from(`\x02${item}\x00`, 'latin1')));
+  t.deepEqual(data.prefix, tuple('jobs', 'data', 'type-a'));
+  const key = data.pack(['id-1']);
+  t.deepEqual(key, tuple('jobs', 'data', 'type-a', 'id-1'));
+  t.deepEqual(data.unpack(key), ['id-1']);
+  t.true(data.contains(key));
+  t.false(root.subspace('data', 'type-b').contains(key));
+  t.throws(() => root.subspace('other').unpack(key), { instanceOf: RangeError });
+  const { begin, end } = data.range();
+  t.true(Buffer.compare(begin, key) < 0 && Buffer.compare(key, end) < 0);
+  t.is(data.range(), data.range(), 'the range is computed once');
+});
+
+test('keyAfterPrefix is the first key after every key with that prefix', (t) => {
+  t.deepEqual(keyAfterPrefix(Buffer.of(1, 2, 3)), Buffer.of(1, 2, 4));
+  t.deepEqual(keyAfterPrefix(Buffer.of(1, 0xff, 0xff)), Buffer.of(2));
+  t.throws(() => keyAfterPrefix(Buffer.of(0xff)), { instanceOf: RangeError });
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.uint8Array({ maxLength: 8 }), (prefix, rest) => {
+      fc.pre(prefix.some((byte) => byte !== 0xff));
+      const key = Buffer.concat([prefix, rest]);
+      return Buffer.compare(key, keyAfterPrefix(prefix)) < 0;
+    }),
+  );
+});
+
+test('pending keys sort by priority (highest first), then scheduled time, and decode back', (t) => {
+  const keys = new JobKeys().forType('t');
+  const entry = fc.record({
+    priority: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    scheduledTime: fc.oneof(fc.integer({ min: 0, max: 2 ** 40 }), fc.double({ min: 0, max: 2 ** 40, noNaN: true })),
+    id: fc.string({ minLength: 1, maxLength: 8 }),
+  });
+  fc.assert(
+    fc.property(entry, entry, (a, b) => {
+      const ka = keys.pendingKey(a.priority, a.scheduledTime, a.id);
+      const kb = keys.pendingKey(b.priority, b.scheduledTime, b.id);
+      const decoded = parsePendingKey(keys, ka);
+      if (decoded.priority !== a.priority || decoded.scheduledTime !== a.scheduledTime || decoded.id !== a.id) {
+        return false;
+      }
+      if (a.priority !== b.priority) return Buffer.compare(ka, kb) === (a.priority > b.priority ? -1 : 1);
+      if (a.scheduledTime !== b.scheduledTime) {
+        return Buffer.compare(ka, kb) === (a.scheduledTime < b.scheduledTime ? -1 : 1);
+      }
+      return true;
+    }),
+  );
+  t.pass();
+});
+
+test('per-type keys are cached and an activity row is addressable from its stamp', (t) => {
+  const root = new JobKeys();
+  t.is(root.forType('x'), root.forType('x'));
+  const keys = root.forType('x');
+  const element = versionstampElement(0);
+  t.is(element.bytes[0], 0x33);
+  t.is(keys.activityTemplate.offset, keys.activity.prefix.length + element.offset);
+  const stamp = Buffer.from('00112233445566778899aabb', 'hex');
+  const filled = Buffer.from(keys.activityTemplate.key);
+  stamp.copy(filled, keys.activityTemplate.offset, 0, 10);
+  filled.writeUInt16BE(0, keys.activityTemplate.offset + 10);
+  const expected = Buffer.concat([stamp.subarray(0, 10), Buffer.of(0, 0)]);
+  t.deepEqual(keys.activityKey(expected), filled, 'a row is found again from the stamp stored in its record');
+  t.deepEqual(completeVersionstampElement(stamp), Buffer.concat([Buffer.of(0x33), stamp]));
+});
+
+test('job records round-trip, and a fresh sequence is left for the commit to fill', (t) => {
+  const data = Buffer.from('{"a":1}');
+  const pending = { state: 'pending' as const, seq: undefined, lock: undefined, resubmit: false, priority: 3, scheduledTime: 12.5, data };
+  t.deepEqual(decodeJobRecord(encodeJobRecord(pending)), pending);
+
+  const lock = newLock();
+  t.regex(lock, /^[0-9a-f]{32}$/);
+  const seq = Buffer.from('0102030405060708090a0000', 'hex');
+  const running = { ...pending, state: 'running' as const, seq, lock, resubmit: true };
+  t.deepEqual(decodeJobRecord(encodeJobRecord(running)), running);
+
+  const template = encodeJobRecord({ ...running, seq: undefined }, true);
+  t.deepEqual(template.subarray(RECORD_SEQ_OFFSET, RECORD_SEQ_OFFSET + 12), Buffer.alloc(12));
+  t.throws(() => decodeJobRecord(Buffer.of(9)), { message: /corrupt/ });
+});

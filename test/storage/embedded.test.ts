@@ -1,0 +1,284 @@
+// Behaviour only the embedded engine has (or only it can show without a
+// cluster): durability across kill -9, the single-owner lock, persisted
+// versions, group commit, and the 5-second life with an injected clock.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { DatabaseLockedError, FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
+import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
+import { versionOfStamp } from '../../packages/core/src/storage/versionstamp.js';
+
+const b = (text: string) => Buffer.from(text);
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
+
+function tempDir(t: { teardown(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-embedded-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function startChild(script: string, dir: string): ChildProcess {
+  return spawn(process.execPath, ['--import=tsx', fixture(script), dir], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+/** Resolves once the child has printed `count` lines matching `pattern`; collects every match. */
+function waitForLines(child: ChildProcess, pattern: RegExp, count: number, into: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`child printed only ${into.length} lines in 60 s`)), 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`child exited early with ${code}`));
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) if (pattern.test(line)) into.push(line);
+      if (into.length >= count) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+}
+
+test('after kill -9 mid-flight, every acknowledged commit is there and none is half-applied', async (t) => {
+  const dir = tempDir(t);
+  const child = startChild('commit-loop.ts', dir);
+  t.teardown(() => child.kill('SIGKILL'));
+  const acked: string[] = [];
+  await waitForLines(child, /^acked \d+$/, 400, acked);
+  child.stdout?.removeAllListeners('data');
+  // keep collecting acks printed up to the kill
+  child.stdout?.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) if (/^acked \d+$/.test(line)) acked.push(line);
+  });
+  child.kill('SIGKILL');
+  await killed(child);
+  t.is(child.signalCode, 'SIGKILL');
+  t.true(existsSync(join(dir, 'jobtree.lock')), 'the dead owner left its lock behind');
+
+  const db = await openDatabase({ path: dir }); // takes over the stale lock
+  try {
+    const { a, bKeys, log } = await db.doTransaction(async (tx) => ({
+      a: await tx.getRange(b('a/'), b('a0')),
+      bKeys: await tx.getRange(b('b/'), b('b0')),
+      log: await tx.getRange(b('s/'), b('s0')),
+    }));
+    const names = (entries: Array<{ key: Buffer }>) => entries.map((e) => e.key.subarray(2).toString());
+    t.deepEqual(names(a), names(bKeys), 'each commit wrote a/<n> and b/<n> together');
+    t.is(log.length, a.length, 'and one log entry');
+    const present = new Set(names(a));
+    for (const line of acked) {
+      const n = String(Number(line.slice('acked '.length))).padStart(8, '0');
+      t.true(present.has(n), `acknowledged commit ${n} survived`);
+    }
+    t.true(present.size >= 400);
+    // versions keep increasing across the crash
+    const { stamp } = await db.doTransaction((tx) => {
+      tx.setVersionstampedKey(Buffer.concat([b('s/'), Buffer.alloc(10)]), 2, b('after'));
+      return { stamp: tx.getVersionstamp() };
+    });
+    const last = log[log.length - 1]?.key.subarray(2) ?? Buffer.alloc(10);
+    t.true(Buffer.compare(await stamp, last) > 0);
+  } finally {
+    await db.close();
+  }
+});
+
+test('a second process gets DatabaseLockedError naming the path and the owner pid, and takes over once it dies', async (t) => {
+  const dir = tempDir(t);
+  const child = startChild('hold-open.ts', dir);
+  t.teardown(() => child.kill('SIGKILL'));
+  await waitForLines(child, /^ready$/, 1, []);
+  const error = await t.throwsAsync(openDatabase({ path: dir }), { instanceOf: DatabaseLockedError });
+  t.is(error?.ownerPid, child.pid ?? -1);
+  t.true(error?.message.includes(String(child.pid)));
+  t.true(error?.message.includes(error.path));
+  t.is(readFileSync(join(dir, 'jobtree.lock'), 'utf8').trim(), String(child.pid));
+  child.kill('SIGKILL');
+  await killed(child);
+  const db = await openDatabase({ path: dir });
+  t.is(readFileSync(join(dir, 'jobtree.lock'), 'utf8').trim(), String(process.pid));
+  await db.close();
+  t.false(existsSync(join(dir, 'jobtree.lock')), 'close releases the lock');
+});
+
+test('a second open of the same directory in one process fails until the first is closed', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  const error = await t.throwsAsync(openDatabase({ path: `${dir}/.` }), { instanceOf: DatabaseLockedError });
+  t.is(error?.ownerPid, process.pid);
+  await db.close();
+  const again = await openDatabase({ path: dir });
+  await again.close();
+});
+
+test('data and versionstamps persist across close and reopen, and versions only grow', async (t) => {
+  const dir = tempDir(t);
+  let db = await openDatabase({ path: dir });
+  const first = await db.doTransaction((tx) => {
+    tx.set(b('k'), b('v'));
+    tx.setVersionstampedKey(Buffer.concat([b('s/'), Buffer.alloc(10)]), 2, b('1'));
+    return { stamp: tx.getVersionstamp() };
+  });
+  const firstStamp = await first.stamp;
+  await db.close();
+  db = await openDatabase({ path: dir });
+  const second = await db.doTransaction(async (tx) => {
+    tx.setVersionstampedKey(Buffer.concat([b('s/'), Buffer.alloc(10)]), 2, b('2'));
+    return { value: await tx.get(b('k')), stamp: tx.getVersionstamp() };
+  });
+  t.is(second.value?.toString(), 'v');
+  t.true(Buffer.compare(await second.stamp, firstStamp) > 0);
+  const log = await db.doTransaction((tx) => tx.getRange(b('s/'), b('s0')));
+  t.deepEqual(
+    log.map((e) => e.value.toString()),
+    ['1', '2'],
+  );
+  await db.close();
+});
+
+test('concurrent commits share one commit version (one lmdb write, one fsync) and survive reopen', async (t) => {
+  const dir = tempDir(t);
+  let db = await openDatabase({ path: dir });
+  const stamps = await Promise.all(
+    Array.from({ length: 200 }, async (_, i) => {
+      const { stamp } = await db.doTransaction((tx) => {
+        tx.set(b(`g/${String(i).padStart(4, '0')}`), b(String(i)));
+        return { stamp: tx.getVersionstamp() };
+      });
+      return stamp;
+    }),
+  );
+  const versions = new Set(stamps.map((stamp) => versionOfStamp(stamp)));
+  t.true(versions.size < 20, `200 commits used ${versions.size} batches`);
+  t.is(new Set(stamps.map((s) => s.toString('hex'))).size, 200, 'batch order keeps stamps unique');
+  await db.close();
+  db = await openDatabase({ path: dir });
+  const all = await db.doTransaction((tx) => tx.getRange(b('g/'), b('g0')));
+  t.is(all.length, 200);
+  await db.close();
+});
+
+test('a commit is not visible to other transactions before it is acknowledged', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  let acknowledged = false;
+  const writing = db.doTransaction((tx) => tx.set(b('k'), b('v'))).then(() => {
+    acknowledged = true;
+  });
+  // Poll from fresh transactions until the writer is acknowledged: a read
+  // that sees the value must come after the commit was published (durable).
+  let sawBeforeAck = false;
+  while (!acknowledged) {
+    const value = await db.doTransaction((tx) => tx.get(b('k')));
+    const { durableVersion } = db as EmbeddedDatabase;
+    if (value !== undefined && durableVersion === 0) sawBeforeAck = true;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await writing;
+  t.false(sawBeforeAck);
+  t.true((db as EmbeddedDatabase).durableVersion > 0);
+  await db.close();
+});
+
+test('reads and commits more than 5 s after the read version fail with transaction_too_old (1007)', async (t) => {
+  const dir = tempDir(t);
+  let now = 1_000_000;
+  const db = EmbeddedDatabase.open({ path: dir, now: () => now });
+  try {
+    await t.throwsAsync(
+      db.doTransaction(
+        async (tx) => {
+          await tx.get(b('k'));
+          now += 5_001;
+          await tx.get(b('k'));
+        },
+        { retryLimit: 0 },
+      ),
+      { instanceOf: FdbError, message: /transaction_too_old \(1007\)/ },
+    );
+    await t.throwsAsync(
+      db.doTransaction(
+        async (tx) => {
+          await tx.get(b('k'));
+          tx.set(b('k'), b('late'));
+          now += 5_001;
+        },
+        { retryLimit: 0 },
+      ),
+      { instanceOf: FdbError, message: /transaction_too_old/ },
+    );
+    t.is(await db.doTransaction((tx) => tx.get(b('k'))), undefined);
+    // doTransaction retries 1007 with a fresh read version
+    let attempts = 0;
+    await db.doTransaction(async (tx) => {
+      attempts++;
+      await tx.get(b('k'));
+      if (attempts === 1) now += 6_000;
+      tx.set(b('k'), b('retried'));
+    });
+    t.is(attempts, 2);
+    // a write-only transaction has no read version to age
+    await db.doTransaction((tx) => {
+      tx.set(b('w'), b('blind'));
+      now += 10_000;
+    });
+    t.is((await db.doTransaction((tx) => tx.get(b('w'))))?.toString(), 'blind');
+  } finally {
+    await db.close();
+  }
+});
+
+test('closing waits for accepted commits, resolves armed watches false, and rejects later transactions', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  const watch = await db.doTransaction((tx) => tx.watch(b('w')));
+  const pending = db.doTransaction((tx) => tx.set(b('k'), b('v')));
+  // let its commit reach the pipeline (a commit that starts after close() is refused)
+  await new Promise((resolve) => setImmediate(resolve));
+  await db.close();
+  await pending;
+  t.false(await watch.promise);
+  const error = await t.throwsAsync(db.doTransaction((tx) => tx.get(b('k'))), { instanceOf: FdbError });
+  t.is(error?.code, FdbErrorCode.client_invalid_operation);
+  const reopened = await openDatabase({ path: dir });
+  t.is((await reopened.doTransaction((tx) => tx.get(b('k'))))?.toString(), 'v');
+  await reopened.close();
+});
+
+test('a transaction still running when the database closes gets a typed error on its next read', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  await db.doTransaction((tx) => tx.set(b('k'), b('v')));
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const running = db.doTransaction(async (tx) => {
+    t.is((await tx.get(b('k')))?.toString(), 'v');
+    await gate;
+    return tx.get(b('k'));
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  await db.close();
+  release();
+  const error = await t.throwsAsync(running, { instanceOf: FdbError });
+  t.is(error?.code, FdbErrorCode.client_invalid_operation);
+  t.regex(error?.message ?? '', /closed/);
+});

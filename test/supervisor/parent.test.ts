@@ -1,0 +1,53 @@
+import type { ExitMessage } from '@jobtree/actors';
+import { Supervisor, createSupervisorEvents } from '@jobtree/supervisor';
+import { dedicated, pooled } from './fixtures/children.js';
+import { nextEvent, nextEvents } from './fixtures/next-event.js';
+import parent, { type ParentMessage } from './fixtures/parent.js';
+import { test } from './fixtures/system.js';
+
+test('an exit signal from its parent makes a supervisor stop its children in reverse order and exit with that reason', async (t) => {
+  const { system } = t.context;
+  const events = createSupervisorEvents();
+  const started = nextEvents(events, 'child_started', 2);
+  const owner = await system.spawn(
+    parent,
+    { spec: { strategy: 'one_for_one', children: [pooled('a'), dedicated('b')] }, events, trapExit: false },
+    { placement: 'main' },
+  );
+  await started;
+  const supervisor = await system.call<string, ParentMessage>(owner, { type: 'supervisor' });
+  const supDown = system.monitor({ id: supervisor });
+  const exited = nextEvents(events, 'child_exited', 2);
+
+  system.exit(owner, { shutdown: 'application stopping' });
+  t.deepEqual(
+    (await exited).map((event) => [event.id, event.reason, event.terminated]),
+    [
+      ['b', 'shutdown', true],
+      ['a', 'shutdown', true],
+    ],
+  );
+  t.deepEqual(await supDown, { shutdown: 'application stopping' });
+});
+
+test("the parent gets the supervisor's `shutdown` exit when the restart intensity is exceeded", async (t) => {
+  const { system } = t.context;
+  const events = createSupervisorEvents();
+  const owner = await system.spawn(
+    parent,
+    { spec: { strategy: 'one_for_one', children: [pooled('w')] }, events, trapExit: true },
+    { placement: 'main' },
+  );
+  const supervisor = await system.call<string, ParentMessage>(owner, { type: 'supervisor' });
+  const sup = new Supervisor(system, supervisor, events);
+  const supDown = system.monitor({ id: supervisor });
+  for (let kill = 1; kill <= 2; kill += 1) {
+    const [child] = await sup.whichChildren();
+    const next = kill === 1 ? nextEvent(events, 'child_restarted') : nextEvent(events, 'intensity_reached');
+    system.kill({ id: child?.actor as string });
+    await next;
+  }
+  t.is(await supDown, 'shutdown');
+  const exits = await system.call<ExitMessage[], ParentMessage>(owner, { type: 'exits' });
+  t.deepEqual(exits, [{ type: 'EXIT', from: supervisor, reason: 'shutdown' }]);
+});
