@@ -45,11 +45,11 @@ export const RATIO_HEADER = ['metric', 'jobtree', 'baseline', 'ratio', 'target',
 /** A row of RATIO_HEADER: the ratio, the target as `>= x`, and pass/FAIL. */
 export function ratioRow({ metric, value, baseline, target }: Comparison): Cell[] {
   const ratio = baseline === 0 ? 0 : value / baseline;
-  return [metric, value, baseline, Number(ratio.toFixed(2)), `>= ${target}`, ratio >= target ? 'pass' : 'FAIL'];
+  return [metric, value, baseline, Number(ratio.toPrecision(3)), `>= ${target}`, ratio >= target ? 'pass' : 'FAIL'];
 }
 
 /** A row of RATIO_HEADER for a number reported without a target. */
 export function infoRow(metric: string, value: number, baseline?: number): Cell[] {
-  const ratio = baseline === undefined || baseline === 0 ? '-' : Number((value / baseline).toFixed(2));
+  const ratio = baseline === undefined || baseline === 0 ? '-' : Number((value / baseline).toPrecision(3));
   return [metric, value, baseline ?? '-', ratio, '-', 'info'];
 }

@@ -40,6 +40,9 @@ test('an actor stuck in a synchronous loop is killed by replacing its thread; co
   const cohostedDown = system.monitor(cohosted);
 
   system.cast(spinner, { op: 'spin' });
+  // The thread is stuck once a co-hosted actor stops answering.
+  const stuck = await t.throwsAsync(system.call(cohosted, { op: 'echo', v: 0 }, 100));
+  t.like(stuck, { code: 'timeout' });
   system.kill(spinner);
 
   t.is(await spinnerDown, 'killed');
@@ -69,6 +72,7 @@ test('a kill from an actor on another thread also ends a stuck actor', async (t)
   while (system.threadOf(b) === system.threadOf(a)) b = await system.spawn(probe, {});
   const down = system.monitor(b);
   system.cast(b, { op: 'spin' });
+  await t.throwsAsync(system.call(b, { op: 'echo', v: 0 }, 100));
   await system.call(a, { op: 'kill', to: b.id });
   t.is(await down, 'killed');
   t.is(await system.call(a, { op: 'echo', v: 'ok' }), 'ok');

@@ -11,7 +11,11 @@ function actorOf(children: ChildInfo[], id: string): string {
 
 test("a child supervisor's intensity escalation makes its parent restart it, with fresh children", async (t) => {
   const { system } = t.context;
-  const inner = supervisorChild('inner', { strategy: 'one_for_one', intensity: 0, children: [pooled('w')] });
+  const inner = supervisorChild(
+    'inner',
+    { strategy: 'one_for_one', intensity: 0, children: [pooled('w')] },
+    { name: 'inner_sup' },
+  );
   const outer = await startSupervisor(system, {
     strategy: 'one_for_one',
     intensity: 3,
@@ -26,6 +30,7 @@ test("a child supervisor's intensity escalation makes its parent restart it, wit
     ],
   );
   t.deepEqual(await outer.countChildren(), { specs: 2, active: 2, supervisors: 1, workers: 1 });
+  t.is(system.whereis('inner_sup'), actorOf(before, 'inner'));
   const innerSup = new Supervisor(system, actorOf(before, 'inner'), inner.events);
   const oldWorker = actorOf(await innerSup.whichChildren(), 'w');
 
@@ -42,6 +47,7 @@ test("a child supervisor's intensity escalation makes its parent restart it, wit
   const after = await outer.whichChildren();
   t.is(actorOf(after, 'sibling'), actorOf(before, 'sibling'), 'one_for_one: the sibling is untouched');
   t.is(actorOf(after, 'inner'), restart.actor);
+  t.is(system.whereis('inner_sup'), restart.actor, 'the name moved to the new instance');
   const restartedInner = new Supervisor(system, restart.actor, inner.events);
   const worker = actorOf(await restartedInner.whichChildren(), 'w');
   t.is(worker, started.actor);

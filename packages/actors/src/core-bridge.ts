@@ -7,6 +7,30 @@ import type { MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 
+type ThrowHandler = Comlink.TransferHandler<{ value: unknown }, { isError: boolean; value: Record<string, unknown> }>;
+
+// comlink sends a thrown Error as name, message and stack only; the core's
+// errors are told apart by `code` (JobsError 'halt', FDB 1020), so the own
+// primitive fields of an error cross the bridge too.
+const original = Comlink.transferHandlers.get('throw') as ThrowHandler | undefined;
+if (original !== undefined) {
+  const keepCodes: ThrowHandler = {
+    canHandle: (value): value is { value: unknown } => original.canHandle(value),
+    serialize(thrown) {
+      const [serialized, transfer] = original.serialize(thrown);
+      const error = thrown.value;
+      if (serialized.isError && error instanceof Error) {
+        for (const [key, field] of Object.entries(error)) {
+          if (field === null || ['string', 'number', 'boolean'].includes(typeof field)) serialized.value[key] = field;
+        }
+      }
+      return [serialized, transfer];
+    },
+    deserialize: (serialized) => original.deserialize(serialized),
+  };
+  Comlink.transferHandlers.set('throw', keepCodes as Comlink.TransferHandler<unknown, unknown>);
+}
+
 export function exposeCore(core: object, port: MessagePort): void {
   Comlink.expose(core, nodeEndpoint(port));
 }

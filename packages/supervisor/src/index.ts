@@ -30,4 +30,4 @@ export {
   startSupervisor,
   supervisorChild,
 } from './supervisor.js';
-export { default as supervisorActor, type SupervisorRequest } from './supervisor-actor.js';
+export type { SupervisorRequest } from './supervisor-actor.js';

@@ -62,6 +62,18 @@ interface Member {
   reject: (error: unknown) => void;
 }
 
+/** A transaction that lost a conflict, waiting to retry. */
+interface RetryWaiter {
+  /** Wake once this version is durable. */
+  version: number;
+  /** Failed attempts so far: higher goes first. */
+  priority: number;
+  /** What the lost attempt read: a retry would read it again. */
+  readKeys: readonly string[];
+  readRanges: ReadonlyArray<readonly [Buffer, Buffer]>;
+  resolve: () => void;
+}
+
 interface Batch {
   version: number;
   writes: BatchWrites;
@@ -93,7 +105,10 @@ export class CommitPipeline {
   #closing = false;
   #closed = false;
   /** Retries waiting for a version to become durable (see `waitForDurable`). */
-  #durableWaiters: Array<{ version: number; priority: number; resolve: () => void }> = [];
+  #durableWaiters: RetryWaiter[] = [];
+  #recheckQueued = false;
+  /** The newest batch that was published or failed. */
+  #passedVersion = 0;
   #idleWaiters: Array<() => void> = [];
 
   constructor(store: LmdbStore, now: () => number) {
@@ -131,25 +146,57 @@ export class CommitPipeline {
   }
 
   /**
-   * Resolves once `version` is durable, so a transaction that conflicted
-   * with it can retry and read what it conflicted with (retrying sooner
-   * would read the same old version and conflict again). Waiters with a
-   * higher `priority` (more failed attempts) are woken first, so their
-   * retries reach the resolver first: no transaction starves on a hot key.
+   * Resolves when a transaction that lost a conflict should retry: once the
+   * version it conflicted with is durable, so that the retry reads what it
+   * lost to (retrying sooner would read the same old version and lose again).
+   *
+   * Losers on a hot key would otherwise all retry at once and all but one
+   * lose again. So the waiter with the most failed attempts is woken first,
+   * and the others a macrotask later, each only if its last read set does
+   * not already conflict with a newer, not yet durable commit (typically
+   * the first one's); if it does, it waits for that commit in turn, keeping
+   * its place. Every transaction gets its turn and few retries are wasted.
    */
-  waitForDurable(version: number, priority: number): Promise<void> {
-    if (version <= this.durableVersion || this.#closing) return Promise.resolve();
-    return new Promise((resolve) => this.#durableWaiters.push({ version, priority, resolve }));
+  waitForDurable(
+    version: number,
+    priority: number,
+    readKeys: readonly string[],
+    readRanges: ReadonlyArray<readonly [Buffer, Buffer]>,
+  ): Promise<void> {
+    if (version <= this.#passedVersion || this.#closing) return Promise.resolve();
+    return new Promise((resolve) => this.#durableWaiters.push({ version, priority, readKeys, readRanges, resolve }));
   }
 
-  #wakeDurableWaiters(all: boolean): void {
+  /** Wakes retries waiting for `passed` or older (durable, or failed and so never to be read). */
+  #wakeDurableWaiters(passed: number): void {
     if (this.#durableWaiters.length === 0) return;
-    const durable = this.durableVersion;
-    const ready = all ? this.#durableWaiters : this.#durableWaiters.filter((w) => w.version <= durable);
+    const ready = this.#durableWaiters.filter((w) => w.version <= passed);
     if (ready.length === 0) return;
-    this.#durableWaiters = all ? [] : this.#durableWaiters.filter((w) => w.version > durable);
+    // Stable sort: equal priorities keep their arrival order.
     ready.sort((a, b) => b.priority - a.priority);
-    for (const waiter of ready) waiter.resolve();
+    const first = ready[0] as RetryWaiter;
+    this.#durableWaiters = this.#durableWaiters.filter((w) => w !== first);
+    first.resolve();
+    if (ready.length > 1 && !this.#recheckQueued) {
+      this.#recheckQueued = true;
+      setImmediate(() => this.#recheckWaiters());
+    }
+  }
+
+  #recheckWaiters(): void {
+    this.#recheckQueued = false;
+    const durable = this.durableVersion;
+    const waiting: RetryWaiter[] = [];
+    for (const waiter of this.#durableWaiters) {
+      if (waiter.version > this.#passedVersion) waiting.push(waiter);
+      else if (this.#log.conflicts(durable, waiter.readKeys, waiter.readRanges)) {
+        waiter.version = this.#lastVersion;
+        waiting.push(waiter);
+      } else {
+        waiter.resolve();
+      }
+    }
+    this.#durableWaiters = waiting;
   }
 
   /** The durable snapshot, retained for a transaction; it must `release()` it. */
@@ -205,7 +252,8 @@ export class CommitPipeline {
   /** Waits for every accepted commit to be durable, then frees the snapshots. */
   async close(): Promise<void> {
     this.#closing = true;
-    this.#wakeDurableWaiters(true);
+    for (const waiter of this.#durableWaiters) waiter.resolve();
+    this.#durableWaiters = [];
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     this.#closed = true;
     this.#watches.cancelAll();
@@ -362,12 +410,14 @@ export class CommitPipeline {
   #publish(batch: Batch): void {
     const now = this.#now();
     batch.writes.durableAt = now;
+    this.#passedVersion = batch.version;
     if (batch.snapshot === undefined) {
       // lmdb rejected the write: nothing of this batch is in the store.
       const failure = new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to write a commit batch', {
         cause: batch.error,
       });
       for (const member of batch.members) member.reject(failure);
+      this.#wakeDurableWaiters(batch.version);
       return;
     }
     this.#published.release();
@@ -390,7 +440,7 @@ export class CommitPipeline {
       }
     }
     this.#log.forgetDurableBefore(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS);
-    this.#wakeDurableWaiters(false);
+    this.#wakeDurableWaiters(batch.version);
   }
 
   #isIdle(): boolean {

@@ -406,7 +406,7 @@ export class EmbeddedTransaction implements Transaction {
    */
   beforeRetry(error: FdbError, attempt: number): Promise<void> | undefined {
     if (error.code !== FdbErrorCode.not_committed || this.#conflictedBefore === undefined) return undefined;
-    return this.#pipeline.waitForDurable(this.#conflictedBefore, attempt);
+    return this.#pipeline.waitForDurable(this.#conflictedBefore, attempt, this.#readKeys, this.#readRanges);
   }
 
   #releaseSnapshot(): void {

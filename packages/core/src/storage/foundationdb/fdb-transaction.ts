@@ -29,25 +29,30 @@ async function mapErrors<T>(promise: Promise<T>): Promise<T> {
 
 type AttemptState = 'open' | 'committing' | 'ended';
 
+/** What the read views need from their transaction: a check that it may still be used. */
+interface UsableCheck {
+  assertUsable(): void;
+}
+
 /** Reads through the binding, with or without read conflicts depending on the binding transaction given. */
 class FdbReads implements ReadTransaction {
   readonly #tn: BindingTransaction;
   readonly #keyspace: Keyspace;
-  readonly #checkOpen: () => void;
+  readonly #owner: UsableCheck;
 
-  constructor(tn: BindingTransaction, keyspace: Keyspace, checkOpen: () => void) {
+  constructor(tn: BindingTransaction, keyspace: Keyspace, owner: UsableCheck) {
     this.#tn = tn;
     this.#keyspace = keyspace;
-    this.#checkOpen = checkOpen;
+    this.#owner = owner;
   }
 
   async get(key: Bytes): Promise<Buffer | undefined> {
-    this.#checkOpen();
+    this.#owner.assertUsable();
     return mapErrors(this.#tn.get(this.#keyspace.pack(checkKey(key))));
   }
 
   async getRange(start: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
-    this.#checkOpen();
+    this.#owner.assertUsable();
     const { limit = 0, reverse = false } = options;
     if (!Number.isInteger(limit) || limit < 0) {
       throw new FdbError(FdbErrorCode.invalid_option_value, `limit must be a non-negative integer, got ${limit}`);
@@ -67,11 +72,11 @@ class FdbReads implements ReadTransaction {
  * so a transaction object a body kept from a failed attempt cannot write into
  * the next one.
  */
-export class FdbTransaction implements Transaction {
+export class FdbTransaction implements Transaction, UsableCheck {
   readonly #tn: BindingTransaction;
   readonly #keyspace: Keyspace;
   readonly #reads: FdbReads;
-  readonly #snapshotReads: FdbReads;
+  #snapshotReads: FdbReads | undefined;
   #state: AttemptState = 'open';
   #versionstamp: Promise<Buffer> | undefined;
   #writes = false;
@@ -79,9 +84,14 @@ export class FdbTransaction implements Transaction {
   constructor(tn: BindingTransaction, keyspace: Keyspace) {
     this.#tn = tn;
     this.#keyspace = keyspace;
-    const checkOpen = () => this.#checkOpen();
-    this.#reads = new FdbReads(tn, keyspace, checkOpen);
-    this.#snapshotReads = new FdbReads(tn.snapshot(), keyspace, checkOpen);
+    // No per-transaction closures here: under tsx (keepNames) every closure
+    // created costs an Object.defineProperty, which shows in profiles.
+    this.#reads = new FdbReads(tn, keyspace, this);
+  }
+
+  /** @internal Throws when this attempt is committing or over. */
+  assertUsable(): void {
+    this.#checkOpen();
   }
 
   #checkOpen(): void {
@@ -111,6 +121,7 @@ export class FdbTransaction implements Transaction {
 
   snapshot(): ReadTransaction {
     this.#checkOpen();
+    this.#snapshotReads ??= new FdbReads(this.#tn.snapshot(), this.#keyspace, this);
     return this.#snapshotReads;
   }
 
