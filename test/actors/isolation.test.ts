@@ -54,9 +54,9 @@ test('an actor stuck in a synchronous loop is killed by replacing its thread; co
   t.is(await system.call(watcher, { op: 'echo', v: 'unaffected' }), 'unaffected');
 
   const event = await replaced;
-  t.is(event.thread, threadX);
+  t.is(event.thread, threadX as number);
   t.true(event.killed.includes(spinner.id) && event.killed.includes(cohosted.id));
-  t.false(system.threads().includes(threadX as number));
+  t.false(system.threads().includes(event.thread));
   t.true(system.threads().includes(event.replacement));
   const fresh = await system.spawn(probe, {});
   t.is(await system.call(fresh, { op: 'echo', v: 'new' }), 'new');

@@ -1,4 +1,4 @@
-import { type ActorDefinition, type ActorRef, createActorSystem, defineActor, type ExitMessage, type SystemMessage } from '@jobtree/actors';
+import { type ActorDefinition, type ActorRef, createActorSystem, type DownMessage, defineActor, type ExitMessage, type SystemMessage } from '@jobtree/actors';
 import test from 'ava';
 import { eventually } from './fixtures/eventually.js';
 import probe from './fixtures/probe.js';
@@ -16,7 +16,7 @@ test('1,000 actors run on at most 4 threads, each with its own mailbox', async (
   const threads = new Set(refs.map((r) => system.threadOf(r)));
   t.true(threads.size <= 4 && threads.size >= 2, `threads used: ${[...threads].join(',')}`);
   t.false(threads.has(0));
-  refs.forEach((ref, i) => system.cast(ref, { op: 'record', v: i }));
+  for (const [i, ref] of refs.entries()) system.cast(ref, { op: 'record', v: i });
   const logs = await Promise.all(refs.map((ref) => system.call<number[]>(ref, { op: 'log' })));
   t.deepEqual(
     logs,
@@ -65,10 +65,10 @@ const coordinator = defineActor(
       // OTP's shutdown of a child: exit(shutdown), wait for DOWN with a timeout, then kill.
       const ref = ctx.monitor(state.child);
       ctx.exit(state.child, 'shutdown');
-      const first = await ctx.receive((m) => m.type === 'DOWN' && m.ref === ref, 200);
+      const first = await ctx.receive((m) => isDownOf(m, ref), 200);
       if (first !== undefined) return { reply: ['stopped', first] };
       ctx.kill(state.child);
-      const second = await ctx.receive((m) => m.type === 'DOWN' && m.ref === ref, 5000);
+      const second = await ctx.receive((m) => isDownOf(m, ref), 5000);
       return { reply: ['killed', second] };
     },
     handleInfo(msg, state) {
@@ -78,7 +78,10 @@ const coordinator = defineActor(
   },
   'coordinator',
 );
-export { coordinator };
+
+function isDownOf(msg: unknown, ref: string): msg is DownMessage {
+  return (msg as DownMessage).type === 'DOWN' && (msg as DownMessage).ref === ref;
+}
 
 test('a main-placement actor runs on the main thread, gets args by reference, and sees its pooled child crash', async (t) => {
   const system = createActorSystem({ threads: 1 });

@@ -139,8 +139,8 @@ export interface ActorDefinition<Msg, Args> {
   readonly behaviour: Behaviour<Msg, Args, unknown>;
   /** The export of `module` that holds this definition. @default 'default' */
   readonly exportName?: string;
-  /** @internal type carrier */
-  readonly __args?: (args: Args) => void;
+  /** @internal type carrier; a method signature, so any definition is also an `ActorDefinition<unknown, unknown>` */
+  readonly __args?: { carry(args: Args): void };
 }
 
 /** Everything an actor can do; also what the main thread's `ActorSystem` offers. */

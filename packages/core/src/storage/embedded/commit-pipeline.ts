@@ -116,6 +116,7 @@ export class CommitPipeline {
     this.#now = now;
     const version = store.lastVersion();
     this.#lastVersion = version;
+    this.#passedVersion = version;
     this.#log = new ConflictLog(version);
     const snapshot = store.snapshot(version);
     this.#published = snapshot.retain();
