@@ -2,7 +2,7 @@
 // transactions, a read-modify-write, a conflict that the retry loop resolves,
 // a versionstamp, a watch that fires, and close.
 //
-//   pnpm demo                        (the same as: pnpm exec tsx examples/storage-demo.ts)
+//   pnpm demo:storage                (the same as: pnpm exec tsx examples/storage-demo.ts)
 //   pnpm exec tsx examples/storage-demo.ts --path ./.data/demo   keep the data afterwards
 
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -197,6 +197,27 @@ test('a commit is not visible to other transactions before it is acknowledged', 
   await db.close();
 });
 
+test('a retry after a conflict waits for the commit it lost to, so a hot key costs one retry per transaction', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  let attempts = 0;
+  await Promise.all(
+    Array.from({ length: 30 }, () =>
+      db.doTransaction(
+        async (tx) => {
+          attempts++;
+          const n = Number((await tx.get(b('hot')))?.toString() ?? '0');
+          tx.set(b('hot'), b(String(n + 1)));
+        },
+        { retryLimit: 1 },
+      ),
+    ),
+  );
+  t.is((await db.doTransaction((tx) => tx.get(b('hot'))))?.toString(), '30');
+  t.true(attempts <= 60, `${attempts} attempts for 30 commits`);
+  await db.close();
+});
+
 test('reads and commits more than 5 s after the read version fail with transaction_too_old (1007)', async (t) => {
   const dir = tempDir(t);
   let now = 1_000_000;
@@ -281,4 +302,35 @@ test('a transaction still running when the database closes gets a typed error on
   const error = await t.throwsAsync(running, { instanceOf: FdbError });
   t.is(error?.code, FdbErrorCode.client_invalid_operation);
   t.regex(error?.message ?? '', /closed/);
+});
+
+test('hundreds of transactions can hold distinct read versions at once (more than lmdb\'s default 126 readers)', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const holders: Array<Promise<string | undefined>> = [];
+  for (let i = 0; i < 300; i++) {
+    let started!: () => void;
+    const reading = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    holders.push(
+      db.doTransaction(async (tx) => {
+        const seen = (await tx.get(b('n')))?.toString();
+        started();
+        await gate;
+        return seen;
+      }),
+    );
+    await reading;
+    await db.doTransaction((tx) => tx.set(b('n'), b(String(i)))); // a new version for the next reader
+  }
+  release();
+  const seen = await Promise.all(holders);
+  t.is(seen[0], undefined);
+  t.is(seen[299], '298');
+  await db.close();
 });

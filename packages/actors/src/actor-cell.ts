@@ -31,6 +31,8 @@ interface Receiver {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** Messages an actor handles in one turn of its thread's ready loop. */
+const STEP_MESSAGES = 64;
 /** Mailboxes compact their consumed head once it is this long and more than half the array. */
 const COMPACT_AT = 1024;
 
@@ -62,6 +64,8 @@ export class ActorCell {
   #receivers: Receiver[] = [];
   #timers = new Set<NodeJS.Timeout>();
   #stopReason: ExitReason | undefined;
+  /** Inside step(): it reschedules at the end, settle need not. */
+  #stepping = false;
   #dying = false;
   #initialized = false;
   #onStarted: ((id: ActorId, failure?: ExitReason) => void) | undefined;
@@ -122,23 +126,62 @@ export class ActorCell {
     if (this.dead) return;
     if (this.#receivers.length > 0 && env.k !== Kind.call && this.#offer(env)) return;
     this.#mailbox.push(env);
-    if (!this.busy) this.host.schedule(this);
+    if (!this.busy && !this.queued) this.host.schedule(this);
+  }
+
+  /**
+   * A run of casts from one sender (`batch[start .. start + n)`), the hot path
+   * of a cast stream: an idle actor with an empty mailbox handles them at
+   * once, without queueing each one, until a handler goes async.
+   */
+  deliverCasts(batch: readonly unknown[], start: number, n: number, from: ActorId): void {
+    if (this.dead) return;
+    let i = start;
+    const end = start + n;
+    if (this.#receivers.length === 0 && !this.busy && !this.queued && !this.hasMail) {
+      // One envelope serves the whole run: it is never queued, only seen as #current.
+      const env = envelope(Kind.cast, this.id, from, 0, undefined);
+      this.#stepping = true;
+      for (; i < end && !this.busy && !this.dead; i++) {
+        env.m = batch[i];
+        this.#handle(env);
+      }
+      this.#stepping = false;
+    }
+    for (; i < end && !this.dead; i++) this.deliver(envelope(Kind.cast, this.id, from, 0, batch[i]));
+    if (!this.busy && !this.dead && this.hasMail) this.host.schedule(this);
   }
 
   deliverInfo(msg: SystemMessage | TimeoutMessage): void {
     this.deliver(envelope(INFO, this.id, this.id, 0, msg));
   }
 
-  /** Handles the next message. Called by the host's ready loop. */
+  /**
+   * Handles queued messages, up to a budget (so one busy actor cannot starve
+   * the others on its thread). Called by the host's ready loop.
+   */
   step(): void {
-    if (this.busy || this.dead) return;
+    this.#stepping = true;
+    for (let budget = STEP_MESSAGES; budget > 0 && !this.busy && !this.dead && this.hasMail; budget--) this.#handleNext();
+    this.#stepping = false;
+    if (!this.busy && !this.dead && this.hasMail) this.host.schedule(this);
+  }
+
+  #handleNext(): void {
     const env = this.#mailbox[this.#head];
     if (env === undefined) return;
     this.#mailbox[this.#head++] = undefined as unknown as Envelope;
-    if (this.#head >= COMPACT_AT && this.#head * 2 > this.#mailbox.length) {
+    if (this.#head === this.#mailbox.length) {
+      this.#mailbox.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= COMPACT_AT && this.#head * 2 > this.#mailbox.length) {
       this.#mailbox = this.#mailbox.slice(this.#head);
       this.#head = 0;
     }
+    this.#handle(env);
+  }
+
+  #handle(env: Envelope): void {
     this.#current = env;
     this.busy = true;
     let result: unknown;
@@ -197,7 +240,7 @@ export class ActorCell {
     this.#current = undefined;
     this.busy = false;
     if (this.#stopReason !== undefined) this.exit(this.#stopReason, true);
-    else if (this.hasMail) this.host.schedule(this);
+    else if (!this.#stepping && this.hasMail) this.host.schedule(this);
   }
 
   /** `ctx.stop`: at the end of the running handler, or now if none runs. */

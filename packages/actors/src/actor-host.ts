@@ -9,7 +9,7 @@ import { isActorId, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { wrapCore } from './core-bridge.js';
 import { isActorDefinition } from './define-actor.js';
 import { ActorError, callFailure } from './errors.js';
-import { type Envelope, envelope, isEnvelope, Kind, type PostTarget } from './envelope.js';
+import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
 import { isExitReason, malformedReason } from './exit-reason.js';
 import type {
   ActorDefinition,
@@ -52,11 +52,25 @@ export interface Coordinator {
   actorExited(id: ActorId, name: string | undefined, reason: ExitReason): void;
 }
 
-/** A port to another thread, with its outbox. */
+/**
+ * A port to another thread, with its outbox. The outbox is one flat array of
+ * runs `k, to, from, n, (r, m) × n` (casts: `m × n`): consecutive messages with the same kind,
+ * target and sender (a cast loop) share one header, so a batch costs about
+ * what an array of the bare messages costs to clone, and sending allocates
+ * no object per message.
+ */
 interface Peer {
   readonly thread: ThreadId;
   readonly target: PostTarget;
-  queue: Envelope[];
+  queue: unknown[];
+  /** Messages in `queue`. */
+  count: number;
+  /** Where the count of the last run goes (written when the run closes). */
+  runAt: number;
+  runLength: number;
+  runK: number;
+  runTo: ActorId;
+  runFrom: ActorId;
 }
 
 export interface MessageSource extends PostTarget {
@@ -110,6 +124,9 @@ export class ActorHost {
   #kickScheduled = false;
   #dirty: Peer[] = [];
   #flushScheduled = false;
+  #memoId: ActorId = '';
+  #memoThread: ThreadId = -1;
+  #memoPeer: Peer | undefined;
   #corePort: MessagePort | undefined;
   #core: Remote<unknown> | undefined;
   #emptyWaiters: (() => void)[] = [];
@@ -138,19 +155,21 @@ export class ActorHost {
   // ---- threads ------------------------------------------------------------
 
   addPeer(thread: ThreadId, port: MessageSource): void {
-    this.#peers.set(thread, { thread, target: port, queue: [] });
+    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '' });
+    this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     port.on('message', this.receiveBatch);
     const parked = this.#parked.get(thread);
     if (parked !== undefined) {
       this.#parked.delete(thread);
-      for (const env of parked) this.#deliverRemote(thread, env);
+      for (const env of parked) this.#deliverRemote(thread, env.k, env.to, env.from, env.r, env.m);
     }
   }
 
   /** Another thread is gone: its actors died `killed`, as every link, monitor and call here must see. */
   threadDown(thread: ThreadId): void {
     this.#peers.delete(thread);
+    this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     const parked = this.#parked.get(thread);
     this.#parked.delete(thread);
@@ -179,16 +198,27 @@ export class ActorHost {
 
   /** Routes one message by its target's id: a local mailbox, or the outbox of the target's thread. */
   send(k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
-    const env = envelope(k, to, from, r, m);
-    const thread = threadOfId(to);
-    if (thread === this.thread) this.#deliverLocal(env);
-    else this.#deliverRemote(thread, env);
+    // A one-entry memo: a stream of sends to one actor parses its id and finds its port once.
+    if (to !== this.#memoId) {
+      this.#memoId = to;
+      this.#memoThread = threadOfId(to);
+      this.#memoPeer = this.#peers.get(this.#memoThread);
+    }
+    const peer = this.#memoPeer;
+    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
+    else if (this.#memoThread === this.thread) this.#deliverLocal(envelope(k, to, from, r, m));
+    else this.#deliverRemote(this.#memoThread, k, to, from, r, m);
+  }
+
+  #forgetMemo(): void {
+    this.#memoId = '';
+    this.#memoPeer = undefined;
   }
 
   /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
   sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = ''): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, envelope(k, to, from, r, m));
+    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
@@ -196,35 +226,52 @@ export class ActorHost {
     const peer = this.#peers.get(thread);
     if (peer === undefined) return;
     this.#post(peer);
-    peer.target.postMessage([envelope(k, '', '', r, m)], transfer);
+    peer.target.postMessage(k === Kind.cast ? [k, '', '', 1, m] : [k, '', '', 1, r, m], transfer);
   }
 
-  #deliverRemote(thread: ThreadId, env: Envelope): void {
+  #deliverRemote(thread: ThreadId, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, env);
+    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
     else if (thread > this.#highestThread) {
       const parked = this.#parked.get(thread);
+      const env = envelope(k, to, from, r, m);
       if (parked === undefined) this.#parked.set(thread, [env]);
       else parked.push(env);
-    } else this.#bounce(env);
+    } else this.#bounce(envelope(k, to, from, r, m));
   }
 
-  #enqueue(peer: Peer, env: Envelope): void {
+  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
     const queue = peer.queue;
-    queue.push(env);
-    if (queue.length === 1) {
+    // Casts carry no correlation number: their runs hold the messages alone.
+    if (peer.count !== 0 && k === peer.runK && to === peer.runTo && from === peer.runFrom) {
+      peer.runLength++;
+      if (k === Kind.cast) queue.push(m);
+      else queue.push(r, m);
+    } else {
+      if (peer.count !== 0) queue[peer.runAt] = peer.runLength;
+      peer.runAt = queue.length + 3;
+      peer.runLength = 1;
+      peer.runK = k;
+      peer.runTo = to;
+      peer.runFrom = from;
+      if (k === Kind.cast) queue.push(k, to, from, 1, m);
+      else queue.push(k, to, from, 1, r, m);
+    }
+    if (++peer.count === 1) {
       this.#dirty.push(peer);
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         queueMicrotask(this.#flush);
       }
-    } else if (queue.length >= MAX_BATCH) this.#post(peer);
+    } else if (peer.count >= MAX_BATCH) this.#post(peer);
   }
 
   #post(peer: Peer): void {
+    if (peer.count === 0) return;
     const queue = peer.queue;
-    if (queue.length === 0) return;
+    queue[peer.runAt] = peer.runLength;
     peer.queue = [];
+    peer.count = 0;
     peer.target.postMessage(queue);
   }
 
@@ -259,14 +306,32 @@ export class ActorHost {
 
   // ---- receiving ----------------------------------------------------------
 
-  /** The 'message' listener of every port: a batch of envelopes. */
+  /** The 'message' listener of every port: a batch of runs (see Peer). A malformed batch is dropped from where it goes wrong. */
   readonly receiveBatch = (batch: unknown): void => {
     if (!Array.isArray(batch)) return;
-    for (let i = 0; i < batch.length; i++) {
-      const env: unknown = batch[i];
-      if (!isEnvelope(env)) continue;
-      if (env.k >= Kind.spawn) this.#control(env);
-      else this.#deliverLocal(env);
+    const length = batch.length;
+    let i = 0;
+    while (i + 4 <= length) {
+      const k: unknown = batch[i];
+      const to: unknown = batch[i + 1];
+      const from: unknown = batch[i + 2];
+      const n: unknown = batch[i + 3];
+      i += 4;
+      if (typeof k !== 'number' || typeof to !== 'string' || typeof from !== 'string' || typeof n !== 'number') break;
+      if (k === Kind.cast) {
+        // The hot path: a run of casts to one actor looks the actor up once.
+        if (i + n > length) break;
+        this.#cells.get(to)?.deliverCasts(batch, i, n, from);
+        i += n;
+        continue;
+      }
+      if (i + 2 * n > length) break;
+      const control = k >= Kind.spawn;
+      for (let j = 0; j < n; j++, i += 2) {
+        const env = envelope(k, to, from, batch[i] as number | string, batch[i + 1]);
+        if (control) this.#control(env);
+        else this.#deliverLocal(env);
+      }
     }
     this.runReady();
   };
@@ -455,7 +520,8 @@ export class ActorHost {
   resolve(target: ActorRef | ActorId | string): ActorId | undefined {
     if (typeof target === 'object' && target !== null && typeof target.id === 'string') return target.id;
     if (typeof target !== 'string') return undefined;
-    if (isActorId(target)) return target;
+    // Names cannot look like ids (checkName), so the first character decides.
+    if (target.charCodeAt(0) === 60 /* < */) return target;
     return this.names.get(target);
   }
 
@@ -464,8 +530,17 @@ export class ActorHost {
   }
 
   cast(from: ActorId, to: ActorRef | string, msg: unknown): void {
-    const id = this.resolve(to);
-    if (id !== undefined) this.send(Kind.cast, id, from, 0, msg);
+    const id = typeof to === 'string' && to.charCodeAt(0) === 60 /* < */ ? to : this.resolve(to);
+    if (id === undefined) return;
+    // The hot path of a cast loop: same target, same sender, run still open.
+    const peer = this.#memoPeer;
+    if (id === this.#memoId && peer !== undefined && peer.count !== 0 && peer.runK === Kind.cast && peer.runTo === id && peer.runFrom === from && peer.count < MAX_BATCH - 1) {
+      peer.queue.push(msg);
+      peer.count++;
+      peer.runLength++;
+      return;
+    }
+    this.send(Kind.cast, id, from, 0, msg);
   }
 
   call(owner: ActorCell | undefined, from: ActorId, to: ActorRef | string, msg: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {

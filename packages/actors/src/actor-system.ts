@@ -155,28 +155,32 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     }
     try {
       if (request.placement === 'main') return await this.#spawnHere(request);
-      let thread: HostThread | undefined;
-      if (request.placement === 'dedicated') thread = this.#pool.startDedicated();
-      else {
-        thread = this.#pool.pick();
-        // Every pooled thread may be gone for a moment (being replaced): start one.
-        thread ??= this.#pool.start(false);
+      if (request.placement === 'dedicated') {
+        try {
+          return await this.#spawnOn(this.#pool.startDedicated(), request);
+        } finally {
+          if (!this.#closing) this.#pool.keepSpare();
+        }
       }
-      thread.pendingSpawns++;
-      try {
-        await thread.ready;
-      } catch (error) {
-        thread.pendingSpawns--;
-        throw new ActorError('thread_failed', `spawn of ${request.module}: host thread ${thread.id} failed to start: ${(error as Error).message}`);
-      }
-      return await new Promise<ActorId>((resolve, reject) => {
-        const ref = ++this.#orderSeq;
-        this.#orders.set(ref, { thread, request, resolve, reject });
-        this.#host.sendControl(thread.id, Kind.spawn, '', ref, orderOf(request));
-      });
+      return await this.#spawnOn(this.#pool.pick() ?? this.#pool.start(false), request);
     } finally {
       if (name !== undefined) this.#reserved.delete(name);
     }
+  }
+
+  async #spawnOn(thread: HostThread, request: SpawnRequest): Promise<ActorId> {
+    thread.pendingSpawns++;
+    try {
+      await thread.ready;
+    } catch (error) {
+      thread.pendingSpawns--;
+      throw new ActorError('thread_failed', `spawn of ${request.module}: host thread ${thread.id} failed to start: ${(error as Error).message}`);
+    }
+    return new Promise<ActorId>((resolve, reject) => {
+      const ref = ++this.#orderSeq;
+      this.#orders.set(ref, { thread, request, resolve, reject });
+      this.#host.sendControl(thread.id, Kind.spawn, '', ref, orderOf(request));
+    });
   }
 
   async #spawnHere(request: SpawnRequest): Promise<ActorId> {

@@ -1,6 +1,7 @@
-// The one wire format between threads: a plain object of fixed shape (so V8
-// keeps it monomorphic and structured clone stays cheap), posted in arrays so
-// that everything sent to one thread in one tick costs one postMessage.
+// What travels between threads. In a thread an envelope is a plain object of
+// fixed shape (V8 keeps it monomorphic); on the wire, everything sent to one
+// thread in one tick goes as one flat array in one postMessage (see Peer in
+// actor-host.ts).
 
 import type { ActorId } from './interfaces.js';
 
@@ -82,6 +83,3 @@ export function envelope(k: number, to: ActorId, from: ActorId, r: number | stri
   return { k, to, from, r, m };
 }
 
-export function isEnvelope(value: unknown): value is Envelope {
-  return typeof value === 'object' && value !== null && typeof (value as Envelope).k === 'number' && typeof (value as Envelope).to === 'string';
-}

@@ -152,19 +152,23 @@ export class ThreadPool {
   /**
    * A thread for a dedicated actor. Starting a thread costs tens of
    * milliseconds (hundreds when it must load tsx), so after the first one a
-   * spare is kept started: a dedicated spawn takes it and starts the next.
+   * spare is kept started (`keepSpare`): a dedicated spawn takes it.
    */
   startDedicated(): HostThread {
-    let thread = this.#spare;
-    if (thread === undefined) thread = this.start(true);
-    else {
-      thread.spare = false;
-      thread.dedicated = true;
-    }
+    const thread = this.#spare;
+    if (thread === undefined) return this.start(true);
+    this.#spare = undefined;
+    thread.spare = false;
+    thread.dedicated = true;
+    return thread;
+  }
+
+  /** Starts the next spare, after a dedicated spawn (so that its start does not slow that spawn). */
+  keepSpare(): void {
+    if (this.#spare !== undefined) return;
     const spare = this.start(false);
     spare.spare = true;
     this.#spare = spare;
-    return thread;
   }
 
   /** The pooled thread with the fewest actors (ties: the oldest). */

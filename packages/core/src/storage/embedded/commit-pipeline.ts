@@ -168,36 +168,38 @@ export class CommitPipeline {
     return new Promise((resolve) => this.#durableWaiters.push({ version, priority, readKeys, readRanges, resolve }));
   }
 
-  /** Wakes retries waiting for `passed` or older (durable, or failed and so never to be read). */
+  /** Wakes the first retry whose wait is over (`passed`: durable, or failed and so never to be read). */
   #wakeDurableWaiters(passed: number): void {
-    if (this.#durableWaiters.length === 0) return;
-    const ready = this.#durableWaiters.filter((w) => w.version <= passed);
-    if (ready.length === 0) return;
-    // Stable sort: equal priorities keep their arrival order.
-    ready.sort((a, b) => b.priority - a.priority);
-    const first = ready[0] as RetryWaiter;
-    this.#durableWaiters = this.#durableWaiters.filter((w) => w !== first);
-    first.resolve();
-    if (ready.length > 1 && !this.#recheckQueued) {
+    if (!this.#durableWaiters.some((w) => w.version <= passed)) return;
+    this.#wakeWaiters(1);
+    if (this.#durableWaiters.some((w) => w.version <= this.#passedVersion) && !this.#recheckQueued) {
       this.#recheckQueued = true;
-      setImmediate(() => this.#recheckWaiters());
+      setImmediate(() => {
+        this.#recheckQueued = false;
+        this.#wakeWaiters(Number.POSITIVE_INFINITY);
+      });
     }
   }
 
-  #recheckWaiters(): void {
-    this.#recheckQueued = false;
-    const durable = this.durableVersion;
-    const waiting: RetryWaiter[] = [];
-    for (const waiter of this.#durableWaiters) {
-      if (waiter.version > this.#passedVersion) waiting.push(waiter);
-      else if (this.#log.conflicts(durable, waiter.readKeys, waiter.readRanges)) {
-        waiter.version = this.#lastVersion;
-        waiting.push(waiter);
-      } else {
-        waiter.resolve();
-      }
+  /**
+   * Wakes up to `limit` waiters whose version has passed, highest priority
+   * first, skipping (and re-arming for the newest version) those whose last
+   * read set conflicts with a commit that is not durable yet.
+   */
+  #wakeWaiters(limit: number): void {
+    const ready = this.#durableWaiters.filter((w) => w.version <= this.#passedVersion);
+    // Stable sort: equal priorities keep their arrival order.
+    ready.sort((a, b) => b.priority - a.priority);
+    const woken = new Set<RetryWaiter>();
+    for (const waiter of ready) {
+      if (woken.size >= limit) break;
+      // Only commits after #passedVersion count: older ones are readable now (or failed, never to be read).
+      if (this.#log.conflicts(this.#passedVersion, waiter.readKeys, waiter.readRanges)) waiter.version = this.#lastVersion;
+      else woken.add(waiter);
     }
-    this.#durableWaiters = waiting;
+    if (woken.size === 0) return;
+    this.#durableWaiters = this.#durableWaiters.filter((w) => !woken.has(w));
+    for (const waiter of woken) waiter.resolve();
   }
 
   /** The durable snapshot, retained for a transaction; it must `release()` it. */
@@ -314,15 +316,7 @@ export class CommitPipeline {
       return;
     }
     write.committed.then(
-      () => {
-        const snapshot = this.#store.snapshot(writing.version).retain();
-        this.#head.release();
-        this.#head = snapshot;
-        writing.snapshot = snapshot.retain();
-        this.#writing = undefined;
-        this.#writeNext();
-        this.#advance();
-      },
+      () => this.#captureSnapshot(writing, 0),
       (error: unknown) => this.#writeFailed(writing, error),
     );
     write.flushed.then(
@@ -336,6 +330,28 @@ export class CommitPipeline {
         this.#advance();
       },
     );
+  }
+
+  /**
+   * Takes the read snapshot of a batch lmdb just committed. Nothing else
+   * is written until it is taken (it must show exactly this batch), so if
+   * lmdb has no free reader slot right now (long transactions hold them),
+   * it tries again shortly rather than failing a batch that is already in.
+   */
+  #captureSnapshot(batch: Batch, attempt: number): void {
+    let snapshot: StoreSnapshot;
+    try {
+      snapshot = this.#store.snapshot(batch.version).retain();
+    } catch {
+      setTimeout(() => this.#captureSnapshot(batch, attempt + 1), Math.min(2 ** attempt, 50));
+      return;
+    }
+    this.#head.release();
+    this.#head = snapshot;
+    batch.snapshot = snapshot.retain();
+    this.#writing = undefined;
+    this.#writeNext();
+    this.#advance();
   }
 
   #writeFailed(batch: Batch, error: unknown): void {

@@ -28,6 +28,7 @@ export class EmbeddedDatabase implements Database {
   readonly #store: LmdbStore;
   readonly #pipeline: CommitPipeline;
   #closed: Promise<void> | undefined;
+  readonly #begin = (): EmbeddedTransaction => new EmbeddedTransaction(this.#pipeline);
 
   private constructor(lock: DirectoryLock, store: LmdbStore, pipeline: CommitPipeline) {
     this.path = lock.directory;
@@ -56,19 +57,7 @@ export class EmbeddedDatabase implements Database {
     if (this.#closed !== undefined) {
       return Promise.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed'));
     }
-    return retryTransaction(
-      () => {
-        const tx = new EmbeddedTransaction(this.#pipeline);
-        return {
-          tx,
-          commit: () => tx.commit(),
-          abandon: (reason: unknown) => tx.abandon(reason),
-          beforeRetry: (error: FdbError, attempt: number) => tx.beforeRetry(error, attempt),
-        };
-      },
-      body,
-      options,
-    );
+    return retryTransaction(this.#begin, body, options);
   }
 
   /** Waits for accepted commits to be durable, cancels watches, closes lmdb and releases the directory. */

@@ -15,6 +15,7 @@ import {
   checkValue,
   checkVersionstampOffset,
 } from '../limits.js';
+import type { Attempt } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
 import type { CommitPipeline, CommitResult } from './commit-pipeline.js';
 import type { StoreSnapshot } from './lmdb-store.js';
@@ -39,7 +40,7 @@ function checkLimit(limit: unknown): number {
   return limit === 0 ? Number.POSITIVE_INFINITY : limit;
 }
 
-export class EmbeddedTransaction implements Transaction {
+export class EmbeddedTransaction implements Transaction, Attempt {
   readonly #pipeline: CommitPipeline;
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;

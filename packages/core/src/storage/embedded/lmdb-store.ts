@@ -21,6 +21,8 @@ import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
 /** Keys longer than this are stored in buckets (see above). */
 export const LONG_KEY_PREFIX = 1900;
 const BUCKET_KEY_BYTES = LONG_KEY_PREFIX + 1;
+/** lmdb reader slots (lmdb's default is 126); each costs 64 bytes in the lock file. */
+const MAX_READERS = 4096;
 const META_VERSION = Buffer.from('last-commit-version');
 const META_EMPTY_KEY = Buffer.from('empty-key');
 const EMPTY = Buffer.alloc(0);
@@ -173,7 +175,15 @@ export class LmdbStore {
   constructor(path: string) {
     // separateFlushed: a write's promise resolves at commit and carries a
     // second `flushed` promise; the engine needs both moments (see commit-pipeline.ts).
-    this.#root = open<Buffer, Buffer>({ path, keyEncoding: 'binary', encoding: 'binary', separateFlushed: true });
+    // maxReaders: every commit batch gets its own lmdb read snapshot, held
+    // while any transaction reads at that version (up to the 5 s life).
+    this.#root = open<Buffer, Buffer>({
+      path,
+      keyEncoding: 'binary',
+      encoding: 'binary',
+      separateFlushed: true,
+      maxReaders: MAX_READERS,
+    });
     this.#data = this.#root.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
     this.#meta = this.#root.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
   }
