@@ -93,3 +93,22 @@ test('kill of an actor on a responsive thread removes it at once and drops furth
   t.is(await system.call(neighbour, { op: 'echo', v: 'same thread still up' }), 'same thread still up');
   t.is(system.threads().length, 1);
 });
+
+test('a host thread that dies of an uncaught exception outside handlers is replaced; its actors die killed', async (t) => {
+  const system = createActorSystem({ threads: 1 });
+  t.teardown(() => system.shutdown());
+  const a = await system.spawn(probe, {});
+  const b = await system.spawn(probe, {});
+  const onMain = await system.spawn(probe, {}, { placement: 'main' });
+  await system.call(onMain, { op: 'link', to: b.id });
+  await system.call(onMain, { op: 'trap', on: true });
+  const replaced = new Promise<{ killed: string[] }>((resolve) => system.events.once('thread_replaced', resolve));
+  const downB = system.monitor(b);
+  system.cast(a, { op: 'throwLater' });
+  t.is(await downB, 'killed');
+  const exit = await eventually(async () => (await system.call<ExitMessage[]>(onMain, { op: 'infos' })).find((m) => m.type === 'EXIT'), 'EXIT');
+  t.deepEqual(exit, { type: 'EXIT', from: b.id, reason: 'killed' });
+  t.deepEqual((await replaced).killed.sort(), [a.id, b.id].sort());
+  const fresh = await system.spawn(probe, {});
+  t.is(await system.call(fresh, { op: 'echo', v: 'ok' }), 'ok');
+});

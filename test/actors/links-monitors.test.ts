@@ -45,6 +45,9 @@ test('an abnormal exit propagates along links to non-trapping actors; each dies 
   await settled(b.id, c.id);
   const downA = system.monitor(a);
   const downB = system.monitor(b);
+  // The monitors must be in place before c's exit signal races them there.
+  await system.call(a, { op: 'echo', v: 0 });
+  await system.call(b, { op: 'echo', v: 0 });
   system.cast(c, { op: 'throw' });
   t.like(await downB, { error: { message: 'cast handler threw' } });
   t.like(await downA, { error: { message: 'cast handler threw' } });
@@ -58,8 +61,9 @@ test('a normal exit does not take linked actors down; a trapping actor gets EXIT
   await settled(plain.id, child.id);
   await system.call(trapping, { op: 'link', to: child.id });
   await settled(trapping.id, child.id);
+  const childDown = system.monitor(child);
   system.cast(child, { op: 'stop', reason: 'normal' });
-  t.is(await system.monitor(child), 'normal');
+  t.is(await childDown, 'normal');
   const exit = await eventually(async () => (await infos(trapping.id)).find((m) => m.type === 'EXIT'), 'EXIT');
   t.deepEqual(exit, { type: 'EXIT', from: child.id, reason: 'normal' });
   t.is(await system.call(plain, { op: 'echo', v: 'still here' }), 'still here');
@@ -96,13 +100,15 @@ test('after unlink, a crash no longer propagates; a kill reaches a linked actor 
   await settled(a.id, b.id);
   await system.call(a, { op: 'unlink', to: b.id });
   await settled(a.id, b.id);
+  const downB = system.monitor(b);
   system.cast(b, { op: 'throw' });
-  t.like(await system.monitor(b), { error: { message: 'cast handler threw' } });
+  t.like(await downB, { error: { message: 'cast handler threw' } });
   t.is(await system.call(a, { op: 'echo', v: 'alive' }), 'alive');
   const c = await system.spawn(probe, {});
   await system.call(a, { op: 'link', to: c.id });
   await settled(a.id, c.id);
   const downA = system.monitor(a);
+  await system.call(a, { op: 'echo', v: 0 });
   system.kill(c);
   t.is(await downA, 'killed');
 });

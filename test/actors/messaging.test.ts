@@ -98,3 +98,30 @@ test('a stop result replies first, then the actor ends with the given reason', a
   t.is(await system.call(b, { op: 'stop', reason: { shutdown: 'done' } }), 'stopping');
   t.deepEqual(await down, { shutdown: 'done' });
 });
+
+test('a message that cannot be copied to another thread gives a typed error or is dropped, never a crash', async (t) => {
+  const b = await system.spawn(probe, {});
+  const fn = () => 1;
+  const error = await t.throwsAsync(system.call(b, { op: 'echo', v: fn } as unknown as ProbeMsg));
+  t.like(error, { name: 'ActorError', code: 'bad_argument' });
+  system.cast(b, { op: 'record', v: fn } as unknown as ProbeMsg);
+  system.cast(b, { op: 'record', v: 'after' });
+  t.deepEqual(await system.call(b, { op: 'log' }), ['after']);
+  const spawn = await t.throwsAsync(system.spawn(probe, { reportFile: fn } as never));
+  t.like(spawn, { name: 'ActorError', code: 'init_failed', reason: { error: { name: 'DataCloneError' } } });
+});
+
+// Serial: ava runs serial tests before the others, so blocking the main thread delays no other test's timers.
+test.serial('actors on two host threads talk directly: their messages flow while the main thread is blocked', async (t) => {
+  const [a, b] = await pair();
+  system.cast(a, { op: 'castMany', to: b.id, count: 1000, delayMs: 20 });
+  await null; // the cast leaves at the next microtask
+  // Block the main thread well past a's delay. A route through the main thread
+  // would hold every message until after the call below has been answered.
+  const until = Date.now() + 400;
+  while (Date.now() < until) {
+    // busy on purpose
+  }
+  const log = await system.call<number[]>(b, { op: 'log' });
+  t.is(log.length, 1000);
+});

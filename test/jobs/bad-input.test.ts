@@ -22,6 +22,9 @@ const notJson: [string, unknown][] = [
   ['Infinity', Number.POSITIVE_INFINITY],
   ['a Map', new Map([[1, 2]])],
   ['a class instance', new (class Point {})()],
+  // These two have a toJSON method: they would be stored, but read back as something else.
+  ['a Date', { at: new Date(0) }],
+  ['an object with toJSON', { toJSON: () => 'stand-in' }],
   ['too large', { s: 'x'.repeat(MAX_JOB_DATA_BYTES) }],
 ];
 
@@ -53,6 +56,37 @@ test('types and ids must be non-empty strings within their byte limits', async (
   }
   await jobs.add(T1, 'é'.repeat(MAX_ID_BYTES / 2), {});
   t.is(await jobs.pendingCount(T1), 1, 'the longest valid id works');
+});
+
+test('ids and types with a lone surrogate are refused: they would share a key with U+FFFD', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  for (const id of ['\uD800', 'a\uDC00b', 'x\uD83D']) {
+    await t.throwsAsync(jobs.add(T1, id, {}), { code: 'invalid_job_id' });
+  }
+  await t.throwsAsync(jobs.setTypeTimeout('t\uDFFF', 5), { code: 'invalid_job_type' });
+  t.deepEqual(await jobs.getJobs(T1), []);
+  // A well-formed pair is fine and reads back as written.
+  await jobs.add(T1, 'rocket-\u{1F680}', {});
+  t.deepEqual(
+    (await jobs.getJobs(T1)).map((job) => job.id),
+    ['rocket-\u{1F680}'],
+  );
+});
+
+test('resubmit with something that is neither a type nor a job handle is invalid_job_type', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await t.throwsAsync(jobs.resubmit(42 as unknown as string, 'j'), { code: 'invalid_job_type' });
+  await t.throwsAsync(jobs.resubmit(undefined as unknown as string, 'j'), { code: 'invalid_job_type' });
+});
+
+test('pendingCount limit must be an integer >= 0 or Infinity', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.add(T1, 'j', {});
+  for (const limit of [-1, 2.5, Number.NaN, '3']) {
+    await t.throwsAsync(jobs.pendingCount(T1, { limit: limit as number }), { code: 'invalid_option' });
+  }
+  t.is(await jobs.pendingCount(T1, { limit: Number.POSITIVE_INFINITY }), 1);
+  t.is(await jobs.pendingCount(T1, { limit: 0 }), 0);
 });
 
 test('a type without a timeout is refused, and nothing is written', async (t) => {

@@ -104,6 +104,28 @@ test('getJobs, foldJobs and pendingCount page through big types under 1007 witho
   t.true((budget.state.recorder!.injected.get(FdbErrorCode.transaction_too_old) ?? 0) >= 2);
 });
 
+test('a bulk batch that conflicts runs again at the same size and loses nothing', async (t) => {
+  const state = { conflicts: 0, left: 0 };
+  const { jobs } = await openTempJobs(t, (db) =>
+    new RecordingDatabase(db, {
+      inject: (stats) => {
+        if (state.left === 0 || stats.writes === 0) return undefined;
+        state.left -= 1;
+        state.conflicts += 1;
+        return new FdbError(FdbErrorCode.not_committed, 'injected conflict');
+      },
+    }),
+  );
+  await runningJobs(jobs, 30);
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  state.left = 3;
+  const ids = await jobs.reEnqueueInactive(T1, since, { batchSize: 100 });
+  t.is(state.conflicts, 3);
+  t.is(new Set(ids).size, 30);
+  t.is(await jobs.pendingCount(T1), 30);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
+
 test('a batch that fails even at the minimum size surfaces the storage error', async (t) => {
   const budget = budgeted({ writes: 1 });
   const { jobs } = await openTempJobs(t, budget.wrap);

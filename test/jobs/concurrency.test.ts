@@ -2,6 +2,7 @@
 // inside update/finish makes double completion impossible.
 
 import test from 'ava';
+import { JobsError } from '@jobtree/core';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
@@ -65,18 +66,32 @@ test('two concurrent finishes of one handle: exactly one wins', async (t) => {
 });
 
 test('blocked workers share a burst of jobs without losing or duplicating any', async (t) => {
+  t.timeout(30_000);
   const { jobs } = await openTempJobs(t);
   const taken: string[] = [];
+  let allTaken: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    allTaken = resolve;
+  });
+  // Workers wait without a deadline (no timing assumption on a loaded box);
+  // close() ends the ones still blocked once the burst is done.
   const workers = Array.from({ length: 4 }, async () => {
-    for (;;) {
-      const job = await jobs.accept(T1, { timeout: 1_500 });
-      if (!job) return;
-      taken.push(job.id);
-      await jobs.finish(job);
+    try {
+      for (;;) {
+        const job = await jobs.accept(T1, { timeout: Number.POSITIVE_INFINITY });
+        if (!job) throw new Error('an accept without a deadline returned no job');
+        taken.push(job.id);
+        await jobs.finish(job);
+        if (taken.length === 40) allTaken();
+      }
+    } catch (error) {
+      if (!JobsError.is(error, 'closed')) throw error;
     }
   });
   await new Promise((resolve) => setTimeout(resolve, 50));
   await Promise.all(Array.from({ length: 40 }, (_, i) => jobs.add(T1, `burst-${i}`, {})));
+  await done;
+  await jobs.close();
   await Promise.all(workers);
   t.is(taken.length, 40);
   t.is(new Set(taken).size, 40);

@@ -106,8 +106,12 @@ test('basic_accept_and_finish: accept makes the job running; finish validates da
 
 test('accept_blocking: a blocked accept is woken by the next add, and times out without one', async (t) => {
   const { jobs } = await openTempJobs(t);
-  const first = jobs.accept(T1, { timeout: 10_000 });
+  let settled = false;
+  const first = jobs.accept(T1, { timeout: 10_000 }).finally(() => {
+    settled = true;
+  });
   await delay(50);
+  t.false(settled, 'the accept waits while the queue is empty');
   await jobs.add(T1, J1, {});
   t.is((await first)?.id, J1);
 

@@ -57,6 +57,17 @@ test('jobs of equal rank are all accepted, in some order', async (t) => {
   t.is((await jobs.accept(T1))?.id, 'worse');
 });
 
+test('workers pick at random among jobs of equal rank, not always the first key', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  const ids = Array.from({ length: 20 }, (_, index) => `same-${String(index).padStart(2, '0')}`);
+  for (const id of ids) await jobs.add(T1, id, {}, { scheduledTime: 100 });
+  const taken: string[] = [];
+  for (let i = 0; i < 5; i++) taken.push((await jobs.accept(T1))!.id);
+  // Taking the front key every time would give same-00..same-04; a random
+  // pick gives exactly that with probability 1/(20*19*18*17*16).
+  t.notDeepEqual(taken, ids.slice(0, 5));
+});
+
 test('pendingCount honours maxSchedTime and limit', async (t) => {
   const { jobs } = await openTempJobs(t);
   for (let i = 0; i < 30; i++) await jobs.add(T1, `j${i}`, {}, { scheduledTime: i, priority: i % 3 });

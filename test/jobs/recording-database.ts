@@ -23,11 +23,14 @@ export interface AttemptStats {
 export interface RecordingOptions {
   /** Called after every read and write of an attempt; returning an error makes the attempt fail with it. */
   inject?: (stats: AttemptStats) => FdbError | undefined;
+  /** Awaited before each doTransaction call reaches the real database: holds a transaction "in flight". */
+  beforeTransaction?: () => Promise<void> | undefined;
 }
 
 export class RecordingDatabase implements Database {
   readonly #inner: Database;
   readonly #inject: RecordingOptions['inject'];
+  readonly #beforeTransaction: RecordingOptions['beforeTransaction'];
   /** doTransaction calls. */
   transactions = 0;
   /** Write counts of the attempts that committed. */
@@ -38,6 +41,7 @@ export class RecordingDatabase implements Database {
   constructor(inner: Database, options: RecordingOptions = {}) {
     this.#inner = inner;
     this.#inject = options.inject;
+    this.#beforeTransaction = options.beforeTransaction;
   }
 
   get kind() {
@@ -46,6 +50,7 @@ export class RecordingDatabase implements Database {
 
   async doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T> {
     this.transactions += 1;
+    await this.#beforeTransaction?.();
     let last: AttemptStats = { reads: 0, writes: 0 };
     const result = await this.#inner.doTransaction(async (tx) => {
       const stats: AttemptStats = { reads: 0, writes: 0 };

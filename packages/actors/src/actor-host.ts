@@ -10,7 +10,7 @@ import { wrapCore } from './core-bridge.js';
 import { isActorDefinition } from './define-actor.js';
 import { ActorError, callFailure } from './errors.js';
 import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
-import { isExitReason, malformedReason } from './exit-reason.js';
+import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -98,7 +98,7 @@ const MAX_BATCH = 512;
 /** Messages handled in one go before the ready loop yields to the event loop. */
 const STEP_BUDGET = 10_000;
 /** OTP's gen_server:call default. */
-export const DEFAULT_CALL_TIMEOUT_MS = 5000;
+const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
 export class ActorHost {
   readonly thread: ThreadId;
@@ -134,10 +134,6 @@ export class ActorHost {
   constructor(thread: ThreadId, highestThread: ThreadId) {
     this.thread = thread;
     this.#highestThread = Math.max(thread, highestThread);
-  }
-
-  get actorCount(): number {
-    return this.#cells.size;
   }
 
   /** This thread's end of the core bridge. */
@@ -272,7 +268,58 @@ export class ActorHost {
     queue[peer.runAt] = peer.runLength;
     peer.queue = [];
     peer.count = 0;
-    peer.target.postMessage(queue);
+    try {
+      peer.target.postMessage(queue);
+    } catch {
+      this.#postOneByOne(peer, queue);
+    }
+  }
+
+  /**
+   * A batch failed to clone (a function or a class instance with private
+   * state in some message): post its messages one by one, and deal with each
+   * one that cannot be copied, so that one bad message neither crashes the
+   * thread nor takes the others with it.
+   */
+  #postOneByOne(peer: Peer, queue: unknown[]): void {
+    let i = 0;
+    while (i + 4 <= queue.length) {
+      const k = queue[i] as number;
+      const to = queue[i + 1] as ActorId;
+      const from = queue[i + 2] as ActorId;
+      const n = queue[i + 3] as number;
+      i += 4;
+      for (let j = 0; j < n; j++) {
+        const r = k === Kind.cast ? 0 : (queue[i++] as number | string);
+        const m = queue[i++];
+        try {
+          peer.target.postMessage(k === Kind.cast ? [k, to, from, 1, m] : [k, to, from, 1, r, m]);
+        } catch (error) {
+          this.#uncopyable(peer.thread, k, to, from, r, error);
+        }
+      }
+    }
+  }
+
+  #uncopyable(thread: ThreadId, k: number, to: ActorId, from: ActorId, r: number | string, error: unknown): void {
+    const info = errorInfo(error);
+    const why = `it cannot be copied to thread ${thread} (${info.message})`;
+    switch (k) {
+      case Kind.call:
+        this.#takeCall(r as number)?.reject(new ActorError('bad_argument', `call to ${to}: ${why}`));
+        return;
+      case Kind.reply:
+        this.send(Kind.callFailed, to, from, r, { error: { ...info, message: `the reply of ${from}: ${why}` } });
+        return;
+      case Kind.spawn:
+        this.onControl?.(envelope(Kind.spawnFailed, '', '', r, { error: { ...info, message: `spawn arguments: ${why}` } }));
+        return;
+      case Kind.spawnRequest:
+        this.onControl?.(envelope(Kind.spawnOutcome, '', '', r, { code: 'bad_argument', message: `spawn arguments: ${why}`, reason: undefined }));
+        return;
+      default:
+        process.emitWarning(`jobtree actors: a message to ${to || `thread ${thread}`} was dropped: ${why}`);
+    }
   }
 
   readonly #flush = (): void => {
@@ -486,14 +533,6 @@ export class ActorHost {
   killLocal(id: ActorId): void {
     this.#cells.get(id)?.kill();
     this.runReady();
-  }
-
-  isAlive(id: ActorId): boolean {
-    return this.#cells.has(id);
-  }
-
-  localIds(): ActorId[] {
-    return [...this.#cells.keys()];
   }
 
   /** Stops every actor here with `reason` (running terminate), killing those not done within `timeoutMs`. */

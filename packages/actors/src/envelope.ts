@@ -61,8 +61,6 @@ export const Kind = {
   ready: 36,
 } as const;
 
-export type KindValue = (typeof Kind)[keyof typeof Kind];
-
 export interface Envelope {
   k: number;
   /** The target actor, or '' for a message to the thread itself. */

@@ -25,11 +25,6 @@ export function malformedReason(detail: string): ExitReason {
   return { error: { name: 'MalformedMessage', message: detail } };
 }
 
-/** OTP: only `normal` is a clean exit; links propagate everything else to non-trapping actors. */
-export function isNormal(reason: ExitReason): boolean {
-  return reason === 'normal';
-}
-
 /** Checks an exit reason handed in by user code (`exit`, `stop`). */
 export function isExitReason(value: unknown): value is ExitReason {
   if (value === 'normal' || value === 'shutdown' || value === 'killed' || value === 'noproc') return true;

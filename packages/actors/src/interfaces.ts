@@ -147,7 +147,10 @@ export interface ActorDefinition<Msg, Args> {
 export interface ActorOperations {
   spawn<M, A>(definition: ActorDefinition<M, A>, args: A, options?: SpawnOptions): Promise<ActorRef<M>>;
   cast<M>(to: ActorRef<M> | string, msg: M): void;
-  /** Rejects with `ActorError` code `timeout`, `noproc`, or `exit` (carrying the callee's reason). */
+  /**
+   * Rejects with `ActorError` code `timeout`, `noproc`, `killed`, or `exit` (carrying the callee's reason).
+   * `timeoutMs` defaults to 5000 (OTP's gen_server:call); `Infinity` waits forever.
+   */
   call<R = unknown, M = unknown>(to: ActorRef<M> | string, msg: M, timeoutMs?: number): Promise<R>;
   /** Sends an exit signal (`exit(Pid, Reason)`); `'kill'` is the same as `kill()`. */
   exit(target: ActorRef | ActorId, reason: ExitReason | 'kill'): void;

@@ -74,6 +74,13 @@ export function isBatchTooBig(error: unknown): boolean {
 
 /** Other retryable errors (conflicts) run the same batch again, at most this often. */
 const MAX_CONFLICT_RETRIES = 100;
+/** Longest pause before running a conflicted batch again. */
+const MAX_CONFLICT_BACKOFF_MS = 100;
+
+function conflictBackoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(MAX_CONFLICT_BACKOFF_MS, 2 ** Math.min(attempt, 10));
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /**
  * Runs one batch `body(tx, size)` in its own transaction. The storage retry
@@ -100,6 +107,9 @@ export async function runBatch<T>(
       }
       if (FdbError.is(error) && error.retryable && conflicts < MAX_CONFLICT_RETRIES) {
         conflicts += 1;
+        // As the storage retry loop does: a short random pause, so two bulk
+        // jobs that conflicted do not collide again in lockstep.
+        await conflictBackoff(conflicts);
         continue;
       }
       throw error;

@@ -61,6 +61,7 @@ export interface ResubmitOptions extends AddOptions {
   /**
    * New job data. Applied to pending and finished jobs; a running job's data
    * belongs to its worker and is left unchanged.
+   * @default the job's current data
    */
   data?: unknown;
 }

@@ -13,11 +13,15 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
  */
 export const MAX_JOB_DATA_BYTES = 96 * 1024;
 
-const encoder = new TextEncoder();
-
 class NotJson extends Error {}
 
 function rejectNonJson(this: unknown, key: string, value: unknown): unknown {
+  // JSON.stringify calls toJSON before the replacer, so `value` may already
+  // be a stand-in (a Date's string): look at what the holder really holds.
+  const original = (this as Record<string, unknown>)[key];
+  if (hasToJson(original)) {
+    throw new NotJson(`${where(key)} is ${kindOf(original)} with a toJSON method, so it would not read back as written`);
+  }
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -38,6 +42,20 @@ function rejectNonJson(this: unknown, key: string, value: unknown): unknown {
   }
 }
 
+/** Whether JSON.stringify would call a toJSON method: it does so for objects and BigInts only. */
+function hasToJson(value: unknown): boolean {
+  if (typeof value === 'object') return value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
+  if (typeof value === 'bigint') return typeof (BigInt.prototype as { toJSON?: unknown }).toJSON === 'function';
+  return false;
+}
+
+function kindOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return `a ${typeof value}`;
+  const proto = Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null;
+  const name = proto === Object.prototype ? undefined : proto?.constructor?.name;
+  return name ? `a ${name}` : 'an object';
+}
+
 function where(key: string): string {
   return key === '' ? 'the data' : `the value at key ${JSON.stringify(key)}`;
 }
@@ -45,7 +63,8 @@ function where(key: string): string {
 /**
  * The UTF-8 JSON encoding of `data`, or `JobsError('invalid_job_data')` when
  * `data` is not JSON: undefined (also at the top), functions, symbols,
- * BigInt, non-finite numbers, cycles, non-plain objects, sparse arrays, or
+ * BigInt, non-finite numbers, cycles, non-plain objects, values with a
+ * `toJSON` method (a Date would read back as a string), sparse arrays, or
  * more than {@link MAX_JOB_DATA_BYTES} once encoded.
  */
 export function encodeJobData(data: unknown): Buffer {
@@ -56,7 +75,7 @@ export function encodeJobData(data: unknown): Buffer {
     const reason = error instanceof NotJson ? error.message : `JSON.stringify failed: ${(error as Error).message}`;
     throw new JobsError('invalid_job_data', `job data must be JSON: ${reason}`, { cause: error });
   }
-  const bytes = Buffer.from(encoder.encode(json));
+  const bytes = Buffer.from(json, 'utf8'); // lone surrogates are already \u-escaped by JSON.stringify
   if (bytes.length > MAX_JOB_DATA_BYTES) {
     throw new JobsError('invalid_job_data', `job data is ${bytes.length} bytes once encoded; the limit is ${MAX_JOB_DATA_BYTES}`);
   }

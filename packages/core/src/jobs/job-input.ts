@@ -8,9 +8,19 @@ export const MAX_TYPE_BYTES = 256;
 /** Longest job id, in UTF-8 bytes. Type + id stay far below the 10 kB key limit. */
 export const MAX_ID_BYTES = 1024;
 
+/**
+ * A UTF-16 surrogate without its pair. UTF-8 cannot encode one: the tuple
+ * layer writes U+FFFD instead, so two different strings would share a key
+ * and an id read back from storage would not be the id that was written.
+ */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 export function checkType(type: unknown): string {
   if (typeof type !== 'string' || type.length === 0) {
     throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${describe(type)}`);
+  }
+  if (LONE_SURROGATE.test(type)) {
+    throw new JobsError('invalid_job_type', `a job type must be valid Unicode, got ${describe(type)} (a lone surrogate)`);
   }
   const bytes = Buffer.byteLength(type, 'utf8');
   if (bytes > MAX_TYPE_BYTES) {
@@ -22,6 +32,9 @@ export function checkType(type: unknown): string {
 export function checkId(id: unknown): string {
   if (typeof id !== 'string' || id.length === 0) {
     throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${describe(id)}`);
+  }
+  if (LONE_SURROGATE.test(id)) {
+    throw new JobsError('invalid_job_id', `a job id must be valid Unicode, got ${describe(id)} (a lone surrogate)`);
   }
   const bytes = Buffer.byteLength(id, 'utf8');
   if (bytes > MAX_ID_BYTES) {

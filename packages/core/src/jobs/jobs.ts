@@ -12,14 +12,13 @@ import type { KeyRange } from '../keys/subspace.js';
 import {
   type Versionstamp,
   isVersionstamp,
-  TUPLE_VERSIONSTAMP_LENGTH,
   versionstampFromBytes,
   versionstampToBytes,
 } from '../keys/versionstamp.js';
 import { AcceptBatcher } from './accept-batcher.js';
-import type { AcceptBatch } from './accept-batcher.js';
+import type { AcceptOutcome } from './accept-batcher.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
-import { decodeJobData, encodeJobData, NULL_JOB_DATA } from './job-data.js';
+import { decodeJobData, encodeJobData } from './job-data.js';
 import type { JsonValue } from './job-data.js';
 import {
   checkAcceptTimeout,
@@ -32,9 +31,20 @@ import {
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
+import { decodeJobRecord, encodeJobRecord } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
-import { dequeuePending, enqueuePending, removePending, countPendingPage } from './pending-queue.js';
+import {
+  acceptJobs,
+  pendingRecord,
+  readRecord,
+  reEnqueuePage,
+  resubmitRecord,
+  touchActivity,
+  writePending,
+  writeRunning,
+} from './job-transitions.js';
+import type { Changes } from './job-transitions.js';
+import { countPendingPage, removePending } from './pending-queue.js';
 import type {
   AcceptOptions,
   AddOptions,
@@ -47,9 +57,6 @@ import type {
   WorkerResubmitOptions,
 } from './interfaces.js';
 
-/** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
-const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
-
 /** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
 const MIN_SCHEDULE_WAIT_MS = 100;
 
@@ -60,12 +67,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export async function openJobs(options: OpenJobsOptions = {}): Promise<Jobs> {
   if ('database' in options) return new Jobs(options.database, { ownsDatabase: false });
   return new Jobs(await openDatabase(options), { ownsDatabase: true });
-}
-
-interface Changes {
-  data: Buffer | undefined;
-  priority: number | undefined;
-  scheduledTime: number | undefined;
 }
 
 export class Jobs {
@@ -81,6 +82,10 @@ export class Jobs {
   readonly #scanBatch = new AdaptiveBatchSize({ initial: 500 });
   readonly #countBatch = new AdaptiveBatchSize({ initial: 5_000, max: 100_000 });
 
+  /**
+   * Prefer {@link openJobs}. `ownsDatabase`: whether `close()` also closes
+   * `database`. @default false
+   */
   constructor(database: Database, options: { ownsDatabase?: boolean } = {}) {
     this.#database = database;
     this.#ownsDatabase = options.ownsDatabase ?? false;
@@ -100,12 +105,14 @@ export class Jobs {
     await this.#run((tx) => tx.set(keys.typeTimeout, value));
   }
 
+  /** The activity timeout of a type in seconds, or `undefined` when it has none. */
   async getTypeTimeout(type: string): Promise<number | undefined> {
     const keys = this.#typeKeys(type);
     const value = await this.#run((tx) => tx.get(keys.typeTimeout));
     return value === undefined ? undefined : value.readDoubleBE(0);
   }
 
+  /** Removes a type's timeout: later `add`s of that type fail with `no_type_timeout`; its jobs stay. */
   async clearTypeTimeout(type: string): Promise<void> {
     const keys = this.#typeKeys(type);
     await this.#run((tx) => tx.clear(keys.typeTimeout));
@@ -181,7 +188,8 @@ export class Jobs {
     idOrOptions?: string | WorkerResubmitOptions,
     options: ResubmitOptions = {},
   ): Promise<JobState | Job> {
-    if (typeof typeOrJob !== 'string') {
+    // Anything but a job handle is taken as a type, so a bad one gets invalid_job_type.
+    if (typeof typeOrJob === 'object' && typeOrJob !== null) {
       return this.#resubmitOwnJob(typeOrJob, (idOrOptions ?? {}) as WorkerResubmitOptions);
     }
     const keys = this.#typeKeys(typeOrJob);
@@ -197,16 +205,19 @@ export class Jobs {
 
   // --- monitoring ----------------------------------------------------------
 
+  /** `'pending' | 'running' | 'finished'`, or `undefined` for a job that does not exist. */
   async getJobState(type: string, id: string): Promise<JobState | undefined> {
     const record = await this.#readOne(type, id);
     return record?.state;
   }
 
+  /** The job's data as last written, or `undefined` for a job that does not exist. */
   async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
     const record = await this.#readOne(type, id);
     return record === undefined ? undefined : decodeJobData(record.data);
   }
 
+  /** State, data, priority, schedule and resubmit flag of a job, read in one transaction. */
   async getJob(type: string, id: string): Promise<JobInfo | undefined> {
     const record = await this.#readOne(type, id);
     return record === undefined ? undefined : jobInfo(type, id, record);
@@ -239,8 +250,8 @@ export class Jobs {
     const keys = this.#typeKeys(type);
     const maxScheduledTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    if (typeof limit !== 'number' || Number.isNaN(limit) || limit < 0) {
-      throw new JobsError('invalid_option', `pendingCount's limit is a number >= 0, got ${describe(limit)}`);
+    if (limit !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(limit) && limit >= 0)) {
+      throw new JobsError('invalid_option', `pendingCount's limit is an integer >= 0 or Infinity, got ${describe(limit)}`);
     }
     let count = 0;
     let start: Buffer | undefined = keys.pending.range().begin;
@@ -277,12 +288,22 @@ export class Jobs {
     if (noSchedule && maxSchedTime !== undefined) {
       throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
     }
-    const batcher = this.#acceptBatcher(keys, noSchedule ? 'any' : maxSchedTime);
+    const bound = noSchedule ? 'any' : maxSchedTime;
     const deadline = performance.now() + timeout;
     for (;;) {
       this.#checkOpen();
       const remaining = deadline - performance.now();
-      const result = await batcher.take(remaining > 0);
+      let result: AcceptOutcome;
+      try {
+        // Looked up on every round: a batcher that went idle while this
+        // accept waited has left the map, and sharing the current one keeps
+        // all accepts of the type in one transaction.
+        result = await this.#acceptBatcher(keys, bound).take(remaining > 0);
+      } catch (error) {
+        // close() may have closed the database under the batch: say so.
+        this.#checkOpen();
+        throw error;
+      }
       if (result.job) return result.job;
       if (result.watch === undefined || remaining <= 0) {
         result.watch?.cancel();
@@ -423,7 +444,12 @@ export class Jobs {
     });
   }
 
-  /** Ids of running jobs accepted or updated at or after `since`. */
+  /**
+   * Ids of running jobs accepted or updated at or after the commit of
+   * `since`. The seed reads strictly after the stamp; here the rows of one
+   * accept batch share a commit and differ only in their user version, so
+   * the whole commit counts (as in `getInactiveSince`).
+   */
   async getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
     const keys = this.#typeKeys(type);
     const begin = keys.activityCommitStart(checkVersionstamp(since));
@@ -544,6 +570,12 @@ export class Jobs {
       await Promise.race([
         watch.promise,
         new Promise<void>((resolve) => {
+          // close() may have run while the transaction that made this watch
+          // was in flight: it woke the waiters it knew, not this one.
+          if (this.#closed) {
+            resolve();
+            return;
+          }
           wake = resolve;
           this.#closing.add(resolve);
           if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
@@ -557,133 +589,7 @@ export class Jobs {
   }
 }
 
-// --- record helpers (all run inside a transaction body) --------------------
-
-async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
-  const value = await tx.get(keys.job(id));
-  return value === undefined ? undefined : decodeJobRecord(value);
-}
-
-function pendingRecord(priority: number, scheduledTime: number, data: Buffer | undefined): JobRecord {
-  return {
-    state: 'pending',
-    seq: undefined,
-    lock: undefined,
-    resubmit: false,
-    priority,
-    scheduledTime,
-    data: data ?? NULL_JOB_DATA,
-  };
-}
-
-function writePending(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
-  tx.set(keys.job(id), encodeJobRecord(record));
-  enqueuePending(tx, keys, id, record.priority, record.scheduledTime);
-}
-
-/**
- * Writes a running record under a fresh sequence (this commit's
- * versionstamp) and moves the job's activity row to that sequence.
- */
-function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, userVersion = 0): void {
-  if (record.seq) tx.clear(keys.activityKey(record.seq));
-  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true, userVersion), RECORD_SEQ_OFFSET);
-  const template = keys.activityTemplateFor(userVersion);
-  tx.setVersionstampedKey(template.key, template.offset, Buffer.from(id, 'utf8'));
-}
-
-/** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
-function touchActivity(tx: Transaction, keys: TypeKeys): void {
-  tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
-}
-
-/** `add`/`resubmit` of an existing job, by state (DESIGN.md §4). */
-function resubmitRecord(
-  tx: Transaction,
-  keys: TypeKeys,
-  id: string,
-  current: JobRecord,
-  changes: Changes,
-  now: number,
-): JobState {
-  const priority = changes.priority ?? current.priority;
-  switch (current.state) {
-    case 'finished': {
-      // Enqueued again; without new data it keeps its data (the seed crashed here).
-      const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data));
-      touchActivity(tx, keys);
-      return 'pending';
-    }
-    case 'pending': {
-      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
-      const data = changes.data ?? current.data;
-      const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
-      if (!moved && data.equals(current.data)) return 'pending'; // read-only: nothing changed
-      if (moved) {
-        removePending(tx, keys, id, current.priority, current.scheduledTime);
-        enqueuePending(tx, keys, id, priority, scheduledTime);
-      }
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data }));
-      return 'pending';
-    }
-    case 'running': {
-      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
-      if (current.resubmit && priority === current.priority && scheduledTime === current.scheduledTime) {
-        return 'running';
-      }
-      // The worker owns the data of a running job: only the flag and the
-      // schedule of the next run change.
-      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime }));
-      return 'running';
-    }
-  }
-}
-
-/**
- * Takes up to `count` due jobs and makes each running under a fresh lock.
- * Each gets its own user version, so their activity rows differ although
- * they share this commit's versionstamp.
- */
-async function acceptJobs(
-  tx: Transaction,
-  keys: TypeKeys,
-  maxScheduledTime: number | undefined,
-  count: number,
-  wantWatch: boolean,
-): Promise<AcceptBatch> {
-  const jobs: Job[] = [];
-  for (;;) {
-    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length);
-    const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
-    taken.jobs.forEach((next, index) => {
-      const record = records[index];
-      if (record === undefined || record.state !== 'pending') return; // a stale queue entry, now cleared
-      const lock = newLock();
-      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
-      writeRunning(tx, keys, next.id, running, jobs.length);
-      jobs.push({
-        type: keys.type,
-        id: next.id,
-        lock,
-        data: decodeJobData(record.data),
-        priority: record.priority,
-        scheduledTime: record.scheduledTime,
-        resubmit: false,
-      });
-    });
-    if (jobs.length > 0) touchActivity(tx, keys);
-    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined };
-    // Stale entries only: try again; the queue is shorter by them now.
-    if (taken.jobs.length > 0) continue;
-    if (!wantWatch) return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime };
-    // The watch is created in the transaction that saw no due job: an
-    // enqueue committed after our read version changes the counter and
-    // fires it, so no job can slip in between the read and the wait.
-    await tx.snapshot().get(keys.watchesPending);
-    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime };
-  }
-}
+// --- reads and small helpers ---------------------------------------------
 
 async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string[]> {
   const rows = await tx.getRange(range.begin, range.end);
@@ -693,29 +599,6 @@ async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string
 /** The end of the activity range of rows stamped at or before the commit of `since`. */
 function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
   return keys.activityCommitEnd(checkVersionstamp(since));
-}
-
-async function reEnqueuePage(
-  tx: Transaction,
-  keys: TypeKeys,
-  end: Buffer,
-  size: number,
-): Promise<{ ids: string[]; done: boolean }> {
-  // Rows are cleared as they are handled, so each page starts at the front.
-  const rows = await tx.getRange(keys.activity.range().begin, end, { limit: size });
-  const records = await Promise.all(rows.map((row) => readRecord(tx, keys, row.value.toString('utf8'))));
-  const ids: string[] = [];
-  rows.forEach((row, index) => {
-    tx.clear(row.key);
-    const id = row.value.toString('utf8');
-    const record = records[index];
-    // A row whose job moved on (removed, or updated in between) is stale.
-    if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data));
-    ids.push(id);
-  });
-  if (rows.length > 0) touchActivity(tx, keys);
-  return { ids, done: rows.length < size };
 }
 
 function jobInfo(type: string, id: string, record: JobRecord): JobInfo {

@@ -12,7 +12,8 @@ import type { TransactionOptions } from './interfaces.js';
  * measurable on the hot path, more so under tsx, which names each one.)
  */
 export interface Attempt {
-  commit(): Promise<void>;
+  /** Commits; `undefined` when the attempt is already committed (nothing to wait for). */
+  commit(): Promise<void> | undefined;
   /** Frees the attempt after an error (its own or the body's). */
   abandon(reason: unknown): void;
   /**
@@ -32,6 +33,16 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/**
+ * Runs `body` in attempts from `begin` until one commits. Each `await` costs
+ * a turn of the microtask queue, a real share of a short transaction's time,
+ * so a body that returns a plain value, and a commit with nothing to wait
+ * for, are not awaited.
+ */
 export async function retryTransaction<Tx extends Attempt, T>(
   begin: () => Tx,
   body: (tx: Tx) => Promise<T> | T,
@@ -42,8 +53,11 @@ export async function retryTransaction<Tx extends Attempt, T>(
     const current = begin();
     let wait: Promise<void> | undefined;
     try {
-      const result = await body(current);
-      await current.commit();
+      const returned = body(current);
+      // A body's promise (or any thenable) is settled before the commit.
+      const result = isPromiseLike(returned) ? await returned : returned;
+      const committing = current.commit();
+      if (committing !== undefined) await committing;
       return result;
     } catch (error) {
       current.abandon(error);

@@ -46,20 +46,30 @@ export interface CommitRequest {
   readonly snapshot: StoreSnapshot | undefined;
 }
 
-export interface CommitResult {
+/** An accepted commit: its versionstamp is known at once, its durability later. */
+export interface CommitTicket {
   version: number;
   /** The transaction's place in its batch. */
   order: number;
+  /**
+   * Resolves once the batch is durable; rejects when it failed. Shared by
+   * every transaction of the batch (one promise per batch, not per commit).
+   */
+  durable: Promise<void>;
+}
+
+/** A versionstamped key, resolved once the commit has joined a batch. */
+interface StampedChange extends KeyChange {
+  key: Buffer;
+  keyString: string;
 }
 
 interface Member {
   request: CommitRequest;
   order: number;
-  stampedKeys: KeyChange[];
+  stampedKeys: StampedChange[];
   /** Per watch, the value the transaction saw; filled when the batch is built. */
   seen: Array<Buffer | undefined>;
-  resolve: (result: CommitResult) => void;
-  reject: (error: unknown) => void;
 }
 
 /** A transaction that lost a conflict, waiting to retry. */
@@ -78,11 +88,21 @@ interface Batch {
   version: number;
   writes: BatchWrites;
   members: Member[];
+  /** What every member's commit waits for; settled when the batch is published. */
+  durable: Promise<void>;
+  resolveDurable: () => void;
+  rejectDurable: (error: unknown) => void;
   changes: Map<string, KeyChange>;
   /** The store right after this batch, taken when lmdb committed it. */
   snapshot: StoreSnapshot | undefined;
   flushed: boolean;
   error: unknown;
+}
+
+/** The value of `key` once the changes built so far are applied over `base`. */
+function valueAfter(changes: Map<string, KeyChange>, base: StoreSnapshot, key: Buffer, keyString: string): Buffer | undefined {
+  const change = changes.get(keyString);
+  return change === undefined ? base.get(key) : change.value;
 }
 
 export class CommitPipeline {
@@ -207,18 +227,20 @@ export class CommitPipeline {
     return this.#published.retain();
   }
 
-  /** Resolves once the transaction is durable; rejects with 1020 on a conflict. */
-  commit(request: CommitRequest): Promise<CommitResult> {
-    if (this.#closing) return Promise.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed'));
+  /**
+   * Resolves the transaction against newer commits and adds it to the open
+   * batch; throws 1020 on a conflict. Its ticket's `durable` resolves once
+   * it is durable.
+   */
+  commit(request: CommitRequest): CommitTicket {
+    if (this.#closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
     const { readVersion } = request;
     if (readVersion !== undefined && (request.readKeys.length > 0 || request.readRanges.length > 0)) {
       if (!this.#log.covers(readVersion)) {
-        return Promise.reject(new FdbError(FdbErrorCode.transaction_too_old, 'the read version is older than the conflict log'));
+        throw new FdbError(FdbErrorCode.transaction_too_old, 'the read version is older than the conflict log');
       }
       if (this.#log.conflicts(readVersion, request.readKeys, request.readRanges)) {
-        return Promise.reject(
-          new FdbError(FdbErrorCode.not_committed, 'a key this transaction read was changed by a newer commit'),
-        );
+        throw new FdbError(FdbErrorCode.not_committed, 'a key this transaction read was changed by a newer commit');
       }
     }
     let batch = this.#open;
@@ -230,24 +252,23 @@ export class CommitPipeline {
     const { writes } = request;
     for (const [keyString, mutation] of writes.points) this.#log.recordKey(batch.writes, mutation.key, keyString);
     for (const [start, end] of writes.clears) this.#log.recordRange(batch.writes, start, end);
-    const stampedKeys: KeyChange[] = [];
+    const stampedKeys: StampedChange[] = [];
     for (const { template, offset, value } of writes.stampedKeys) {
       const key = stampTemplate(template, offset, batch.version, order);
-      this.#log.recordKey(batch.writes, key, key.toString('latin1'));
-      stampedKeys.push({ key, value });
+      const keyString = key.toString('latin1');
+      this.#log.recordKey(batch.writes, key, keyString);
+      stampedKeys.push({ key, keyString, value });
     }
     for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key, key.toString('latin1'));
-    const joined = batch;
-    return new Promise<CommitResult>((resolve, reject) => {
-      joined.members.push({ request, order, stampedKeys, seen: [], resolve, reject });
-      this.#queueWrite();
-    });
+    batch.members.push({ request, order, stampedKeys, seen: [] });
+    this.#queueWrite();
+    return { version: batch.version, order, durable: batch.durable };
   }
 
   /** Arms the watches of a transaction that committed without writing anything. */
-  armReadOnly(request: CommitRequest): void {
-    const source = request.snapshot ?? this.#published;
-    for (const watch of request.watches) {
+  armReadOnly(watches: readonly KeyWatch[], snapshot: StoreSnapshot | undefined): void {
+    const source = snapshot ?? this.#published;
+    for (const watch of watches) {
       this.#watches.arm(watch, source.get(watch.key), this.#published.get(watch.key));
     }
   }
@@ -267,10 +288,22 @@ export class CommitPipeline {
   #openBatch(): Batch {
     const version = Math.max(this.#lastVersion + 1, Date.now() * 1000);
     this.#lastVersion = version;
+    let resolveDurable!: () => void;
+    let rejectDurable!: (error: unknown) => void;
+    const durable = new Promise<void>((resolve, reject) => {
+      resolveDurable = resolve;
+      rejectDurable = reject;
+    });
+    // Every member awaits it; this only keeps a failed batch whose members
+    // all gave up from counting as an unhandled rejection.
+    durable.catch(() => {});
     const batch: Batch = {
       version,
       writes: this.#log.open(version),
       members: [],
+      durable,
+      resolveDurable,
+      rejectDurable,
       changes: new Map(),
       snapshot: undefined,
       flushed: false,
@@ -370,10 +403,6 @@ export class CommitPipeline {
    */
   #build(batch: Batch, base: StoreSnapshot): void {
     const changes = batch.changes;
-    const current = (key: Buffer, keyString: string): Buffer | undefined => {
-      const change = changes.get(keyString);
-      return change === undefined ? base.get(key) : change.value;
-    };
     for (const member of batch.members) {
       const { writes, watches } = member.request;
       for (const [start, end] of writes.clears) {
@@ -394,7 +423,7 @@ export class CommitPipeline {
             changes.set(keyString, { key: mutation.key, value: undefined });
             break;
           case 'add':
-            changes.set(keyString, { key: mutation.key, value: applyAdd(current(mutation.key, keyString), mutation.operand) });
+            changes.set(keyString, { key: mutation.key, value: applyAdd(valueAfter(changes, base, mutation.key, keyString), mutation.operand) });
             break;
           case 'stamped-value':
             changes.set(keyString, {
@@ -404,10 +433,10 @@ export class CommitPipeline {
             break;
         }
       }
-      for (const change of member.stampedKeys) changes.set(change.key.toString('latin1'), { ...change });
+      for (const { key, keyString, value } of member.stampedKeys) changes.set(keyString, { key, value });
       for (const watch of watches) {
         const wrote = writes.touches(watch.key, watch.keyString) || member.stampedKeys.some((c) => c.key.equals(watch.key));
-        if (wrote) member.seen.push(current(watch.key, watch.keyString));
+        if (wrote) member.seen.push(valueAfter(changes, base, watch.key, watch.keyString));
         else member.seen.push((member.request.snapshot ?? base).get(watch.key));
       }
     }
@@ -433,7 +462,7 @@ export class CommitPipeline {
       const failure = new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to write a commit batch', {
         cause: batch.error,
       });
-      for (const member of batch.members) member.reject(failure);
+      batch.rejectDurable(failure);
       this.#wakeDurableWaiters(batch.version);
       return;
     }
@@ -444,9 +473,9 @@ export class CommitPipeline {
       const unknown = new FdbError(FdbErrorCode.commit_unknown_result, 'the commit batch may not have reached the disk', {
         cause: batch.error,
       });
-      for (const member of batch.members) member.reject(unknown);
+      batch.rejectDurable(unknown);
     } else {
-      for (const member of batch.members) member.resolve({ version: batch.version, order: member.order });
+      batch.resolveDurable();
       this.#watches.onDurable(batch.changes);
       for (const member of batch.members) {
         const { watches } = member.request;

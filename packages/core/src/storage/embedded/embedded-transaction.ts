@@ -17,12 +17,15 @@ import {
 } from '../limits.js';
 import type { Attempt } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
-import type { CommitPipeline, CommitResult } from './commit-pipeline.js';
+import type { CommitPipeline, CommitRequest, CommitTicket } from './commit-pipeline.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
 import { KeyWatch } from './watch-registry.js';
 
 type State = 'open' | 'committing' | 'committed' | 'failed';
+
+const NO_KEYS: readonly Buffer[] = [];
+const NO_WATCHES: readonly KeyWatch[] = [];
 
 /** The smallest key after `key`: `key + \x00`. */
 function keyAfter(key: Buffer): Buffer {
@@ -30,6 +33,21 @@ function keyAfter(key: Buffer): Buffer {
   key.copy(next);
   next[key.length] = 0;
   return next;
+}
+
+/**
+ * Adds what a buffered point mutation makes of a key to a range read's
+ * results (`stored`: the value in the snapshot); true once `limit` is reached.
+ */
+function emitPoint(mutation: PointMutation, stored: Buffer | undefined, limit: number, out: KeyValue[]): boolean {
+  let value: Buffer | undefined;
+  if (mutation.kind === 'set') value = Buffer.from(mutation.value);
+  else if (mutation.kind === 'add') value = applyAdd(stored, mutation.operand);
+  else if (mutation.kind === 'stamped-value') {
+    throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range contains a key whose versionstamped value is unknown');
+  }
+  if (value !== undefined) out.push({ key: Buffer.from(mutation.key), value });
+  return out.length >= limit;
 }
 
 function checkLimit(limit: unknown): number {
@@ -40,19 +58,41 @@ function checkLimit(limit: unknown): number {
   return limit === 0 ? Number.POSITIVE_INFINITY : limit;
 }
 
+/**
+ * `tx.snapshot()`: the same reads without read conflicts. A class rather
+ * than an object of arrow functions, which tsx (esbuild keepNames) would
+ * name one by one with `Object.defineProperty` for every transaction.
+ */
+class SnapshotReads implements ReadTransaction {
+  readonly #tx: EmbeddedTransaction;
+
+  constructor(tx: EmbeddedTransaction) {
+    this.#tx = tx;
+  }
+
+  get(key: Bytes): Promise<Buffer | undefined> {
+    return this.#tx.readKey(key, false);
+  }
+
+  getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.#tx.readRange(start, end, options, false);
+  }
+}
+
 export class EmbeddedTransaction implements Transaction, Attempt {
   readonly #pipeline: CommitPipeline;
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;
   #readVersionAt = 0;
-  readonly #writes = new PendingWrites();
+  // Created on first use: most transactions only read, or never use some of these.
+  #writes: PendingWrites | undefined;
   readonly #readKeys: string[] = [];
   readonly #readRanges: Array<[Buffer, Buffer]> = [];
-  readonly #writeConflictKeys: Buffer[] = [];
+  #writeConflictKeys: Buffer[] | undefined;
   #conflictBytes = 0;
-  readonly #watches: KeyWatch[] = [];
+  #watches: KeyWatch[] | undefined;
   #stamp: { promise: Promise<Buffer>; resolve: (stamp: Buffer) => void; reject: (error: unknown) => void } | undefined;
-  #snapshotView: ReadTransaction | undefined;
+  #snapshotView: SnapshotReads | undefined;
   /** When the commit conflicted: the newest version then (a retry should read at least this). */
   #conflictedBefore: number | undefined;
 
@@ -63,53 +103,55 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   // --- reads -------------------------------------------------------------
 
   get(key: Bytes): Promise<Buffer | undefined> {
-    try {
-      return Promise.resolve(this.#get(checkKey(key), true));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.readKey(key, true);
   }
 
   getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    return this.readRange(start, end, options, true);
+  }
+
+  snapshot(): ReadTransaction {
+    this.#snapshotView ??= new SnapshotReads(this);
+    return this.#snapshotView;
+  }
+
+  /**
+   * `get`, adding a read conflict or not (`snapshot().get`).
+   * @internal
+   */
+  readKey(key: Bytes, conflict: boolean): Promise<Buffer | undefined> {
     try {
-      return Promise.resolve(this.#getRange(start, end, options, true));
+      return Promise.resolve(this.#get(checkKey(key), conflict));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  snapshot(): ReadTransaction {
-    this.#snapshotView ??= {
-      get: (key: Bytes) => {
-        try {
-          return Promise.resolve(this.#get(checkKey(key), false));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      },
-      getRange: (start: Bytes, end: Bytes, options?: RangeOptions) => {
-        try {
-          return Promise.resolve(this.#getRange(start, end, options, false));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      },
-    };
-    return this.#snapshotView;
+  /**
+   * `getRange`, adding a read conflict range or not (`snapshot().getRange`).
+   * @internal
+   */
+  readRange(start: Bytes, end: Bytes, options: RangeOptions | undefined, conflict: boolean): Promise<KeyValue[]> {
+    try {
+      return Promise.resolve(this.#getRange(start, end, options, conflict));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #get(key: Buffer, conflict: boolean): Buffer | undefined {
     this.#checkOpen();
     const snapshot = this.#readSnapshot();
-    if (this.#writes.isEmpty) {
+    const writes = this.#writes;
+    if (writes === undefined) {
       if (conflict) this.#addReadKey(key.toString('latin1'), key.length);
       return snapshot.get(key);
     }
-    if (this.#writes.stampedKeys.length > 0 && this.#writes.isStampedKey(key)) {
+    if (writes.stampedKeys.length > 0 && writes.isStampedKey(key)) {
       throw new FdbError(FdbErrorCode.accessed_unreadable, 'this transaction set a versionstamped key that may be this one');
     }
     const keyString = key.toString('latin1');
-    const buffered = this.#writes.read(key, keyString);
+    const buffered = writes.read(key, keyString);
     // A copy, so that changing what a read returned cannot change the pending write.
     if (buffered.found && !('addOver' in buffered)) return buffered.value && Buffer.from(buffered.value);
     if (conflict) this.#addReadKey(keyString, key.length);
@@ -125,12 +167,13 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const reverse = options?.reverse === true;
     this.#checkOpen();
     const snapshot = this.#readSnapshot();
-    if (this.#writes.stampedKeys.length > 0 && this.#writes.rangeHasStampedKey(start, end)) {
+    const writes = this.#writes;
+    if (writes !== undefined && writes.stampedKeys.length > 0 && writes.rangeHasStampedKey(start, end)) {
       throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range may contain a key this transaction versionstamped');
     }
     const results: KeyValue[] = [];
     if (Buffer.compare(start, end) < 0) {
-      if (this.#writes.touchesRange(start, end)) this.#mergeRange(snapshot, start, end, reverse, limit, results);
+      if (writes?.touchesRange(start, end)) this.#mergeRange(writes, snapshot, start, end, reverse, limit, results);
       else {
         for (const entry of snapshot.range(start, end, reverse)) {
           results.push(entry);
@@ -152,37 +195,40 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   }
 
   /** A range read through the buffered writes: snapshot entries merged with point mutations, minus cleared ranges. */
-  #mergeRange(snapshot: StoreSnapshot, start: Buffer, end: Buffer, reverse: boolean, limit: number, out: KeyValue[]): void {
-    const points = this.#writes.pointsInside(start, end);
+  #mergeRange(
+    writes: PendingWrites,
+    snapshot: StoreSnapshot,
+    start: Buffer,
+    end: Buffer,
+    reverse: boolean,
+    limit: number,
+    out: KeyValue[],
+  ): void {
+    const points = writes.pointsInside(start, end);
     if (reverse) points.reverse();
+    // Comparisons are multiplied by this, so that "comes first" is `< 0` in both directions.
+    const direction = reverse ? -1 : 1;
     let next = 0;
-    const before = (a: Buffer, b: Buffer) => (reverse ? Buffer.compare(a, b) > 0 : Buffer.compare(a, b) < 0);
-    const emitPoint = (mutation: PointMutation, stored: Buffer | undefined): boolean => {
-      let value: Buffer | undefined;
-      if (mutation.kind === 'set') value = Buffer.from(mutation.value);
-      else if (mutation.kind === 'add') value = applyAdd(stored, mutation.operand);
-      else if (mutation.kind === 'stamped-value') {
-        throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range contains a key whose versionstamped value is unknown');
-      }
-      if (value !== undefined) out.push({ key: Buffer.from(mutation.key), value });
-      return out.length >= limit;
-    };
     for (const entry of snapshot.range(start, end, reverse)) {
-      for (let point = points[next]; point !== undefined && before(point.key, entry.key); point = points[++next]) {
-        if (emitPoint(point, undefined)) return;
+      for (
+        let point = points[next];
+        point !== undefined && Buffer.compare(point.key, entry.key) * direction < 0;
+        point = points[++next]
+      ) {
+        if (emitPoint(point, undefined, limit, out)) return;
       }
       const point = points[next];
       if (point?.key.equals(entry.key)) {
         next++;
-        if (emitPoint(point, entry.value)) return;
+        if (emitPoint(point, entry.value, limit, out)) return;
         continue;
       }
-      if (this.#writes.cleared(entry.key)) continue;
+      if (writes.cleared(entry.key)) continue;
       out.push(entry);
       if (out.length >= limit) return;
     }
     for (let point = points[next]; point !== undefined; point = points[++next]) {
-      if (emitPoint(point, undefined)) return;
+      if (emitPoint(point, undefined, limit, out)) return;
     }
   }
 
@@ -223,13 +269,13 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const k = checkKey(key);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#writes.set(Buffer.from(k), k.toString('latin1'), Buffer.from(v));
+    this.#pendingWrites().set(Buffer.from(k), k.toString('latin1'), Buffer.from(v));
   }
 
   clear(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#writes.clear(Buffer.from(k), k.toString('latin1'));
+    this.#pendingWrites().clear(Buffer.from(k), k.toString('latin1'));
   }
 
   clearRange(start: Bytes, end: Bytes): void {
@@ -237,14 +283,14 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const e = checkRangeEnd(end);
     checkRange(s, e);
     this.#checkOpen();
-    if (Buffer.compare(s, e) < 0) this.#writes.clearRange(Buffer.from(s), Buffer.from(e));
+    if (Buffer.compare(s, e) < 0) this.#pendingWrites().clearRange(Buffer.from(s), Buffer.from(e));
   }
 
   atomicAdd(key: Bytes, delta: number | bigint): void {
     const k = checkKey(key);
     const operand = addOperand(delta);
     this.#checkOpen();
-    this.#writes.add(Buffer.from(k), k.toString('latin1'), operand);
+    this.#pendingWrites().add(Buffer.from(k), k.toString('latin1'), operand);
   }
 
   setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
@@ -252,7 +298,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const at = checkVersionstampOffset(template, offset);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#writes.setStampedKey(Buffer.from(template), at, Buffer.from(v));
+    this.#pendingWrites().setStampedKey(Buffer.from(template), at, Buffer.from(v));
   }
 
   setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void {
@@ -260,7 +306,12 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
-    this.#writes.setStampedValue(Buffer.from(k), k.toString('latin1'), Buffer.from(template), at);
+    this.#pendingWrites().setStampedValue(Buffer.from(k), k.toString('latin1'), Buffer.from(template), at);
+  }
+
+  #pendingWrites(): PendingWrites {
+    this.#writes ??= new PendingWrites();
+    return this.#writes;
   }
 
   getVersionstamp(): Promise<Buffer> {
@@ -303,7 +354,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   addWriteConflictKey(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#writeConflictKeys.push(Buffer.from(k));
+    (this.#writeConflictKeys ??= []).push(Buffer.from(k));
     this.#conflictBytes += k.length;
   }
 
@@ -313,7 +364,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const k = checkKey(key);
     this.#checkOpen();
     const watch = new KeyWatch(Buffer.from(k), k.toString('latin1'));
-    this.#watches.push(watch);
+    (this.#watches ??= []).push(watch);
     return watch;
   }
 
@@ -330,57 +381,81 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   }
 
   /**
-   * Commits: resolves once durable. Called by `doTransaction`; a
-   * transaction is used for one attempt only.
+   * Commits: the promise resolves once durable; `undefined` when there is
+   * nothing to wait for (a read-only transaction is committed on return).
+   * Called by `doTransaction`; a transaction is used for one attempt only.
    * @internal
    */
-  async commit(): Promise<void> {
+  commit(): Promise<void> | undefined {
     this.#checkOpen();
     this.#state = 'committing';
     try {
+      const writes = this.#writes;
+      if ((writes === undefined || writes.isEmpty) && this.#writeConflictKeys === undefined) {
+        this.#commitReadOnly();
+        return undefined;
+      }
       this.#checkAge();
-      const size = this.#writes.bytes + this.#conflictBytes;
+      const size = (writes?.bytes ?? 0) + this.#conflictBytes;
       if (size > MAX_TRANSACTION_BYTES) {
         throw new FdbError(
           FdbErrorCode.transaction_too_large,
           `the transaction is ${size} bytes (writes and conflict ranges); the limit is ${MAX_TRANSACTION_BYTES}`,
         );
       }
-      const request = {
-        readVersion: this.#snapshot?.version,
-        readKeys: this.#readKeys,
-        readRanges: this.#readRanges,
-        writes: this.#writes,
-        writeConflictKeys: this.#writeConflictKeys,
-        watches: this.#watches,
-        snapshot: this.#snapshot,
-      };
-      let result: CommitResult | undefined;
-      if (this.#writes.isEmpty && this.#writeConflictKeys.length === 0) {
-        if (this.#pipeline.closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
-        this.#pipeline.armReadOnly(request);
-      } else {
-        const versionAtCommit = this.#pipeline.lastVersion;
-        try {
-          result = await this.#pipeline.commit(request);
-        } catch (error) {
-          if (FdbError.is(error, 'not_committed')) this.#conflictedBefore = versionAtCommit;
-          throw error;
-        }
+      const versionAtCommit = this.#pipeline.lastVersion;
+      let ticket: CommitTicket;
+      try {
+        ticket = this.#pipeline.commit(this.#request(writes ?? new PendingWrites()));
+      } catch (error) {
+        if (FdbError.is(error, 'not_committed')) this.#conflictedBefore = versionAtCommit;
+        throw error;
       }
-      this.#state = 'committed';
-      this.#releaseSnapshot();
-      if (this.#stamp !== undefined) {
-        if (result === undefined) {
-          this.#stamp.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'a read-only transaction has no versionstamp'));
-        } else {
-          this.#stamp.resolve(versionstamp(result.version, result.order));
-        }
-      }
+      return this.#awaitDurable(ticket);
     } catch (error) {
       this.abandon(error);
       throw error;
     }
+  }
+
+  /**
+   * Like FoundationDB's client, a transaction without writes commits at once
+   * and is not checked for age (there is nothing to resolve); it only arms
+   * its watches.
+   */
+  #commitReadOnly(): void {
+    if (this.#pipeline.closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
+    if (this.#watches !== undefined) {
+      this.#checkAge();
+      this.#pipeline.armReadOnly(this.#watches, this.#snapshot);
+    }
+    this.#state = 'committed';
+    this.#releaseSnapshot();
+    this.#stamp?.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'a read-only transaction has no versionstamp'));
+  }
+
+  #request(writes: PendingWrites): CommitRequest {
+    return {
+      readVersion: this.#snapshot?.version,
+      readKeys: this.#readKeys,
+      readRanges: this.#readRanges,
+      writes,
+      writeConflictKeys: this.#writeConflictKeys ?? NO_KEYS,
+      watches: this.#watches ?? NO_WATCHES,
+      snapshot: this.#snapshot,
+    };
+  }
+
+  async #awaitDurable(ticket: CommitTicket): Promise<void> {
+    try {
+      await ticket.durable;
+    } catch (error) {
+      this.abandon(error);
+      throw error;
+    }
+    this.#state = 'committed';
+    this.#releaseSnapshot();
+    this.#stamp?.resolve(versionstamp(ticket.version, ticket.order));
   }
 
   /**
@@ -396,7 +471,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
       reason instanceof FdbError
         ? reason
         : new FdbError(FdbErrorCode.transaction_cancelled, 'the transaction did not commit', { cause: reason });
-    for (const watch of this.#watches) watch.fail(error);
+    if (this.#watches !== undefined) for (const watch of this.#watches) watch.fail(error);
     this.#stamp?.reject(error);
   }
 

@@ -1,0 +1,178 @@
+// The state changes of one job, as couch_jobs_fdb makes them (seed 000),
+// each written inside a caller's transaction: pending -> running (accept),
+// running -> pending (finish of a resubmitted job, re-enqueue of an inactive
+// one), running -> finished, and add/resubmit of a job that exists. Every
+// change of state re-stamps `watches_activity`, every enqueue bumps
+// `watches_pending`, and a running job has exactly one activity row.
+//
+// These functions only compute from what they read in the transaction they
+// are given, so the storage retry loop may run them again safely.
+
+import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
+import type { AcceptBatch } from './accept-batcher.js';
+import { decodeJobData, NULL_JOB_DATA } from './job-data.js';
+import type { TypeKeys } from './job-keys.js';
+import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
+import type { JobRecord, JobState } from './job-record.js';
+import { dequeuePending, enqueuePending, removePending } from './pending-queue.js';
+import type { Job } from './interfaces.js';
+
+/** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
+const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
+
+/** What an `add` or creator-side `resubmit` asks to change; `undefined` keeps the job's own. */
+export interface Changes {
+  data: Buffer | undefined;
+  priority: number | undefined;
+  scheduledTime: number | undefined;
+}
+
+export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
+  const value = await tx.get(keys.job(id));
+  return value === undefined ? undefined : decodeJobRecord(value);
+}
+
+export function pendingRecord(priority: number, scheduledTime: number, data: Buffer | undefined): JobRecord {
+  return {
+    state: 'pending',
+    seq: undefined,
+    lock: undefined,
+    resubmit: false,
+    priority,
+    scheduledTime,
+    data: data ?? NULL_JOB_DATA,
+  };
+}
+
+export function writePending(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+  tx.set(keys.job(id), encodeJobRecord(record));
+  enqueuePending(tx, keys, id, record.priority, record.scheduledTime);
+}
+
+/**
+ * Writes a running record under a fresh sequence (this commit's
+ * versionstamp) and moves the job's activity row to that sequence.
+ */
+export function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, userVersion = 0): void {
+  if (record.seq) tx.clear(keys.activityKey(record.seq));
+  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true, userVersion), RECORD_SEQ_OFFSET);
+  const template = keys.activityTemplateFor(userVersion);
+  tx.setVersionstampedKey(template.key, template.offset, Buffer.from(id, 'utf8'));
+}
+
+/** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
+export function touchActivity(tx: Transaction, keys: TypeKeys): void {
+  tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
+}
+
+/** `add`/`resubmit` of an existing job, by state (DESIGN.md §4). */
+export function resubmitRecord(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  current: JobRecord,
+  changes: Changes,
+  now: number,
+): JobState {
+  const priority = changes.priority ?? current.priority;
+  switch (current.state) {
+    case 'finished': {
+      // Enqueued again; without new data it keeps its data (the seed crashed here).
+      const scheduledTime = changes.scheduledTime ?? Math.floor(now);
+      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data));
+      touchActivity(tx, keys);
+      return 'pending';
+    }
+    case 'pending': {
+      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
+      const data = changes.data ?? current.data;
+      const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
+      if (!moved && data.equals(current.data)) return 'pending'; // read-only: nothing changed
+      if (moved) {
+        removePending(tx, keys, id, current.priority, current.scheduledTime);
+        enqueuePending(tx, keys, id, priority, scheduledTime);
+      }
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data }));
+      return 'pending';
+    }
+    case 'running': {
+      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
+      if (current.resubmit && priority === current.priority && scheduledTime === current.scheduledTime) {
+        return 'running';
+      }
+      // The worker owns the data of a running job: only the flag and the
+      // schedule of the next run change.
+      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime }));
+      return 'running';
+    }
+  }
+}
+
+/**
+ * Takes up to `count` due jobs and makes each running under a fresh lock.
+ * Each gets its own user version, so their activity rows differ although
+ * they share this commit's versionstamp.
+ */
+export async function acceptJobs(
+  tx: Transaction,
+  keys: TypeKeys,
+  maxScheduledTime: number | undefined,
+  count: number,
+  wantWatch: boolean,
+): Promise<AcceptBatch> {
+  const jobs: Job[] = [];
+  for (;;) {
+    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length);
+    const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
+    taken.jobs.forEach((next, index) => {
+      const record = records[index];
+      if (record === undefined || record.state !== 'pending') return; // a stale queue entry, now cleared
+      const lock = newLock();
+      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
+      writeRunning(tx, keys, next.id, running, jobs.length);
+      jobs.push({
+        type: keys.type,
+        id: next.id,
+        lock,
+        data: decodeJobData(record.data),
+        priority: record.priority,
+        scheduledTime: record.scheduledTime,
+        resubmit: false,
+      });
+    });
+    if (jobs.length > 0) touchActivity(tx, keys);
+    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined };
+    // Stale entries only: try again; the queue is shorter by them now.
+    if (taken.jobs.length > 0) continue;
+    if (!wantWatch) return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime };
+    // The watch is created in the transaction that saw no due job: an
+    // enqueue committed after our read version changes the counter and
+    // fires it, so no job can slip in between the read and the wait.
+    await tx.snapshot().get(keys.watchesPending);
+    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime };
+  }
+}
+
+export async function reEnqueuePage(
+  tx: Transaction,
+  keys: TypeKeys,
+  end: Buffer,
+  size: number,
+): Promise<{ ids: string[]; done: boolean }> {
+  // Rows are cleared as they are handled, so each page starts at the front.
+  const rows = await tx.getRange(keys.activity.range().begin, end, { limit: size });
+  const records = await Promise.all(rows.map((row) => readRecord(tx, keys, row.value.toString('utf8'))));
+  const ids: string[] = [];
+  rows.forEach((row, index) => {
+    tx.clear(row.key);
+    const id = row.value.toString('utf8');
+    const record = records[index];
+    // A row whose job moved on (removed, or updated in between) is stale.
+    if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data));
+    ids.push(id);
+  });
+  if (rows.length > 0) touchActivity(tx, keys);
+  return { ids, done: rows.length < size };
+}

@@ -1,0 +1,147 @@
+// accept under pressure: the batcher that shares one transaction among
+// concurrent accepts must neither lose nor double-assign a job when its
+// transaction conflicts, fails, or races close(); and accepts from two
+// handles on one database (two batchers) still take each job once.
+
+import test from 'ava';
+import { FdbError, FdbErrorCode, Jobs, openJobs } from '@jobtree/core';
+import type { Database, Job } from '@jobtree/core';
+import { RecordingDatabase } from './recording-database.js';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+/** A one-shot switch: once armed, the next attempt that writes fails with `error`. */
+function failNextWrite(error: () => FdbError) {
+  const state = { armed: false, fired: 0 };
+  return {
+    state,
+    wrap: (db: Database) =>
+      new RecordingDatabase(db, {
+        inject: (stats) => {
+          if (!state.armed || stats.writes === 0) return undefined;
+          state.armed = false;
+          state.fired += 1;
+          return error();
+        },
+      }),
+  };
+}
+
+/** Holds the next transaction before it reaches the database until `release()`. */
+function holdNextTransaction() {
+  let armed = false;
+  let release: () => void = () => {};
+  let entered: () => void = () => {};
+  const inFlight = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  return {
+    arm: () => {
+      armed = true;
+    },
+    inFlight,
+    release: () => release(),
+    beforeTransaction: (): Promise<void> | undefined => {
+      if (!armed) return undefined;
+      armed = false;
+      entered();
+      return new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    },
+  };
+}
+
+test('a batch whose transaction fails rejects its accepts and loses no job', async (t) => {
+  const failure = failNextWrite(() => new FdbError(FdbErrorCode.operation_failed, 'injected'));
+  const { jobs } = await openTempJobs(t, failure.wrap);
+  const ids = Array.from({ length: 10 }, (_, i) => `j${i}`);
+  for (const id of ids) await jobs.add(T1, id, { id });
+  failure.state.armed = true;
+  const results = await Promise.allSettled(ids.map(() => jobs.accept(T1)));
+  t.is(failure.state.fired, 1);
+  const rejected = results.filter((result) => result.status === 'rejected');
+  const handles = results.flatMap((result) => (result.status === 'fulfilled' && result.value ? [result.value] : []));
+  t.true(rejected.length >= 1, 'the accepts of the failed batch were rejected');
+  for (const result of rejected) t.true(FdbError.is((result as PromiseRejectedResult).reason, 'operation_failed'));
+  t.is(handles.length + rejected.length, ids.length);
+  t.is(new Set(handles.map((job) => job.id)).size, handles.length, 'no job handed out twice');
+  t.deepEqual((await jobs.getActiveJobIds(T1)).sort(), handles.map((job) => job.id).sort(), 'only handed-out jobs run');
+  t.is(await jobs.pendingCount(T1), rejected.length, 'the failed batch left its jobs pending');
+  const rest: Job[] = [];
+  for (let job = await jobs.accept(T1); job; job = await jobs.accept(T1)) rest.push(job);
+  t.deepEqual([...handles, ...rest].map((job) => job.id).sort(), [...ids].sort());
+});
+
+test('a batch retried after a conflict hands out the locks of the attempt that committed', async (t) => {
+  const failure = failNextWrite(() => new FdbError(FdbErrorCode.not_committed, 'injected conflict'));
+  const { jobs } = await openTempJobs(t, failure.wrap);
+  for (let i = 0; i < 12; i++) await jobs.add(T1, `j${i}`, { i });
+  failure.state.armed = true;
+  const accepted = await Promise.all(Array.from({ length: 12 }, () => jobs.accept(T1)));
+  t.is(failure.state.fired, 1, 'one attempt failed and was retried');
+  t.is(new Set(accepted.map((job) => job?.id)).size, 12);
+  t.is((await jobs.getActiveJobIds(T1)).length, 12, 'one activity row per job, none from the failed attempt');
+  // A handle carrying the lock of the failed attempt would get halt here.
+  const finished = await Promise.all(accepted.map((job) => jobs.finish(job!)));
+  t.deepEqual(new Set(finished), new Set(['finished']));
+});
+
+test('close() while an accept transaction is in flight ends the accept with closed, not a wait', async (t) => {
+  const hold = holdNextTransaction();
+  const { jobs } = await openTempJobs(t, (db) => new RecordingDatabase(db, { beforeTransaction: hold.beforeTransaction }));
+  hold.arm();
+  const blocked = jobs.accept(T1, { timeout: Number.POSITIVE_INFINITY });
+  await hold.inFlight;
+  await jobs.close();
+  hold.release();
+  // The database stays open (the handle shares it), so nothing else would end the wait.
+  await t.throwsAsync(blocked, { code: 'closed' });
+});
+
+test('close() of a handle that owns its database turns the in-flight accept into closed', async (t) => {
+  const { database } = await openTempJobs(t);
+  const hold = holdNextTransaction();
+  // A view of the shared database that this handle owns: closing it makes
+  // later transactions fail the way a closed engine's do.
+  let closed = false;
+  const view: Database = {
+    kind: database.kind,
+    doTransaction: (body, options) =>
+      closed
+        ? Promise.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed'))
+        : database.doTransaction(body, options),
+    close: async () => {
+      closed = true;
+    },
+  };
+  const owning = new Jobs(new RecordingDatabase(view, { beforeTransaction: hold.beforeTransaction }), {
+    ownsDatabase: true,
+  });
+  hold.arm();
+  const blocked = owning.accept(T1, { timeout: 10_000 });
+  await hold.inFlight;
+  await owning.close();
+  hold.release();
+  await t.throwsAsync(blocked, { code: 'closed' });
+});
+
+test('two handles on one database (two batchers) still take each job exactly once', async (t) => {
+  t.timeout(60_000);
+  const { jobs, database } = await openTempJobs(t);
+  const other = await openJobs({ database });
+  t.teardown(() => other.close());
+  const total = 400;
+  await Promise.all(Array.from({ length: total }, (_, i) => jobs.add(T1, `j${i}`, { i })));
+  const finishedBy = new Map<string, number>();
+  const worker = async (handle: Jobs) => {
+    for (let job = await handle.accept(T1); job; job = await handle.accept(T1)) {
+      await handle.finish(job);
+      finishedBy.set(job.id, (finishedBy.get(job.id) ?? 0) + 1);
+    }
+  };
+  await Promise.all([...Array.from({ length: 4 }, () => worker(jobs)), ...Array.from({ length: 4 }, () => worker(other))]);
+  t.is(finishedBy.size, total);
+  t.true([...finishedBy.values()].every((times) => times === 1));
+  t.is(await jobs.pendingCount(T1), 0);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
