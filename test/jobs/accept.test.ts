@@ -6,6 +6,8 @@
 import test from 'ava';
 import { FdbError, FdbErrorCode, Jobs, openJobs } from '@jobtree/core';
 import type { Database, Job } from '@jobtree/core';
+import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
+import { enqueuePending } from '../../packages/core/src/jobs/pending-queue.js';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
@@ -86,6 +88,26 @@ test('a batch retried after a conflict hands out the locks of the attempt that c
   t.deepEqual(new Set(finished), new Set(['finished']));
 });
 
+test('a queue entry that does not match its job record is dropped, and the job is handed out once', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  await jobs.add(T1, 'j', { v: 1 }, { scheduledTime: 10 });
+  // A stray entry for the same job, ahead of its real one: after a crash of
+  // some future writer, or a bug. One batch of two accepts reaches both.
+  const keys = new JobKeys().forType(T1);
+  await database.doTransaction((tx) => enqueuePending(tx, keys, 'j', 0, 5));
+  // The first of three concurrent accepts runs alone and takes `first`; the
+  // other two share the next transaction, which reaches both entries of j.
+  await jobs.add(T1, 'first', {}, { scheduledTime: 1 });
+  t.is(await jobs.pendingCount(T1), 3, 'three entries, two jobs');
+  const accepted = await Promise.all([jobs.accept(T1), jobs.accept(T1), jobs.accept(T1)]);
+  t.is(accepted[0]?.id, 'first');
+  const handles = accepted.filter((job) => job?.id === 'j');
+  t.is(handles.length, 1, 'j is handed out once');
+  t.deepEqual((await jobs.getActiveJobIds(T1)).sort(), ['first', 'j'], 'one activity row each');
+  t.is(await jobs.pendingCount(T1), 0, 'the stray entry was cleared');
+  t.is(await jobs.finish(handles[0]!), 'finished');
+});
+
 test('close() while an accept transaction is in flight ends the accept with closed, not a wait', async (t) => {
   const hold = holdNextTransaction();
   const { jobs } = await openTempJobs(t, (db) => new RecordingDatabase(db, { beforeTransaction: hold.beforeTransaction }));
@@ -96,6 +118,31 @@ test('close() while an accept transaction is in flight ends the accept with clos
   hold.release();
   // The database stays open (the handle shares it), so nothing else would end the wait.
   await t.throwsAsync(blocked, { code: 'closed' });
+});
+
+test('close() hands out no job to accepts still queued behind an in-flight batch', async (t) => {
+  const hold = holdNextTransaction();
+  let recorder: RecordingDatabase | undefined;
+  const { jobs, database } = await openTempJobs(t, (db) => {
+    recorder = new RecordingDatabase(db, { beforeTransaction: hold.beforeTransaction });
+    return recorder;
+  });
+  await jobs.add(T1, 'a', {});
+  await jobs.add(T1, 'b', {});
+  hold.arm();
+  const first = jobs.accept(T1);
+  await hold.inFlight;
+  const queued = jobs.accept(T1);
+  await jobs.close();
+  const transactionsAtClose = recorder!.transactions;
+  hold.release();
+  // The batch in flight committed its job: it is delivered, not dropped.
+  t.truthy(await first);
+  await t.throwsAsync(queued, { code: 'closed' });
+  t.is(recorder!.transactions, transactionsAtClose, 'no transaction started after close()');
+  const reader = await openJobs({ database });
+  t.teardown(() => reader.close());
+  t.is(await reader.pendingCount(T1), 1, 'the queued accept took nothing');
 });
 
 test('close() of a handle that owns its database turns the in-flight accept into closed', async (t) => {

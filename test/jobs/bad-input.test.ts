@@ -89,6 +89,23 @@ test('pendingCount limit must be an integer >= 0 or Infinity', async (t) => {
   t.is(await jobs.pendingCount(T1, { limit: 0 }), 0);
 });
 
+test('options that are not objects give invalid_option, not a TypeError', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.add(T1, 'j', {});
+  const job = (await jobs.accept(T1))!;
+  for (const bad of [null, 5, 'x', [1]]) {
+    const options = bad as never;
+    await t.throwsAsync(jobs.add(T1, 'k', {}, options), { code: 'invalid_option' });
+    await t.throwsAsync(jobs.resubmit(T1, 'j', options), { code: 'invalid_option' });
+    await t.throwsAsync(jobs.resubmit(job, options), { code: 'invalid_option' });
+    await t.throwsAsync(jobs.accept(T1, options), { code: 'invalid_option' });
+    await t.throwsAsync(jobs.pendingCount(T1, options), { code: 'invalid_option' });
+    await t.throwsAsync(jobs.reEnqueueInactive(T1, '0'.repeat(24), options), { code: 'invalid_option' });
+  }
+  t.is(await jobs.getJob(T1, 'k'), undefined);
+  t.like(await jobs.getJob(T1, 'j'), { state: 'running', resubmit: false });
+});
+
 test('a type without a timeout is refused, and nothing is written', async (t) => {
   const { jobs } = await openTempJobs(t);
   await t.throwsAsync(jobs.add('untimed', 'j', {}), { code: 'no_type_timeout' });

@@ -6,6 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Database, openDatabase } from '@jobtree/core';
+import type { FoundationDbDatabase } from '../../packages/core/src/storage/foundationdb/fdb-database.js';
+
+/** FoundationDB's documented key size limit, in bytes (written out, not imported, so that the suite pins it). */
+export const FOUNDATIONDB_KEY_LIMIT = 10_000;
 
 export interface StorageBackend {
   name: string;
@@ -13,6 +17,11 @@ export interface StorageBackend {
   skipReason?: string;
   /** A fresh, empty database. */
   open(): Promise<Database>;
+  /**
+   * The longest key a caller may use on `db`: FoundationDB's limit minus
+   * whatever the backend puts in front of the caller's keys.
+   */
+  maxKeyBytes(db: Database): number;
   /** Closes `db` (if still open) and removes what `open()` created. */
   destroy(db: Database): Promise<void>;
 }
@@ -27,6 +36,8 @@ export const embeddedBackend: StorageBackend = {
     embeddedDirs.set(db, dir);
     return db;
   },
+  // Keys are stored as given: the whole limit is the caller's.
+  maxKeyBytes: () => FOUNDATIONDB_KEY_LIMIT,
   async destroy(db) {
     await db.close();
     const dir = embeddedDirs.get(db);
@@ -54,6 +65,8 @@ export const foundationDbBackend: StorageBackend = {
     fdbDirectories.set(db, directory);
     return db;
   },
+  // Every key lives under the directory prefix, which counts against the cluster's limit.
+  maxKeyBytes: (db) => FOUNDATIONDB_KEY_LIMIT - (db as FoundationDbDatabase).prefix.length,
   async destroy(db) {
     await db.close();
     const directory = fdbDirectories.get(db);

@@ -266,6 +266,29 @@ test('reads and commits more than 5 s after the read version fail with transacti
   }
 });
 
+test('a read-only transaction commits however old its read version, like FoundationDB\'s client', async (t) => {
+  const dir = tempDir(t);
+  let now = 1_000_000;
+  const db = EmbeddedDatabase.open({ path: dir, now: () => now });
+  try {
+    await db.doTransaction((tx) => tx.set(b('k'), b('v')));
+    let attempts = 0;
+    const value = await db.doTransaction(
+      async (tx) => {
+        attempts++;
+        const read = await tx.get(b('k'));
+        now += 6_000;
+        return read;
+      },
+      { retryLimit: 0 },
+    );
+    t.is(value?.toString(), 'v');
+    t.is(attempts, 1);
+  } finally {
+    await db.close();
+  }
+});
+
 test('closing waits for accepted commits, resolves armed watches false, and rejects later transactions', async (t) => {
   const dir = tempDir(t);
   const db = await openDatabase({ path: dir });

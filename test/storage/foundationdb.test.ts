@@ -583,6 +583,20 @@ test('on FoundationDB the caller key limit is 10,000 bytes minus the directory p
   t.regex(error?.message ?? '', /directory prefix/);
 });
 
+test('the adapter takes keys up to its maxKeyBytes (10,000 minus the prefix) and refuses longer ones', async (t) => {
+  const { cluster, db } = fakeDatabase();
+  t.is(db.maxKeyBytes, 10_000 - PREFIX.length);
+  const longest = Buffer.alloc(db.maxKeyBytes, 0x61);
+  await db.doTransaction((tx) => tx.set(longest, b('v')));
+  t.is(Buffer.from(cluster.data.keys().next().value ?? '', 'hex').length, 10_000);
+  t.deepEqual(await db.doTransaction((tx) => tx.get(longest)), b('v'));
+  const error = await t.throwsAsync(
+    db.doTransaction((tx) => tx.set(Buffer.alloc(db.maxKeyBytes + 1, 0x61), b('v')), { retryLimit: 0 }),
+    { instanceOf: FdbError },
+  );
+  t.is(error?.code, FdbErrorCode.key_too_large);
+});
+
 test('a closed adapter refuses new transactions and closes the binding database once', async (t) => {
   const { cluster, db } = fakeDatabase();
   await db.close();

@@ -71,6 +71,8 @@ interface Peer {
   runK: number;
   runTo: ActorId;
   runFrom: ActorId;
+  /** The outbox holds only messages that may wait for the next message to this thread (see sendControl). */
+  lazy: boolean;
 }
 
 export interface MessageSource extends PostTarget {
@@ -124,12 +126,15 @@ export class ActorHost {
   #kickScheduled = false;
   #dirty: Peer[] = [];
   #flushScheduled = false;
+  #lazyFlushScheduled = false;
   #memoId: ActorId = '';
   #memoThread: ThreadId = -1;
   #memoPeer: Peer | undefined;
   #corePort: MessagePort | undefined;
   #core: Remote<unknown> | undefined;
   #emptyWaiters: (() => void)[] = [];
+  /** Actors of other threads declared dead here, not yet confirmed by their thread (see declareDead). */
+  #dying = new Set<ActorId>();
 
   constructor(thread: ThreadId, highestThread: ThreadId) {
     this.thread = thread;
@@ -151,7 +156,7 @@ export class ActorHost {
   // ---- threads ------------------------------------------------------------
 
   addPeer(thread: ThreadId, port: MessageSource): void {
-    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '' });
+    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '', lazy: false });
     this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     port.on('message', this.receiveBatch);
@@ -162,32 +167,82 @@ export class ActorHost {
     }
   }
 
-  /** Another thread is gone: its actors died `killed`, as every link, monitor and call here must see. */
-  threadDown(thread: ThreadId): void {
+  /**
+   * Another thread is gone. The actors in `killed` (every actor there, when
+   * undefined) died with it, `killed`, as every link, monitor and call here
+   * must see; any other actor of that thread was dead already, so what waited
+   * on it gets `noproc`, as for any dead pid.
+   */
+  threadDown(thread: ThreadId, killed?: ReadonlySet<ActorId>): void {
     this.#peers.delete(thread);
     this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     const parked = this.#parked.get(thread);
     this.#parked.delete(thread);
     if (parked !== undefined) for (const env of parked) this.#bounce(env);
+    const reasonOf = (id: ActorId): ExitReason => (killed === undefined || killed.has(id) ? 'killed' : 'noproc');
     for (const cell of [...this.#cells.values()]) {
       for (const ref of [...cell.watchers.keys()]) if (threadOfId(cell.watchers.get(ref) as ActorId) === thread) cell.watchers.delete(ref);
       for (const [ref, target] of [...cell.monitors]) {
         if (target !== '' && threadOfId(target) === thread) {
           cell.monitors.delete(ref);
-          cell.deliverInfo({ type: 'DOWN', ref, id: target, reason: 'killed' });
+          cell.deliverInfo({ type: 'DOWN', ref, id: target, reason: reasonOf(target) });
         }
       }
-      for (const linked of [...cell.links]) if (threadOfId(linked) === thread) cell.exitSignal(linked, 'killed', true);
+      for (const linked of [...cell.links]) if (threadOfId(linked) === thread) cell.exitSignal(linked, reasonOf(linked), true);
     }
-    for (const [ref, call] of [...this.#calls]) if (threadOfId(call.to) === thread) this.#failCall(ref, 'killed');
+    for (const [ref, call] of [...this.#calls]) if (threadOfId(call.to) === thread) this.#failCall(ref, reasonOf(call.to));
     for (const [ref, monitor] of [...this.#systemMonitors]) {
       if (threadOfId(monitor.target) === thread) {
         this.#systemMonitors.delete(ref);
-        monitor.resolve('killed');
+        monitor.resolve(reasonOf(monitor.target));
       }
     }
+    for (const id of this.#dying) if (threadOfId(id) === thread) this.#dying.delete(id);
     this.runReady();
+  }
+
+  /**
+   * Declares an actor of another thread dead here and now, before its thread
+   * confirms it (the main thread does so for a kill it issues: see
+   * ActorSystem.requestKill). Calls, monitors and links held here on it hear
+   * `reason` at once; from now on messages to it bounce here as to a dead
+   * actor, and what its thread still sends from it is dropped, as sent after
+   * its death, until `confirmDead`.
+   */
+  declareDead(id: ActorId, reason: ExitReason): void {
+    this.#dying.add(id);
+    this.#forgetMemo();
+    for (const [ref, call] of [...this.#calls]) if (call.to === id) this.#failCall(ref, reason);
+    for (const [ref, monitor] of [...this.#systemMonitors]) {
+      if (monitor.target === id) {
+        this.#systemMonitors.delete(ref);
+        monitor.resolve(reason);
+      }
+    }
+    for (const cell of [...this.#cells.values()]) {
+      cell.watchers.forEach((watcher, ref) => {
+        if (watcher === id) cell.watchers.delete(ref);
+      });
+      for (const [ref, target] of [...cell.monitors]) {
+        if (target === id) {
+          cell.monitors.delete(ref);
+          cell.deliverInfo({ type: 'DOWN', ref, id, reason });
+        }
+      }
+      if (cell.links.has(id)) cell.exitSignal(id, reason, true);
+    }
+    this.runReady();
+  }
+
+  /** Its thread has confirmed the death (or is gone): nothing more can come from `id`. */
+  confirmDead(id: ActorId): void {
+    this.#dying.delete(id);
+  }
+
+  /** Whether `id` was declared dead here and its thread has not confirmed it yet. */
+  isDying(id: ActorId): boolean {
+    return this.#dying.has(id);
   }
 
   // ---- sending ------------------------------------------------------------
@@ -196,6 +251,10 @@ export class ActorHost {
   send(k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
     // A one-entry memo: a stream of sends to one actor parses its id and finds its port once.
     if (to !== this.#memoId) {
+      if (this.#dying.size !== 0 && this.#dying.has(to)) {
+        this.#bounce(envelope(k, to, from, r, m));
+        return;
+      }
       this.#memoId = to;
       this.#memoThread = threadOfId(to);
       this.#memoPeer = this.#peers.get(this.#memoThread);
@@ -211,10 +270,15 @@ export class ActorHost {
     this.#memoPeer = undefined;
   }
 
-  /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
-  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = ''): void {
+  /**
+   * A thread-level message to `thread` (kinds >= 20), in order with actor
+   * messages to it. A `lazy` one is not urgent: it waits, at most until the
+   * event loop's next check phase, for the next message to that thread, so
+   * that both wake the thread once (a kill, then the spawn of a replacement).
+   */
+  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = '', lazy = false): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
+    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m, lazy);
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
@@ -236,7 +300,7 @@ export class ActorHost {
     } else this.#bounce(envelope(k, to, from, r, m));
   }
 
-  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
+  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown, lazy = false): void {
     const queue = peer.queue;
     // Casts carry no correlation number: their runs hold the messages alone.
     if (peer.count !== 0 && k === peer.runK && to === peer.runTo && from === peer.runFrom) {
@@ -255,12 +319,32 @@ export class ActorHost {
     }
     if (++peer.count === 1) {
       this.#dirty.push(peer);
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        queueMicrotask(this.#flush);
-      }
+      peer.lazy = lazy;
+      if (lazy) this.#scheduleLazyFlush();
+      else this.#scheduleFlush();
     } else if (peer.count >= MAX_BATCH) this.#post(peer);
+    else if (peer.lazy && !lazy) {
+      peer.lazy = false;
+      this.#scheduleFlush();
+    }
   }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    queueMicrotask(this.#flush);
+  }
+
+  #scheduleLazyFlush(): void {
+    if (this.#lazyFlushScheduled) return;
+    this.#lazyFlushScheduled = true;
+    setImmediate(this.#lazyFlush);
+  }
+
+  readonly #lazyFlush = (): void => {
+    this.#lazyFlushScheduled = false;
+    if (!this.#flushScheduled) this.#flush();
+  };
 
   #post(peer: Peer): void {
     if (peer.count === 0) return;
@@ -268,6 +352,7 @@ export class ActorHost {
     queue[peer.runAt] = peer.runLength;
     peer.queue = [];
     peer.count = 0;
+    peer.lazy = false;
     try {
       peer.target.postMessage(queue);
     } catch {
@@ -355,8 +440,24 @@ export class ActorHost {
 
   /** The 'message' listener of every port: a batch of runs (see Peer). A malformed batch is dropped from where it goes wrong. */
   readonly receiveBatch = (batch: unknown): void => {
+    this.#receive(batch, true);
+    this.runReady();
+  };
+
+  /**
+   * A batch taken from a port out of turn (receiveMessageOnPort), in the
+   * middle of some other operation: nothing is handled now, only queued and
+   * scheduled, so no actor code runs inside that operation.
+   */
+  receiveOutOfTurn(batch: unknown): void {
+    // Delivery schedules the actors that have mail; they run after the current operation.
+    this.#receive(batch, false);
+  }
+
+  #receive(batch: unknown, inline: boolean): void {
     if (!Array.isArray(batch)) return;
     const length = batch.length;
+    const dying = this.#dying;
     let i = 0;
     while (i + 4 <= length) {
       const k: unknown = batch[i];
@@ -365,14 +466,26 @@ export class ActorHost {
       const n: unknown = batch[i + 3];
       i += 4;
       if (typeof k !== 'number' || typeof to !== 'string' || typeof from !== 'string' || typeof n !== 'number') break;
+      // Sent by an actor declared dead here: it was sent after that death, so it is not delivered.
+      const dropped = dying.size !== 0 && dying.has(from);
       if (k === Kind.cast) {
         // The hot path: a run of casts to one actor looks the actor up once.
         if (i + n > length) break;
-        this.#cells.get(to)?.deliverCasts(batch, i, n, from);
+        if (!dropped) {
+          const cell = this.#cells.get(to);
+          if (cell !== undefined) {
+            if (inline) cell.deliverCasts(batch, i, n, from);
+            else for (let j = i; j < i + n; j++) cell.deliver(envelope(Kind.cast, to, from, 0, batch[j]));
+          }
+        }
         i += n;
         continue;
       }
       if (i + 2 * n > length) break;
+      if (dropped) {
+        i += 2 * n;
+        continue;
+      }
       const control = k >= Kind.spawn;
       for (let j = 0; j < n; j++, i += 2) {
         const env = envelope(k, to, from, batch[i] as number | string, batch[i + 1]);
@@ -380,8 +493,7 @@ export class ActorHost {
         else this.#deliverLocal(env);
       }
     }
-    this.runReady();
-  };
+  }
 
   #control(env: Envelope): void {
     switch (env.k) {
@@ -395,7 +507,7 @@ export class ActorHost {
         this.addPeer(env.r as number, env.m as MessagePort);
         break;
       case Kind.threadDown:
-        this.threadDown(env.r as number);
+        this.threadDown(env.r as number, Array.isArray(env.m) ? new Set(env.m as ActorId[]) : undefined);
         break;
       default:
         this.onControl?.(env);

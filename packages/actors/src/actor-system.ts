@@ -25,7 +25,7 @@ import type {
   SpawnOptions,
   ThreadId,
 } from './interfaces.js';
-import { type HostThread, ThreadPool } from './thread-pool.js';
+import { drain, type HostThread, ThreadPool } from './thread-pool.js';
 
 interface DirectoryEntry {
   thread: ThreadId;
@@ -55,6 +55,7 @@ export function createActorSystem(options: ActorSystemOptions = {}): ActorSystem
 }
 
 class ThreadedActorSystem implements ActorSystem, Coordinator {
+  readonly id: ActorId = SYSTEM_ID;
   readonly events = new EventEmitter<ActorSystemEvents>();
   readonly #host = new ActorHost(MAIN_THREAD, 0);
   readonly #pool: ThreadPool;
@@ -65,7 +66,10 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly #reserved = new Set<string>();
   readonly #orders = new Map<number, SpawnOrderState>();
   #orderSeq = 0;
-  readonly #kills = new Map<number, { timer: NodeJS.Timeout; thread: HostThread }>();
+  readonly #kills = new Map<number, { timer: NodeJS.Timeout; thread: HostThread; id: ActorId }>();
+  /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
+  readonly #dyingNames = new Map<string, ActorId>();
+  readonly #nameWaiters = new Map<string, (() => void)[]>();
   #killSeq = 0;
   readonly #stopAcks = new Map<ThreadId, () => void>();
   #closing = false;
@@ -147,6 +151,8 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
     const name = request.name;
     if (name !== undefined) {
+      await this.#nameReleased(name);
+      if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
       const holder = this.#host.names.get(name);
       if (holder !== undefined || this.#reserved.has(name)) {
         throw new ActorError('name_taken', `the name ${name} belongs to ${holder ?? 'an actor being spawned'}`);
@@ -204,6 +210,20 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.events.emit('spawned', { id, name: request.name, placement: request.placement, thread });
   }
 
+  /**
+   * A kill of an actor on a host thread. The main thread owns routing and
+   * names, so it declares the actor dead at once rather than after a round
+   * trip to its thread: what that thread already sent is taken first (so the
+   * actor's earlier messages still come before its DOWN, per pair of
+   * actors); then calls, monitors and links held on the main thread see
+   * `killed`, its id bounces here and its name is free. The thread is told
+   * to drop the actor (links and monitors on other threads hear it from
+   * there) and must confirm within killTimeoutMs, or it is deemed stuck in a
+   * synchronous loop and terminated. Until it confirms, anything it sends
+   * from the actor is dropped (sent after the death), and a spawn that takes
+   * the actor's name waits, so the old holder runs no handler once its
+   * successor has started.
+   */
   requestKill(id: ActorId): void {
     const thread = this.#pool.get(threadOfId(id));
     if (thread === undefined || thread.terminating) return;
@@ -213,11 +233,55 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       this.#kills.delete(ref);
       void this.#pool.terminate(thread);
     }, this.#killTimeoutMs);
-    this.#kills.set(ref, { timer, thread });
-    this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
+    this.#kills.set(ref, { timer, thread, id });
+    // An actor still in init is not declared: its spawn hears the kill from its thread.
+    if (!this.#directory.has(id)) {
+      this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
+      return;
+    }
+    // Not urgent once the actor is declared dead here: it waits to share a wake-up with what follows.
+    this.#host.sendControl(thread.id, Kind.kill, id, ref, null, '', true);
+    drain(thread.mainPort, this.#host);
+    const entry = this.#directory.get(id);
+    if (entry === undefined) return; // it ended on its own, in what was just taken
+    thread.dying.add(id);
+    if (entry.name !== undefined) this.#dyingNames.set(entry.name, id);
+    this.#host.declareDead(id, 'killed');
+    this.#exited(id, 'killed');
+  }
+
+  /** The thread confirmed the death of an actor the main thread declared dead (or is gone). */
+  #confirmDead(thread: HostThread, id: ActorId): void {
+    if (!thread.dying.delete(id)) return;
+    this.#host.confirmDead(id);
+    for (const [name, holder] of this.#dyingNames) {
+      if (holder !== id) continue;
+      this.#dyingNames.delete(name);
+      const waiters = this.#nameWaiters.get(name);
+      this.#nameWaiters.delete(name);
+      if (waiters !== undefined) for (const wake of waiters) wake();
+    }
+  }
+
+  /** Resolves once no killed actor awaiting its thread's confirmation held `name`. */
+  async #nameReleased(name: string): Promise<void> {
+    while (this.#dyingNames.has(name)) {
+      await new Promise<void>((resolve) => {
+        const waiters = this.#nameWaiters.get(name);
+        if (waiters === undefined) this.#nameWaiters.set(name, [resolve]);
+        else waiters.push(resolve);
+      });
+    }
   }
 
   registerName(id: ActorId, name: string): void {
+    if (this.#dyingNames.has(name)) {
+      // Taken by a killed actor whose thread has not confirmed yet: the new holder gets it after.
+      void this.#nameReleased(name).then(() => {
+        if (!this.#closing && this.#mayStillRun(id)) this.registerName(id, name);
+      });
+      return;
+    }
     const holder = this.#host.names.get(name);
     const entry = this.#directory.get(id);
     if ((holder !== undefined && holder !== id) || this.#reserved.has(name)) {
@@ -227,6 +291,14 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     }
     if (entry !== undefined) entry.name = name;
     this.#nameSet(name, id);
+  }
+
+  /** Alive, or possibly still in init (its spawn unanswered). */
+  #mayStillRun(id: ActorId): boolean {
+    if (this.#directory.has(id)) return true;
+    const thread = threadOfId(id);
+    for (const order of this.#orders.values()) if (order.thread.id === thread) return true;
+    return false;
   }
 
   actorExited(id: ActorId, _name: string | undefined, reason: ExitReason): void {
@@ -271,6 +343,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
         if (kill !== undefined) {
           clearTimeout(kill.timer);
           this.#kills.delete(env.r as number);
+          this.#confirmDead(kill.thread, kill.id);
         }
         break;
       }
@@ -330,8 +403,10 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
 
   /** A host thread ended: terminated (stuck, dedicated and done, shutdown) or crashed. */
   #threadExited(thread: HostThread): void {
-    const killed = [...thread.actors];
-    for (const id of killed) this.#exited(id, 'killed');
+    // Those declared dead but not confirmed died `killed` as far as other threads know.
+    const killed = [...thread.actors, ...thread.dying];
+    for (const id of thread.actors) this.#exited(id, 'killed');
+    for (const id of [...thread.dying]) this.#confirmDead(thread, id);
     for (const [ref, order] of [...this.#orders]) {
       if (order.thread !== thread) continue;
       this.#orders.delete(ref);
@@ -343,8 +418,8 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       this.#kills.delete(ref);
     }
     this.#stopAcks.get(thread.id)?.();
-    this.#broadcast(Kind.threadDown, '', thread.id, null);
-    this.#host.threadDown(thread.id);
+    this.#broadcast(Kind.threadDown, '', thread.id, killed);
+    this.#host.threadDown(thread.id, new Set(killed));
     // A thread that failed to start is not replaced (that would loop); the next spawn starts one.
     if (this.#closing || thread.dedicated || thread.spare || !thread.isReady) return;
     const replacement = this.#pool.start(false);
@@ -386,6 +461,9 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     await Promise.all(this.#pool.all().map((thread) => this.#pool.terminate(thread)));
     for (const kill of this.#kills.values()) clearTimeout(kill.timer);
     this.#kills.clear();
+    this.#dyingNames.clear();
+    for (const waiters of this.#nameWaiters.values()) for (const wake of waiters) wake();
+    this.#nameWaiters.clear();
     this.#host.abandonCalls(new ActorError('shutting_down', 'the actor system shut down before the reply'));
     for (const port of this.#corePorts) port.close();
     this.#corePorts = [];

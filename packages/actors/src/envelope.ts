@@ -45,7 +45,7 @@ export const Kind = {
   register: 28,
   /** main -> host: thread `r` started; `m`: the MessagePort to it. */
   threadUp: 29,
-  /** main -> hosts: thread `r` is gone, its actors died `killed`. */
+  /** main -> hosts: thread `r` is gone; `m`: the actors that died `killed` with it (any other actor of it was dead already). */
   threadDown: 30,
   /** host -> main: kill actor `to` (it lives on another thread). */
   killRequest: 31,

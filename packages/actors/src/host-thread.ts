@@ -1,5 +1,5 @@
 // The entry module of a host worker thread: one ActorHost wired to the main
-// thread (parentPort) and, through MessagePorts set up by the main thread, to
+// thread (a MessagePort of its own, see HostThreadData.main) and, through MessagePorts set up by the main thread, to
 // every other host thread directly.
 
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
@@ -14,6 +14,12 @@ import type { ActorId, ExitReason, ThreadId } from './interfaces.js';
 /** What the main thread hands a new host thread. */
 export interface HostThreadData {
   thread: ThreadId;
+  /**
+   * Its link to the main thread: a MessagePort of its own rather than
+   * parentPort, so that the main thread can take what this thread already
+   * sent it out of turn (receiveMessageOnPort) when it declares an actor dead.
+   */
+  main: MessagePort;
   peers: { thread: ThreadId; port: MessagePort }[];
   names: [string, ActorId][];
   core: MessagePort | undefined;
@@ -25,7 +31,7 @@ export type SpawnOutcome = { id: ActorId } | { code: ActorErrorCode; message: st
 
 if (parentPort === null) throw new Error('host-thread.ts runs only as a worker thread');
 const data = workerData as HostThreadData;
-const toMain = parentPort as unknown as MessageSource;
+const toMain = data.main as unknown as MessageSource;
 const host = new ActorHost(data.thread, Math.max(data.thread, ...data.peers.map((peer) => peer.thread)));
 for (const [name, id] of data.names) host.names.set(name, id);
 host.setCorePort(data.core);

@@ -226,6 +226,13 @@ export interface ActorSystemEvents {
 
 /** The main thread's handle on the runtime (`createActorSystem`). */
 export interface ActorSystem extends ActorOperations {
+  /**
+   * The system's own id (`<0.0>`): the sender of what the main thread does
+   * outside any actor (`system.exit`, `system.call`, `system.cast`), so the
+   * `from` of the EXIT such an exit signal becomes in a trapping actor, and
+   * the parent of what is started from the system (e.g. a supervisor).
+   */
+  readonly id: ActorId;
   /** Resolves with the reason when the actor ends; `noproc` at once if it is not alive. */
   monitor(target: ActorRef | ActorId | string): Promise<ExitReason>;
   readonly events: EventEmitter<ActorSystemEvents>;

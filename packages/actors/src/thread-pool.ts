@@ -3,7 +3,7 @@
 // every live thread with a MessageChannel of its own, so actors on two hosts
 // talk directly and the main thread is never a hop in between.
 
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { ActorHost, MessageSource } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
 import { Kind } from './envelope.js';
@@ -30,6 +30,10 @@ export interface HostThread {
   terminating: boolean;
   /** Resolves when the thread has exited. */
   readonly exited: Promise<void>;
+  /** The main thread's end of the thread's link to it (see HostThreadData.main). */
+  readonly mainPort: MessagePort;
+  /** Actors of it declared dead by the main thread whose death the thread has not confirmed yet. */
+  readonly dying: Set<ActorId>;
   /** The main thread's end of its core bridge. */
   readonly corePort: MessagePort | undefined;
 }
@@ -71,7 +75,8 @@ export class ThreadPool {
     const { host, core } = this.#options;
     const id = this.#nextId++;
     const peers: HostThreadData['peers'] = [];
-    const transfer: MessagePort[] = [];
+    const mainLink = new MessageChannel();
+    const transfer: MessagePort[] = [mainLink.port2];
     for (const other of this.#threads.values()) {
       if (other.terminating) continue;
       const channel = new MessageChannel();
@@ -90,6 +95,7 @@ export class ThreadPool {
     }
     const workerData: HostThreadData = {
       thread: id,
+      main: mainLink.port2,
       peers,
       names: [...host.names],
       core: workerCore,
@@ -128,10 +134,12 @@ export class ThreadPool {
       exited: new Promise<void>((resolve) => {
         exited = resolve;
       }),
+      mainPort: mainLink.port1,
+      dying: new Set(),
       corePort,
     };
     this.#threads.set(id, thread);
-    host.addPeer(id, worker as unknown as MessageSource);
+    host.addPeer(id, mainLink.port1 as unknown as MessageSource);
     // A thread that dies on its own (an uncaught exception in actor code) is
     // handled like a terminated one; without this listener it would crash the process.
     worker.on('error', (error) => {
@@ -143,6 +151,9 @@ export class ThreadPool {
       if (this.#spare === thread) this.#spare = undefined;
       this.#threads.delete(id);
       corePort?.close();
+      // What the thread sent before it ended is still delivered, as Node does for a Worker's own port.
+      drain(mainLink.port1, host);
+      mainLink.port1.close();
       exited();
       this.#options.onExit(thread);
     });
@@ -196,6 +207,11 @@ export class ThreadPool {
     }
     return thread.exited;
   }
+}
+
+/** Takes every message already waiting on `port`, out of turn (see ActorHost.receiveOutOfTurn). */
+export function drain(port: MessagePort, host: ActorHost): void {
+  for (let next = receiveMessageOnPort(port); next !== undefined; next = receiveMessageOnPort(port)) host.receiveOutOfTurn(next.message);
 }
 
 function load(thread: HostThread): number {

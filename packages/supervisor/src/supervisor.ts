@@ -2,7 +2,7 @@
 // handle, whose methods are OTP's supervisor API as calls to the supervisor
 // actor, and `supervisorChild` to nest one supervisor under another.
 
-import type { ActorContext, ActorDefinition, ActorId, ActorOperations, ActorRef } from '@jobtree/actors';
+import type { ActorContext, ActorDefinition, ActorId, ActorOperations, ActorRef, ActorSystem } from '@jobtree/actors';
 import { EventEmitter } from 'eventemitter3';
 import { SupervisorError, describeReason } from './errors.js';
 import { reasonFromError } from './exit-reason.js';
@@ -146,6 +146,16 @@ function isContext(operations: ActorOperations): operations is ActorContext<unkn
 }
 
 /**
+ * The system's own id when `operations` is the ActorSystem: a supervisor started from outside any actor has
+ * the system as its parent, so `system.exit(sup, reason)` stops it as the parent's exit signal does in OTP.
+ */
+function systemId(operations: ActorOperations): ActorId | undefined {
+  if (isContext(operations)) return undefined;
+  const id = (operations as Partial<ActorSystem>).id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
  * Starts a supervisor actor (main thread) and its children, in order. Rejects with SupervisorError
  * `invalid_spec` for a malformed spec, or `start_failed` (with the child's id and exit reason) when a
  * child fails to start; the children already started are then stopped in reverse order.
@@ -159,7 +169,7 @@ export async function startSupervisor(
   const events = options.events ?? createSupervisorEvents();
   const startup: StartupReport = {};
   const link = options.link === true && isContext(operations);
-  const parent = link ? (operations as ActorContext<unknown>).self.id : undefined;
+  const parent = link ? (operations as ActorContext<unknown>).self.id : systemId(operations);
   let ref: ActorRef<SupervisorRequest>;
   try {
     ref = await operations.spawn(

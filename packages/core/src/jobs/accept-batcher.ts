@@ -40,6 +40,8 @@ export class AcceptBatcher {
   readonly #onIdle: () => void;
   #waiting: Request[] = [];
   #draining = false;
+  /** Set by close(): what requests that have not reached a transaction are rejected with. */
+  #closedError: (() => Error) | undefined;
 
   constructor(database: Database, body: AcceptBatchBody, onIdle: () => void) {
     this.#database = database;
@@ -50,9 +52,25 @@ export class AcceptBatcher {
   /** One accept attempt: resolves with a job, or with none (and a watch when `wantWatch`). */
   take(wantWatch: boolean): Promise<AcceptOutcome> {
     return new Promise((resolve, reject) => {
+      if (this.#closedError) {
+        reject(this.#closedError());
+        return;
+      }
       this.#waiting.push({ wantWatch, resolve, reject });
       if (!this.#draining) void this.#drain();
     });
+  }
+
+  /**
+   * Rejects the requests still waiting for a transaction, and every later
+   * one, with `error()`: after close no new job is handed out. A batch
+   * already in flight still delivers its jobs: they are committed, and
+   * dropping them would leave them running with no worker until the
+   * activity monitor's timeout.
+   */
+  close(error: () => Error): void {
+    this.#closedError = error;
+    for (const request of this.#waiting.splice(0)) request.reject(error());
   }
 
   async #drain(): Promise<void> {

@@ -77,6 +77,15 @@ export function checkAcceptTimeout(ms: unknown): number {
   return ms;
 }
 
+/** An options argument: an object, or omitted (`{}`); anything else is `invalid_option`. */
+export function checkOptions<T extends object>(options: T | undefined, name: string): T {
+  if (options === undefined) return {} as T;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new JobsError('invalid_option', `the options of ${name} are an object, got ${describe(options)}`);
+  }
+  return options;
+}
+
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;

@@ -127,7 +127,11 @@ export async function acceptJobs(
     const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
     taken.jobs.forEach((next, index) => {
       const record = records[index];
-      if (record === undefined || record.state !== 'pending') return; // a stale queue entry, now cleared
+      // Only the entry at the record's own (priority, scheduled time) is the
+      // job's: any other is stale (now cleared). Were two entries of one job
+      // taken by one batch, it would otherwise be handed out twice.
+      const own = record?.state === 'pending' && record.priority === next.priority && record.scheduledTime === next.scheduledTime;
+      if (!own) return;
       const lock = newLock();
       const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
       writeRunning(tx, keys, next.id, running, jobs.length);

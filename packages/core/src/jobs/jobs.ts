@@ -23,6 +23,7 @@ import type { JsonValue } from './job-data.js';
 import {
   checkAcceptTimeout,
   checkId,
+  checkOptions,
   checkPriority,
   checkScheduledTime,
   checkType,
@@ -133,10 +134,10 @@ export class Jobs {
    * (its data stays its worker's); a finished job is enqueued again.
    * Nothing is written when nothing changes. Resolves with the job's state.
    */
-  async add(type: string, id: string, data?: unknown, options: AddOptions = {}): Promise<JobState> {
+  async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    const changes = this.#changes(data, options);
+    const changes = this.#changes(data, checkOptions(options, 'add'));
     const now = nowSeconds();
     return this.#run(async (tx) => {
       const [timeout, current] = await Promise.all([tx.get(keys.typeTimeout), readRecord(tx, keys, id)]);
@@ -186,15 +187,16 @@ export class Jobs {
   async resubmit(
     typeOrJob: string | Job,
     idOrOptions?: string | WorkerResubmitOptions,
-    options: ResubmitOptions = {},
+    options?: ResubmitOptions,
   ): Promise<JobState | Job> {
     // Anything but a job handle is taken as a type, so a bad one gets invalid_job_type.
     if (typeof typeOrJob === 'object' && typeOrJob !== null) {
-      return this.#resubmitOwnJob(typeOrJob, (idOrOptions ?? {}) as WorkerResubmitOptions);
+      return this.#resubmitOwnJob(typeOrJob, checkOptions(idOrOptions as WorkerResubmitOptions | undefined, 'resubmit'));
     }
     const keys = this.#typeKeys(typeOrJob);
     const id = checkId(idOrOptions);
-    const changes = this.#changes(options.data, options);
+    const checked = checkOptions(options, 'resubmit');
+    const changes = this.#changes(checked.data, checked);
     const now = nowSeconds();
     return this.#run(async (tx) => {
       const current = await readRecord(tx, keys, id);
@@ -246,8 +248,9 @@ export class Jobs {
   }
 
   /** Pending jobs of a type, optionally only those due by `maxSchedTime`, counting at most `limit`. */
-  async pendingCount(type: string, options: PendingCountOptions = {}): Promise<number> {
+  async pendingCount(type: string, pendingCountOptions?: PendingCountOptions): Promise<number> {
     const keys = this.#typeKeys(type);
+    const options = checkOptions(pendingCountOptions, 'pendingCount');
     const maxScheduledTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (limit !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(limit) && limit >= 0)) {
@@ -280,8 +283,9 @@ export class Jobs {
    * under a fresh lock. With no due job it waits up to `timeout` ms for one,
    * then resolves `undefined`.
    */
-  async accept(type: string, options: AcceptOptions = {}): Promise<Job | undefined> {
+  async accept(type: string, acceptOptions?: AcceptOptions): Promise<Job | undefined> {
     const keys = this.#typeKeys(type);
+    const options = checkOptions(acceptOptions, 'accept');
     const timeout = checkAcceptTimeout(options.timeout);
     const noSchedule = options.noSchedule === true;
     const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
@@ -469,8 +473,9 @@ export class Jobs {
    * pending again and its old worker gets `halt`. Works in batches whose size
    * adapts. Resolves with the re-enqueued ids.
    */
-  async reEnqueueInactive(type: string, since: Versionstamp, options: ReEnqueueOptions = {}): Promise<string[]> {
+  async reEnqueueInactive(type: string, since: Versionstamp, reEnqueueOptions?: ReEnqueueOptions): Promise<string[]> {
     const keys = this.#typeKeys(type);
+    const options = checkOptions(reEnqueueOptions, 'reEnqueueInactive');
     const end = inactiveEnd(keys, since);
     if (options.batchSize !== undefined) {
       if (!Number.isSafeInteger(options.batchSize) || options.batchSize < 1) {
@@ -495,6 +500,7 @@ export class Jobs {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const batcher of this.#acceptBatchers.values()) batcher.close(() => closedError());
     for (const wake of this.#closing) wake();
     this.#closing.clear();
     if (this.#ownsDatabase) await this.#database.close();
@@ -503,7 +509,7 @@ export class Jobs {
   // --- internals -----------------------------------------------------------
 
   #checkOpen(): void {
-    if (this.#closed) throw new JobsError('closed', 'this jobs handle is closed');
+    if (this.#closed) throw closedError();
   }
 
   #typeKeys(type: string): TypeKeys {
@@ -611,6 +617,10 @@ function jobInfo(type: string, id: string, record: JobRecord): JobInfo {
     scheduledTime: record.scheduledTime,
     resubmit: record.resubmit,
   };
+}
+
+function closedError(): JobsError {
+  return new JobsError('closed', 'this jobs handle is closed');
 }
 
 function checkVersionstamp(stamp: unknown): Buffer {

@@ -34,10 +34,12 @@ export function checkKey(key: unknown, what = 'key'): Buffer {
   if (!(key instanceof Uint8Array)) {
     throw new FdbError(FdbErrorCode.client_invalid_operation, `${what} must be a Uint8Array or Buffer, got ${describe(key)}`);
   }
-  if (key.byteLength > MAX_KEY_BYTES) {
-    throw new FdbError(FdbErrorCode.key_too_large, `${what} is ${key.byteLength} bytes; the limit is ${MAX_KEY_BYTES}`);
+  // `length`, not `byteLength` (the same for bytes): V8 reads it several times faster on a Buffer.
+  const length = key.length;
+  if (length > MAX_KEY_BYTES) {
+    throw new FdbError(FdbErrorCode.key_too_large, `${what} is ${length} bytes; the limit is ${MAX_KEY_BYTES}`);
   }
-  if (key.byteLength > 0 && key[0] === 0xff) {
+  if (length > 0 && key[0] === 0xff) {
     throw new FdbError(FdbErrorCode.key_outside_legal_range, `${what} starts with 0xff, the system keyspace`);
   }
   return asBuffer(key);
@@ -45,7 +47,7 @@ export function checkKey(key: unknown, what = 'key'): Buffer {
 
 /** Checks a range end, which may be exactly `\xff` (the end of the user keyspace). */
 export function checkRangeEnd(key: unknown, what = 'range end'): Buffer {
-  if (key instanceof Uint8Array && key.byteLength === 1 && key[0] === 0xff) return asBuffer(key);
+  if (key instanceof Uint8Array && key.length === 1 && key[0] === 0xff) return asBuffer(key);
   return checkKey(key, what);
 }
 
@@ -54,8 +56,8 @@ export function checkValue(value: unknown, what = 'value'): Buffer {
   if (!(value instanceof Uint8Array)) {
     throw new FdbError(FdbErrorCode.client_invalid_operation, `${what} must be a Uint8Array or Buffer, got ${describe(value)}`);
   }
-  if (value.byteLength > MAX_VALUE_BYTES) {
-    throw new FdbError(FdbErrorCode.value_too_large, `${what} is ${value.byteLength} bytes; the limit is ${MAX_VALUE_BYTES}`);
+  if (value.length > MAX_VALUE_BYTES) {
+    throw new FdbError(FdbErrorCode.value_too_large, `${what} is ${value.length} bytes; the limit is ${MAX_VALUE_BYTES}`);
   }
   return asBuffer(value);
 }

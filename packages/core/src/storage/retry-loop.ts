@@ -33,7 +33,8 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
+/** Whether `await` would wait for `value` (a promise or any other thenable). */
+function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
@@ -55,7 +56,7 @@ export async function retryTransaction<Tx extends Attempt, T>(
     try {
       const returned = body(current);
       // A body's promise (or any thenable) is settled before the commit.
-      const result = isPromiseLike(returned) ? await returned : returned;
+      const result = isThenable(returned) ? await returned : returned;
       const committing = current.commit();
       if (committing !== undefined) await committing;
       return result;

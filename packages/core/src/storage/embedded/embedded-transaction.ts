@@ -354,7 +354,8 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   addWriteConflictKey(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    (this.#writeConflictKeys ??= []).push(Buffer.from(k));
+    this.#writeConflictKeys ??= [];
+    this.#writeConflictKeys.push(Buffer.from(k));
     this.#conflictBytes += k.length;
   }
 
@@ -364,7 +365,8 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const k = checkKey(key);
     this.#checkOpen();
     const watch = new KeyWatch(Buffer.from(k), k.toString('latin1'));
-    (this.#watches ??= []).push(watch);
+    this.#watches ??= [];
+    this.#watches.push(watch);
     return watch;
   }
 

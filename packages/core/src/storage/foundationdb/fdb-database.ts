@@ -26,6 +26,14 @@ export class FoundationDbDatabase implements Database {
     return Buffer.from(this.#keyspace.prefix);
   }
 
+  /**
+   * The longest key a caller may use: FoundationDB's 10,000-byte limit
+   * applies to the whole cluster key, directory prefix included.
+   */
+  get maxKeyBytes(): number {
+    return this.#keyspace.maxKeyBytes;
+  }
+
   async doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options: TransactionOptions = {}): Promise<T> {
     if (this.#closed) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
     const retryLimit = options.retryLimit ?? DEFAULT_RETRY_LIMIT;

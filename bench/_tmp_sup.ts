@@ -1,0 +1,34 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createActorSystem } from '@jobtree/actors';
+import { startSupervisor } from '@jobtree/supervisor';
+import worker from '../test/supervisor/fixtures/worker.js';
+const T: Record<string, number> = {}; (globalThis as unknown as {T: unknown}).T = T;
+const system = createActorSystem({ threads: 1 });
+const sup = await startSupervisor(system, { strategy: 'one_for_one', intensity: 1e6, period: 1000, children: [{ id: 'c', start: { actor: worker, args: {} } }] });
+const t: number[][] = [];
+for (let i = 0; i < 40; i++) {
+  const [child] = await sup.whichChildren();
+  let exitedAt = 0; let spawnedAt = 0;
+  system.events.once('spawned', () => { spawnedAt = performance.now(); });
+  system.events.once('exited', () => { exitedAt = performance.now(); });
+  const replaced = new Promise<string>((resolve) => sup.events.once('child_restarted', (e) => resolve(e.actor)));
+  const b = performance.now();
+  system.kill({ id: child?.actor as string });
+  const k = performance.now();
+  const id = await replaced;
+  const r = performance.now();
+  await system.call({ id }, { type: 'ping' });
+  const e = performance.now();
+  const s0 = performance.now(); const r0 = [T.req!, T.order!];
+  const ref = await system.spawn(worker, {});
+  const s1 = performance.now(); T.req = r0[0]!; T.order = r0[1]!;
+  await system.call(ref, { type: 'ping' });
+  const s2 = performance.now();
+  system.kill(ref);
+  if (i >= 5) t.push([T.req! - b, T.order! - b, spawnedAt - b, k - b, exitedAt - b, r - b, e - r, e - b, s1 - s0, s2 - s1, s2 - s0]);
+  await sleep(Number(process.env.SL ?? 5));
+}
+const med = (a: number[]) => a.sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(['req', 'order', 'spawned', 'kill()', 'exited', 'restarted', 'call', 'total', 'spawn', 'call', 'spawn+call'].map((n, j) => `${n}=${med(t.map((x) => x[j] as number))?.toFixed(3)}`).join(' '));
+await sup.stop();
+await system.shutdown();

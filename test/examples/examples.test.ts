@@ -1,0 +1,38 @@
+// Every runnable example in README.md runs to completion and prints what it
+// promises: the README stays true.
+
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import test from 'ava';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+async function runExample(file: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import=tsx', file], { cwd: root, timeout: 90_000 });
+  return stdout;
+}
+
+test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
+  const out = await runExample('examples/storage-demo.ts');
+  t.regex(out, /not_committed \(1020\)/);
+  t.regex(out, /versionstamp/i);
+  t.regex(out, /watch/i);
+});
+
+test('the jobs demo accepts, finishes, re-enqueues a silent worker and removes', async (t) => {
+  const out = await runExample('examples/jobs-demo.ts');
+  t.regex(out, /the silent worker's finish -> JobsError halt/);
+  t.regex(out, /remove cat\.jpg -> true, again -> false/);
+  t.regex(out, /closed\s*$/);
+});
+
+test('the supervision demo restarts a killed counter and a stuck one on a new thread', async (t) => {
+  const out = await runExample('examples/supervision-demo.ts');
+  const restarts = out.match(/supervisor restarted counter/g) ?? [];
+  t.is(restarts.length, 2);
+  t.regex(out, /counter <\d+\.\d+> = 105/);
+  t.regex(out, /thread replaced/);
+  t.regex(out, /stopped\s*$/);
+});
