@@ -1,9 +1,10 @@
 // How fast a supervisor replaces a killed child: the time from `kill` to the
 // replacement answering a call, for pooled and for dedicated children, as a
-// ratio of two baselines measured in the same run: spawning an actor until its
-// first answer (the issue's target), and replacing an actor by hand (kill,
-// wait for the DOWN, spawn, first answer), which isolates what the supervisor
-// itself adds. Target: <= 1.2x.
+// ratio of the actor spawn time measured in the same run (issue 5's target,
+// <= 1.2x). Both sides end at a first call answered: the baseline is a spawn
+// until the new actor's first answer. An info row compares with replacing an
+// actor by hand (kill, wait for the DOWN, spawn, first answer), which isolates
+// what the supervisor itself adds.
 //
 //   pnpm bench:supervisor [--quick]
 
@@ -73,6 +74,18 @@ interface Medians {
   restart: number;
   spawn: number;
   byHand: number;
+  /** Ratios of the medians of per-round ratios (see pairedRatio). */
+  vsSpawn: number;
+  vsByHand: number;
+}
+
+/**
+ * The median of per-round ratios: the three measurements of a round run back to back and see about the
+ * same machine load, which drifts a lot between rounds on a shared machine; so this is steadier than a
+ * ratio of medians (bench/actors.ts does the same).
+ */
+function pairedRatio(numerator: number[], denominator: number[]): number {
+  return median(numerator.map((value, i) => value / (denominator[i] as number)));
 }
 
 async function measure(placement: 'pool' | 'dedicated'): Promise<Medians> {
@@ -85,7 +98,7 @@ async function measure(placement: 'pool' | 'dedicated'): Promise<Medians> {
       period: 1000,
       children: [{ id: 'child', start: { actor: worker, args: { label: 'supervised' }, options: { placement } } }],
     });
-    const samples: Record<keyof Medians, number[]> = { restart: [], spawn: [], byHand: [] };
+    const samples: Record<'restart' | 'spawn' | 'byHand', number[]> = { restart: [], spawn: [], byHand: [] };
     for (let round = 0; round < WARMUP + ROUNDS[placement]; round += 1) {
       // Interleaved, so that drift in the machine's load hits all three alike.
       const spawn = await spawnToAnswer(system, placement);
@@ -100,25 +113,33 @@ async function measure(placement: 'pool' | 'dedicated'): Promise<Medians> {
       samples.restart.push(restart);
     }
     await sup.stop();
-    return { restart: median(samples.restart), spawn: median(samples.spawn), byHand: median(samples.byHand) };
+    return {
+      restart: median(samples.restart),
+      spawn: median(samples.spawn),
+      byHand: median(samples.byHand),
+      vsSpawn: pairedRatio(samples.restart, samples.spawn),
+      vsByHand: pairedRatio(samples.restart, samples.byHand),
+    };
   } finally {
     await system.shutdown();
   }
 }
 
-function row(metric: string, value: number, baseline: number): Cell[] {
-  const ratio = value / baseline;
-  return [metric, Number(value.toFixed(3)), Number(baseline.toFixed(3)), Number(ratio.toFixed(2)), `<= ${TARGET}`, ratio <= TARGET ? 'pass' : 'FAIL'];
+function row(metric: string, value: number, baseline: number, ratio: number, judged: boolean): Cell[] {
+  const verdict = judged ? (ratio <= TARGET ? 'pass' : 'FAIL') : 'info';
+  return [metric, Number(value.toFixed(3)), Number(baseline.toFixed(3)), Number(ratio.toFixed(2)), judged ? `<= ${TARGET}` : '-', verdict];
 }
 
 const rows: Cell[][] = [];
 for (const placement of ['pool', 'dedicated'] as const) {
-  const { restart, spawn, byHand } = await measure(placement);
-  rows.push(row(`kill -> replacement answers, vs spawn + first answer (${placement})`, restart, spawn));
-  rows.push(row(`kill -> replacement answers, vs kill + spawn + answer by hand (${placement})`, restart, byHand));
+  const { restart, spawn, byHand, vsSpawn, vsByHand } = await measure(placement);
+  rows.push(row(`kill -> replacement's first call answered, vs spawn -> first call answered (${placement})`, restart, spawn, vsSpawn, true));
+  rows.push(
+    row(`kill -> replacement's first call answered, vs the same by hand: kill, DOWN, spawn, call (${placement})`, restart, byHand, vsByHand, false),
+  );
 }
 console.log(
-  `supervisor restart latency: medians in ms over ${ROUNDS.pool} pooled / ${ROUNDS.dedicated} dedicated rounds${quick ? ' (--quick)' : ''}\n`,
+  `supervisor restart latency: medians in ms over ${ROUNDS.pool} pooled / ${ROUNDS.dedicated} dedicated interleaved rounds${quick ? ' (--quick)' : ''}; ratio = median of per-round ratios\n`,
 );
 console.log(formatTable(['metric', 'supervised ms', 'baseline ms', 'ratio', 'target', 'result'], rows));
-process.exitCode = rows.every((cells) => cells[5] === 'pass') ? 0 : 1;
+process.exitCode = rows.every((cells) => cells[5] !== 'FAIL') ? 0 : 1;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { DatabaseLockedError, FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
 import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
+import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
 import { versionOfStamp } from '../../packages/core/src/storage/versionstamp.js';
 
 const b = (text: string) => Buffer.from(text);
@@ -284,6 +285,74 @@ test('a read-only transaction commits however old its read version, like Foundat
     );
     t.is(value?.toString(), 'v');
     t.is(attempts, 1);
+  } finally {
+    await db.close();
+  }
+});
+
+test('the conflict log forgets batches at or below the oldest read version in use, or past the transaction life', (t) => {
+  const log = new ConflictLog(0);
+  for (const [version, key, durableAt] of [
+    [10, 'a', 1_000],
+    [20, 'b', 2_000],
+    [30, 'c', 3_000],
+  ] as const) {
+    const batch = log.open(version);
+    log.recordKey(batch, b(key), key);
+    batch.seal();
+    batch.durableAt = durableAt;
+  }
+  // Nobody reads below 20: batches 10 and 20 go, 30 stays for readers at 20.
+  log.forget(0, 20);
+  t.is(log.size, 1);
+  t.false(log.covers(10));
+  t.true(log.covers(20));
+  t.true(log.conflicts(20, ['c'], []));
+  t.false(log.conflicts(20, ['a', 'b'], []));
+  // A reader at 20 still holds batch 30 back, until it is past the life.
+  log.forget(3_000, 20);
+  t.is(log.size, 1);
+  log.forget(3_001, 20);
+  t.is(log.size, 0);
+  t.false(log.conflicts(30, ['c'], []));
+});
+
+test('a long transaction still gets its conflict (1020) after a hundred later batches were published and forgotten around it', async (t) => {
+  const dir = tempDir(t);
+  const db = EmbeddedDatabase.open({ path: dir });
+  try {
+    await db.doTransaction((tx) => tx.set(b('k'), b('0')));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let read!: () => void;
+    const hasRead = new Promise<void>((resolve) => {
+      read = resolve;
+    });
+    const long = db.doTransaction(
+      async (tx) => {
+        await tx.get(b('k'));
+        read();
+        await released;
+        tx.set(b('k'), b('long'));
+      },
+      { retryLimit: 0 },
+    );
+    await hasRead;
+    // One batch each, read by short transactions that end at once.
+    for (let i = 0; i < 100; i++) {
+      await db.doTransaction(async (tx) => {
+        await tx.get(b(`other/${i}`));
+        tx.set(b(`other/${i}`), b('x'));
+      });
+    }
+    await db.doTransaction((tx) => tx.set(b('k'), b('newer')));
+    for (let i = 0; i < 100; i++) await db.doTransaction((tx) => tx.set(b(`more/${i}`), b('x')));
+    release();
+    const error = await t.throwsAsync(long, { instanceOf: FdbError });
+    t.is(error?.code, FdbErrorCode.not_committed);
+    t.is((await db.doTransaction((tx) => tx.get(b('k'))))?.toString(), 'newer');
   } finally {
     await db.close();
   }

@@ -82,7 +82,7 @@ test('stopping the parent stops the nested supervisor, which stops its own child
     ],
   );
   for (const child of [...innerChildren, ...outerChildren]) {
-    t.is(system.threadOf({ id: child.actor as string }), undefined, `${child.id} is gone`);
+    t.is(await system.monitor({ id: child.actor as string }), 'noproc', `${child.id} is gone`);
   }
 });
 

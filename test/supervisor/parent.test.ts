@@ -1,7 +1,8 @@
 import type { ExitMessage } from '@jobtree/actors';
-import { Supervisor, createSupervisorEvents } from '@jobtree/supervisor';
+import { Supervisor, createSupervisorEvents, startSupervisor } from '@jobtree/supervisor';
 import { dedicated, pooled } from './fixtures/children.js';
 import { nextEvent, nextEvents } from './fixtures/next-event.js';
+import probe from '../actors/fixtures/probe.js';
 import parent, { type ParentMessage } from './fixtures/parent.js';
 import { test } from './fixtures/system.js';
 
@@ -50,4 +51,28 @@ test("the parent gets the supervisor's `shutdown` exit when the restart intensit
   t.is(await supDown, 'shutdown');
   const exits = await system.call<ExitMessage[], ParentMessage>(owner, { type: 'exits' });
   t.deepEqual(exits, [{ type: 'EXIT', from: supervisor, reason: 'shutdown' }]);
+});
+
+test('a supervisor started from the system has the system as its parent: system.exit stops it like a parent exit signal', async (t) => {
+  const { system } = t.context;
+  t.is(system.id, '<0.0>');
+  const sup = await startSupervisor(system, { strategy: 'one_for_one', children: [pooled('a'), dedicated('b')] });
+  const supDown = system.monitor(sup.ref);
+  const exited = nextEvents(sup.events, 'child_exited', 2);
+
+  // An exit signal from anyone but the parent is trapped and ignored, as in OTP.
+  const stranger = await system.spawn(probe, {});
+  await system.call(stranger, { op: 'exit', to: sup.ref.id, reason: 'shutdown' });
+  await system.call(stranger, { op: 'call', to: sup.ref.id, msg: { op: 'echo', v: 0 } }); // after the signal, same path
+  t.is((await sup.countChildren()).active, 2);
+
+  system.exit(sup.ref, 'shutdown');
+  t.deepEqual(
+    (await exited).map((event) => [event.id, event.reason, event.terminated]),
+    [
+      ['b', 'shutdown', true],
+      ['a', 'shutdown', true],
+    ],
+  );
+  t.is(await supDown, 'shutdown');
 });

@@ -94,5 +94,5 @@ test('stopping a supervisor terminates its children in reverse start order, then
     ],
   );
   t.is(await supDown, 'shutdown');
-  for (const child of children) t.is(system.threadOf({ id: child.actor as string }), undefined, `${child.id} is gone`);
+  for (const child of children) t.is(await system.monitor({ id: child.actor as string }), 'noproc', `${child.id} is gone`);
 });

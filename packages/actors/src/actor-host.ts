@@ -71,8 +71,6 @@ interface Peer {
   runK: number;
   runTo: ActorId;
   runFrom: ActorId;
-  /** The outbox holds only messages that may wait for the next message to this thread (see sendControl). */
-  lazy: boolean;
 }
 
 export interface MessageSource extends PostTarget {
@@ -126,7 +124,6 @@ export class ActorHost {
   #kickScheduled = false;
   #dirty: Peer[] = [];
   #flushScheduled = false;
-  #lazyFlushScheduled = false;
   #memoId: ActorId = '';
   #memoThread: ThreadId = -1;
   #memoPeer: Peer | undefined;
@@ -156,7 +153,7 @@ export class ActorHost {
   // ---- threads ------------------------------------------------------------
 
   addPeer(thread: ThreadId, port: MessageSource): void {
-    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '', lazy: false });
+    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '' });
     this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     port.on('message', this.receiveBatch);
@@ -213,26 +210,25 @@ export class ActorHost {
   declareDead(id: ActorId, reason: ExitReason): void {
     this.#dying.add(id);
     this.#forgetMemo();
-    for (const [ref, call] of [...this.#calls]) if (call.to === id) this.#failCall(ref, reason);
-    for (const [ref, monitor] of [...this.#systemMonitors]) {
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const [ref, call] of this.#calls) if (call.to === id) this.#failCall(ref, reason);
+    for (const [ref, monitor] of this.#systemMonitors) {
       if (monitor.target === id) {
         this.#systemMonitors.delete(ref);
         monitor.resolve(reason);
       }
     }
-    for (const cell of [...this.#cells.values()]) {
-      cell.watchers.forEach((watcher, ref) => {
-        if (watcher === id) cell.watchers.delete(ref);
-      });
-      for (const [ref, target] of [...cell.monitors]) {
+    for (const cell of this.#cells.values()) {
+      for (const [ref, watcher] of cell.watchers) if (watcher === id) cell.watchers.delete(ref);
+      for (const [ref, target] of cell.monitors) {
         if (target === id) {
           cell.monitors.delete(ref);
           cell.deliverInfo({ type: 'DOWN', ref, id, reason });
         }
       }
+      // May end the cell (and remove it from #cells): also safe during iteration.
       if (cell.links.has(id)) cell.exitSignal(id, reason, true);
     }
-    this.runReady();
   }
 
   /** Its thread has confirmed the death (or is gone): nothing more can come from `id`. */
@@ -270,15 +266,10 @@ export class ActorHost {
     this.#memoPeer = undefined;
   }
 
-  /**
-   * A thread-level message to `thread` (kinds >= 20), in order with actor
-   * messages to it. A `lazy` one is not urgent: it waits, at most until the
-   * event loop's next check phase, for the next message to that thread, so
-   * that both wake the thread once (a kill, then the spawn of a replacement).
-   */
-  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = '', lazy = false): void {
+  /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
+  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = ''): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m, lazy);
+    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
@@ -300,7 +291,7 @@ export class ActorHost {
     } else this.#bounce(envelope(k, to, from, r, m));
   }
 
-  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown, lazy = false): void {
+  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
     const queue = peer.queue;
     // Casts carry no correlation number: their runs hold the messages alone.
     if (peer.count !== 0 && k === peer.runK && to === peer.runTo && from === peer.runFrom) {
@@ -319,32 +310,12 @@ export class ActorHost {
     }
     if (++peer.count === 1) {
       this.#dirty.push(peer);
-      peer.lazy = lazy;
-      if (lazy) this.#scheduleLazyFlush();
-      else this.#scheduleFlush();
+      if (!this.#flushScheduled) {
+        this.#flushScheduled = true;
+        queueMicrotask(this.#flush);
+      }
     } else if (peer.count >= MAX_BATCH) this.#post(peer);
-    else if (peer.lazy && !lazy) {
-      peer.lazy = false;
-      this.#scheduleFlush();
-    }
   }
-
-  #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
-    this.#flushScheduled = true;
-    queueMicrotask(this.#flush);
-  }
-
-  #scheduleLazyFlush(): void {
-    if (this.#lazyFlushScheduled) return;
-    this.#lazyFlushScheduled = true;
-    setImmediate(this.#lazyFlush);
-  }
-
-  readonly #lazyFlush = (): void => {
-    this.#lazyFlushScheduled = false;
-    if (!this.#flushScheduled) this.#flush();
-  };
 
   #post(peer: Peer): void {
     if (peer.count === 0) return;
@@ -352,7 +323,6 @@ export class ActorHost {
     queue[peer.runAt] = peer.runLength;
     peer.queue = [];
     peer.count = 0;
-    peer.lazy = false;
     try {
       peer.target.postMessage(queue);
     } catch {

@@ -66,7 +66,14 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly #reserved = new Set<string>();
   readonly #orders = new Map<number, SpawnOrderState>();
   #orderSeq = 0;
-  readonly #kills = new Map<number, { timer: NodeJS.Timeout; thread: HostThread; id: ActorId }>();
+  /** Kills sent to host threads and not confirmed yet, by number. */
+  readonly #kills = new Map<number, { sentAt: number; thread: HostThread; id: ActorId }>();
+  /**
+   * One kill watchdog per host thread, re-armed (refresh) rather than created
+   * per kill: a kill is often on the path of a restart, and creating a timer
+   * there costs more than re-arming one.
+   */
+  readonly #watchdogs = new Map<ThreadId, { timer: NodeJS.Timeout; armed: boolean }>();
   /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
   readonly #dyingNames = new Map<string, ActorId>();
   readonly #nameWaiters = new Map<string, (() => void)[]>();
@@ -228,19 +235,11 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     const thread = this.#pool.get(threadOfId(id));
     if (thread === undefined || thread.terminating) return;
     const ref = ++this.#killSeq;
-    const timer = setTimeout(() => {
-      // No answer: the thread is stuck in a synchronous loop. Only terminating it stops that.
-      this.#kills.delete(ref);
-      void this.#pool.terminate(thread);
-    }, this.#killTimeoutMs);
-    this.#kills.set(ref, { timer, thread, id });
+    this.#kills.set(ref, { sentAt: performance.now(), thread, id });
+    this.#armWatchdog(thread, this.#killTimeoutMs);
+    this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
     // An actor still in init is not declared: its spawn hears the kill from its thread.
-    if (!this.#directory.has(id)) {
-      this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
-      return;
-    }
-    // Not urgent once the actor is declared dead here: it waits to share a wake-up with what follows.
-    this.#host.sendControl(thread.id, Kind.kill, id, ref, null, '', true);
+    if (!this.#directory.has(id)) return;
     drain(thread.mainPort, this.#host);
     const entry = this.#directory.get(id);
     if (entry === undefined) return; // it ended on its own, in what was just taken
@@ -249,6 +248,33 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#host.declareDead(id, 'killed');
     this.#exited(id, 'killed');
   }
+
+  #armWatchdog(thread: HostThread, ms: number): void {
+    const watchdog = this.#watchdogs.get(thread.id);
+    if (watchdog?.armed === true) return; // it fires for the oldest kill first, then re-arms for the others
+    if (watchdog !== undefined && ms === this.#killTimeoutMs) {
+      watchdog.armed = true;
+      watchdog.timer.ref();
+      watchdog.timer.refresh();
+      return;
+    }
+    if (watchdog !== undefined) clearTimeout(watchdog.timer);
+    this.#watchdogs.set(thread.id, { timer: setTimeout(this.#watchdogFired, ms, thread), armed: true });
+  }
+
+  readonly #watchdogFired = (thread: HostThread): void => {
+    const watchdog = this.#watchdogs.get(thread.id);
+    if (watchdog === undefined) return;
+    watchdog.armed = false;
+    watchdog.timer.unref();
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const kill of this.#kills.values()) if (kill.thread === thread && kill.sentAt < oldest) oldest = kill.sentAt;
+    if (oldest === Number.POSITIVE_INFINITY) return; // every kill was confirmed
+    const left = oldest + this.#killTimeoutMs - performance.now();
+    // No answer in time: the thread is stuck in a synchronous loop. Only terminating it stops that.
+    if (left <= 1) void this.#pool.terminate(thread);
+    else this.#armWatchdog(thread, left);
+  };
 
   /** The thread confirmed the death of an actor the main thread declared dead (or is gone). */
   #confirmDead(thread: HostThread, id: ActorId): void {
@@ -341,7 +367,6 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       case Kind.killAck: {
         const kill = this.#kills.get(env.r as number);
         if (kill !== undefined) {
-          clearTimeout(kill.timer);
           this.#kills.delete(env.r as number);
           this.#confirmDead(kill.thread, kill.id);
         }
@@ -412,11 +437,10 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       this.#orders.delete(ref);
       order.reject(new ActorError('killed', `spawn of ${order.request.module}: its host thread ${thread.id} ended`, 'killed'));
     }
-    for (const [ref, kill] of [...this.#kills]) {
-      if (kill.thread !== thread) continue;
-      clearTimeout(kill.timer);
-      this.#kills.delete(ref);
-    }
+    for (const [ref, kill] of this.#kills) if (kill.thread === thread) this.#kills.delete(ref);
+    const watchdog = this.#watchdogs.get(thread.id);
+    if (watchdog !== undefined) clearTimeout(watchdog.timer);
+    this.#watchdogs.delete(thread.id);
     this.#stopAcks.get(thread.id)?.();
     this.#broadcast(Kind.threadDown, '', thread.id, killed);
     this.#host.threadDown(thread.id, new Set(killed));
@@ -459,7 +483,8 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       }),
     );
     await Promise.all(this.#pool.all().map((thread) => this.#pool.terminate(thread)));
-    for (const kill of this.#kills.values()) clearTimeout(kill.timer);
+    for (const watchdog of this.#watchdogs.values()) clearTimeout(watchdog.timer);
+    this.#watchdogs.clear();
     this.#kills.clear();
     this.#dyingNames.clear();
     for (const waiters of this.#nameWaiters.values()) for (const wake of waiters) wake();

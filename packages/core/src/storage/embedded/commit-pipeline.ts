@@ -28,6 +28,8 @@ import { type KeyWatch, WatchRegistry } from './watch-registry.js';
 
 /** Batch order is a 16-bit field of the versionstamp. */
 const MAX_BATCH_MEMBERS = 0x10000;
+/** Length of the retired-snapshot list past which ended snapshots are swept out of its middle. */
+const RETIRED_SWEEP_LENGTH = 64;
 /** Batches are remembered this long after becoming durable, beyond the transaction life. */
 const LOG_MARGIN_MS = 1_000;
 
@@ -112,6 +114,12 @@ export class CommitPipeline {
   readonly #watches = new WatchRegistry();
   /** The durable snapshot new transactions read from. */
   #published: StoreSnapshot;
+  /**
+   * Snapshots published before `#published` that transactions may still
+   * read from, oldest first: the first one not yet ended is the oldest read
+   * version in use, below which the conflict log can forget.
+   */
+  readonly #retired: StoreSnapshot[] = [];
   /** The store after the last batch lmdb committed (base for building the next one). */
   #head: StoreSnapshot;
   #lastVersion: number;
@@ -466,9 +474,11 @@ export class CommitPipeline {
       this.#wakeDurableWaiters(batch.version);
       return;
     }
-    this.#published.release();
+    const previous = this.#published;
     this.#published = batch.snapshot;
     batch.snapshot = undefined;
+    previous.release();
+    if (!previous.ended) this.#retired.push(previous);
     if (batch.error !== undefined) {
       const unknown = new FdbError(FdbErrorCode.commit_unknown_result, 'the commit batch may not have reached the disk', {
         cause: batch.error,
@@ -485,8 +495,28 @@ export class CommitPipeline {
         }
       }
     }
-    this.#log.forgetDurableBefore(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS);
+    // Forgetting as soon as no transaction reads below a batch keeps the log
+    // (and what it holds on to) small: under a steady write load, waiting the
+    // whole transaction life would keep seconds of keys alive.
+    this.#log.forget(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS, this.#oldestReadVersion());
     this.#wakeDurableWaiters(batch.version);
+  }
+
+  /** The oldest version a live transaction may read at (and so resolve from). */
+  #oldestReadVersion(): number {
+    const retired = this.#retired;
+    let ended = 0;
+    while (ended < retired.length && (retired[ended] as StoreSnapshot).ended) ended++;
+    if (ended > 0) retired.splice(0, ended);
+    // A long transaction keeps the first one alive while later ones end:
+    // drop those now and then, so the list stays as long as the number of
+    // versions actually being read (at most the lmdb reader slots).
+    if (retired.length > RETIRED_SWEEP_LENGTH) {
+      let kept = 0;
+      for (const snapshot of retired) if (!snapshot.ended) retired[kept++] = snapshot;
+      retired.length = kept;
+    }
+    return retired[0]?.version ?? this.#published.version;
   }
 
   #isIdle(): boolean {

@@ -4,7 +4,8 @@
 // are also indexed by key for O(1) checks of point reads; ranges are checked
 // per batch, which is cheap because a transaction is rarely more than a few
 // batches behind. Batches leave the log once no live transaction can be
-// older than them (the 5-second life, plus a margin).
+// older than them: none reads at an older version any more, or the 5-second
+// life (plus a margin) has passed.
 
 /** One batch's write set. */
 export class BatchWrites {
@@ -125,11 +126,17 @@ export class ConflictLog {
     return false;
   }
 
-  /** Forgets batches that became durable before `cutoff` (engine clock). */
-  forgetDurableBefore(cutoff: number): void {
+  /**
+   * Forgets the batches no live transaction can conflict with: those at or
+   * below `throughVersion` (the oldest read version still in use; a
+   * transaction only checks batches newer than its own), and those that
+   * became durable before `cutoff` (engine clock; a transaction that old
+   * fails as too old before it is checked).
+   */
+  forget(cutoff: number, throughVersion: number): void {
     while (this.#head < this.#batches.length) {
       const batch = this.#batches[this.#head] as BatchWrites;
-      if (!(batch.durableAt < cutoff)) break;
+      if (!(batch.durableAt < cutoff) && batch.version > throughVersion) break;
       for (const key of batch.keyStrings) if (this.#points.get(key) === batch.version) this.#points.delete(key);
       this.#forgottenThrough = batch.version;
       this.#head++;

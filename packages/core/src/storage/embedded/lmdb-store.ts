@@ -118,6 +118,11 @@ export class StoreSnapshot {
     if (this.#users <= 0) this.end();
   }
 
+  /** Whether the lmdb read transaction has ended (nobody reads at this version any more). */
+  get ended(): boolean {
+    return this.#released;
+  }
+
   /** Ends the lmdb read transaction now, whoever still holds the snapshot (the store is closing). */
   end(): void {
     if (this.#released) return;
