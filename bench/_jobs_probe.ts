@@ -59,13 +59,25 @@ let cycles = 0;
 let c0 = 0, b0 = 0, t0 = 0, bo0 = 0, cf0 = 0;
 let reset = false;
 let cpu0 = process.cpuUsage();
+const mode = process.argv[4] ?? 'jobs';
+const value = Buffer.alloc(64, 7);
 await Promise.all(
   Array.from({ length: workers }, async (_, loop) => {
     while (performance.now() < end) {
+      if (mode === 'storage') {
+        const w = performance.now() > warm;
+        if (w && !reset) { reset = true; cpu0 = process.cpuUsage(); c0 = commits; b0 = batches; t0 = txs; bo0 = bodies; cf0 = conflicts; }
+        const k = n++;
+        await db.doTransaction((tx) => tx.set(Buffer.from(`k${k % 100_000}`), value));
+        if (w) cycles++;
+        continue;
+      }
+      const id = mode === 'seq' ? `j${String(n).padStart(9, '0')}` : `w${loop}-${n}`;
       const w = performance.now() > warm;
       if (w && !reset) { reset = true; cpu0 = process.cpuUsage(); c0 = commits; b0 = batches; t0 = txs; bo0 = bodies; cf0 = conflicts; }
       const s = performance.now();
-      await jobs.add('bench', `w${loop}-${n++}`, { n });
+      n++;
+      await jobs.add('bench', id, { n });
       const a = performance.now();
       const job = await jobs.accept('bench', { timeout: 1000 });
       const b = performance.now();

@@ -74,6 +74,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * there costs more than re-arming one.
    */
   readonly #watchdogs = new Map<ThreadId, { timer: NodeJS.Timeout; armed: boolean }>();
+  #deferredKills: { thread: ThreadId; id: ActorId; ref: number }[] = [];
   /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
   readonly #dyingNames = new Map<string, ActorId>();
   readonly #nameWaiters = new Map<string, (() => void)[]>();
@@ -237,9 +238,16 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     const ref = ++this.#killSeq;
     this.#kills.set(ref, { sentAt: performance.now(), thread, id });
     this.#armWatchdog(thread, this.#killTimeoutMs);
-    this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
     // An actor still in init is not declared: its spawn hears the kill from its thread.
-    if (!this.#directory.has(id)) return;
+    if (!this.#directory.has(id)) {
+      this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
+      return;
+    }
+    // Declared dead below, the actor's kill is no longer urgent: it goes out after this tick, so
+    // that what follows it at once (a supervisor's spawn of the replacement, perhaps on that thread)
+    // does not wait behind the kill's work there.
+    if (this.#deferredKills.length === 0) setImmediate(this.#sendDeferredKills);
+    this.#deferredKills.push({ thread: thread.id, id, ref });
     drain(thread.mainPort, this.#host);
     const entry = this.#directory.get(id);
     if (entry === undefined) return; // it ended on its own, in what was just taken
@@ -248,6 +256,12 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#host.declareDead(id, 'killed');
     this.#exited(id, 'killed');
   }
+
+  readonly #sendDeferredKills = (): void => {
+    const kills = this.#deferredKills;
+    this.#deferredKills = [];
+    for (const { thread, id, ref } of kills) this.#host.sendControl(thread, Kind.kill, id, ref, null);
+  };
 
   #armWatchdog(thread: HostThread, ms: number): void {
     const watchdog = this.#watchdogs.get(thread.id);

@@ -16,6 +16,7 @@ import type { TypeKeys } from './job-keys.js';
 import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending } from './pending-queue.js';
+import type { PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
@@ -120,10 +121,13 @@ export async function acceptJobs(
   maxScheduledTime: number | undefined,
   count: number,
   wantWatch: boolean,
+  claims?: PendingClaims,
 ): Promise<AcceptBatch> {
   const jobs: Job[] = [];
+  let skippedClaims = false;
   for (;;) {
-    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length);
+    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    skippedClaims ||= taken.skippedClaims;
     const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
     taken.jobs.forEach((next, index) => {
       const record = records[index];
@@ -146,15 +150,18 @@ export async function acceptJobs(
       });
     });
     if (jobs.length > 0) touchActivity(tx, keys);
-    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined };
+    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims };
     // Stale entries only: try again; the queue is shorter by them now.
     if (taken.jobs.length > 0) continue;
-    if (!wantWatch) return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime };
+    // Short because other batches hold the rest: their commits decide, not a watch.
+    if (!wantWatch || skippedClaims) {
+      return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime, skippedClaims };
+    }
     // The watch is created in the transaction that saw no due job: an
     // enqueue committed after our read version changes the counter and
     // fires it, so no job can slip in between the read and the wait.
     await tx.snapshot().get(keys.watchesPending);
-    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime };
+    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime, skippedClaims };
   }
 }
 

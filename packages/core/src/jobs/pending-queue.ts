@@ -39,6 +39,22 @@ export interface DequeueResult {
   jobs: DequeuedJob[];
   /** When fewer jobs than asked for were due: the earliest future scheduled time, if any. */
   nextScheduledTime: number | undefined;
+  /** Whether entries claimed by another batch were passed over (see {@link PendingClaims}). */
+  skippedClaims: boolean;
+}
+
+/**
+ * Queue entries taken by accept transactions of this process that have not
+ * committed yet. A batch that reads while another commits reads a snapshot
+ * in which those entries are still pending; picking one would only make it
+ * conflict and retry, so it passes over them. Best effort: the read
+ * conflict on every picked key is what keeps a job from being taken twice.
+ */
+export interface PendingClaims {
+  /** Claimed pending keys, as latin1 strings. */
+  readonly claimed: ReadonlySet<string>;
+  /** Records a key this attempt took. */
+  claim(key: Buffer): void;
 }
 
 /**
@@ -55,14 +71,26 @@ export async function dequeuePending(
   keys: TypeKeys,
   maxScheduledTime: number | undefined,
   count = 1,
+  claims?: PendingClaims,
 ): Promise<DequeueResult> {
   const snapshot = tx.snapshot();
   const range = keys.pending.range();
   const jobs: DequeuedJob[] = [];
+  const claimed = claims?.claimed;
+  const skipping = claimed !== undefined && claimed.size > 0;
+  let skipped = false;
   let start = range.begin;
   let nextScheduledTime: number | undefined;
   while (jobs.length < count) {
-    const [front] = await snapshot.getRange(start, range.end, { limit: 1 });
+    let [front] = await snapshot.getRange(start, range.end, { limit: 1 });
+    if (front !== undefined && skipping && claimed.has(front.key.toString('latin1'))) {
+      // The front was taken by a batch still committing: look past every claim.
+      skipped = true;
+      const page = await snapshot.getRange(start, range.end, { limit: 1 + claimed.size });
+      front = page.find((row) => !claimed.has(row.key.toString('latin1')));
+      // Only claimed entries are left.
+      if (front === undefined) break;
+    }
     if (front === undefined) break;
     const head = parsePendingKey(keys, front.key);
     if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
@@ -79,9 +107,14 @@ export async function dequeuePending(
         ? keys.pendingPriorityPrefix(head.priority)
         : keys.pendingRankPrefix(head.priority, head.scheduledTime);
     const wanted = count - jobs.length;
-    const candidates = await snapshot.getRange(front.key, keyAfterPrefix(rank), {
-      limit: Math.max(FRONT_CANDIDATES, wanted),
+    let candidates = await snapshot.getRange(front.key, keyAfterPrefix(rank), {
+      limit: Math.max(FRONT_CANDIDATES, wanted) + (skipping ? claimed.size : 0),
     });
+    if (skipping) {
+      const unclaimed = candidates.filter((row) => !claimed.has(row.key.toString('latin1')));
+      if (unclaimed.length < candidates.length) skipped = true;
+      candidates = unclaimed;
+    }
     // A partial Fisher-Yates shuffle: `wanted` distinct random candidates.
     const picks = Math.min(wanted, candidates.length);
     for (let i = 0; i < picks; i++) {
@@ -91,12 +124,13 @@ export async function dequeuePending(
       if (picked === undefined) break;
       tx.addReadConflictKey(picked.key);
       tx.clear(picked.key);
+      claims?.claim(picked.key);
       jobs.push(parsePendingKey(keys, picked.key));
     }
     // The cleared keys are gone from this transaction's own reads, so the
     // next round starts at whatever is left of the front.
   }
-  return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined };
+  return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined, skippedClaims: skipped };
 }
 
 /**
