@@ -9,12 +9,14 @@ import { LmdbStore } from '../packages/core/src/storage/embedded/lmdb-store.js';
 let commits = 0;
 let conflicts = 0;
 let batches = 0;
+const seenDurable = new WeakSet<Promise<void>>(); let lastDurable = 0; const sinceDurable: number[] = [];
 let keysWritten = 0; let lastStart = 0; const gaps: number[] = []; const commitT: number[] = []; const flushT: number[] = [];
 const origCommit = CommitPipeline.prototype.commit;
 CommitPipeline.prototype.commit = function (this: CommitPipeline, req) {
   try {
     const t = origCommit.call(this, req);
     commits++;
+    if (!seenDurable.has(t.durable)) { seenDurable.add(t.durable); t.durable.then(() => { lastDurable = performance.now(); }, () => {}); }
     return t;
   } catch (e) {
     conflicts++;
@@ -29,6 +31,7 @@ LmdbStore.prototype.write = function (this: LmdbStore, ...a: Parameters<LmdbStor
   keysWritten += changes.length;
   const w = origWrite.call(this, changes, a[1], a[2]);
   if (lastStart) gaps.push(t - lastStart);
+  if (lastDurable) sinceDurable.push(t - lastDurable);
   lastStart = t;
   w.committed.then(() => { const c = performance.now(); commitT.push(c - t); w.flushed.then(() => flushT.push(performance.now() - c)); });
   return w;
@@ -93,13 +96,13 @@ await Promise.all(
 );
 const el = seconds - 0.3;
 const cpu = process.cpuUsage(cpu0);
-console.log(`  cpu user=${(cpu.user/1e3/el/10).toFixed(0)}% sys=${(cpu.system/1e3/el/10).toFixed(0)}% of one core`);
+console.log(`  cpu user=${(cpu.user/1e3/el/10).toFixed(0)}% sys=${(cpu.system/1e3/el/10).toFixed(0)}% of one core, ${((cpu.user + cpu.system) / Math.max(1, cycles)).toFixed(0)} µs CPU per cycle`);
 const q = (xs: number[], p: number) => { const s = [...xs].sort((x, y) => x - y); return s[Math.floor(s.length * p)]?.toFixed(2); };
 console.log(`workers=${workers} cycles/s=${(cycles / el).toFixed(0)} none=${none}`);
 for (const [k, v] of Object.entries(lat)) console.log(`  ${k.padEnd(7)} n=${v.length} p50=${q(v, 0.5)} p90=${q(v, 0.9)} p99=${q(v, 0.99)} ms`);
 const C = commits - c0, B = batches - b0;
 console.log(`  txs=${txs - t0} bodies=${bodies - bo0} commits=${C} conflicts=${conflicts - cf0} lmdbBatches=${B} commits/batch=${(C / B).toFixed(1)} batches/s=${(B / el).toFixed(0)}`);
-console.log(`  keys/batch=${(keysWritten/batches).toFixed(0)} lmdb commit p50=${q(commitT,0.5)} flush p50=${q(flushT,0.5)} p90=${q(flushT,0.9)} gap between write starts p50=${q(gaps,0.5)} p90=${q(gaps,0.9)}`);
+console.log(`  keys/batch=${(keysWritten/batches).toFixed(0)} lmdb commit p50=${q(commitT,0.5)} flush p50=${q(flushT,0.5)} p90=${q(flushT,0.9)} gap between write starts p50=${q(gaps,0.5)} p90=${q(gaps,0.9)} write start after last publish p50=${q(sinceDurable,0.5)} p90=${q(sinceDurable,0.9)}`);
 await jobs.close();
 await db.close();
 await rm(dir, { recursive: true, force: true });

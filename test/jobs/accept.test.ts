@@ -108,6 +108,61 @@ test('a queue entry that does not match its job record is dropped, and the job i
   t.is(await jobs.finish(handles[0]!), 'finished');
 });
 
+test('a batch started while another commits passes over its picks, and accepts short behind them wait for it', async (t) => {
+  let holdCommit: (() => Promise<void> | undefined) | undefined;
+  let recorder: RecordingDatabase | undefined;
+  const { jobs } = await openTempJobs(t, (db) => {
+    recorder = new RecordingDatabase(db, { afterBody: () => holdCommit?.() });
+    return recorder;
+  });
+  for (let i = 0; i < 12; i++) await jobs.add(T1, `j${i}`, { i });
+  let release: () => void = () => {};
+  let committing: () => void = () => {};
+  const firstCommitting = new Promise<void>((resolve) => {
+    committing = resolve;
+  });
+  holdCommit = () => {
+    holdCommit = undefined; // only the first batch
+    committing();
+    return new Promise<void>((resolve) => {
+      release = resolve;
+    });
+  };
+  const attemptsBefore = recorder!.attempts;
+  const transactionsBefore = recorder!.transactions;
+  const first = jobs.accept(T1);
+  await firstCommitting;
+  // The first batch has picked one job and is held before its commit. A
+  // pipelined batch serves these at once from the other eleven.
+  let settledWhileHeld = 0;
+  const others = Array.from({ length: 12 }, () =>
+    jobs.accept(T1).then((job) => {
+      settledWhileHeld += 1;
+      return job;
+    }),
+  );
+  const served = others.slice();
+  const eleven: Array<Job | undefined> = [];
+  while (eleven.length < 11) {
+    const index = await Promise.race(served.map((promise, i) => promise.then(() => i)));
+    eleven.push(await served[index]);
+    served.splice(index, 1);
+  }
+  t.is(settledWhileHeld, 11, 'eleven accepts were served while the first batch was still committing');
+  t.true(
+    eleven.every((job) => job !== undefined),
+    'none was told "no job" while the last pending job was only claimed',
+  );
+  release();
+  const firstJob = await first;
+  const last = await served[0];
+  t.truthy(firstJob);
+  t.is(last, undefined, 'the twelfth accept was answered after the first batch committed: the queue is empty');
+  const ids = [firstJob, ...eleven].map((job) => job?.id);
+  t.is(new Set(ids).size, 12, 'twelve different jobs');
+  t.is(recorder!.attempts - attemptsBefore, recorder!.transactions - transactionsBefore, 'no attempt conflicted and was retried');
+});
+
 test('close() while an accept transaction is in flight ends the accept with closed, not a wait', async (t) => {
   const hold = holdNextTransaction();
   const { jobs } = await openTempJobs(t, (db) => new RecordingDatabase(db, { beforeTransaction: hold.beforeTransaction }));

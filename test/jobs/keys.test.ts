@@ -5,7 +5,9 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { Subspace, completeVersionstampElement, keyAfterPrefix, versionstampElement } from '@jobtree/core';
+import type { TupleItem } from '@jobtree/core';
 import { JobKeys, parsePendingKey } from '../../packages/core/src/jobs/job-keys.js';
+import { appendTupleString, writeTupleDouble } from '../../packages/core/src/keys/tuple-append.js';
 import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from '../../packages/core/src/jobs/job-record.js';
 
 test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) => {
@@ -23,6 +25,37 @@ test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) =>
   const { begin, end } = data.range();
   t.true(Buffer.compare(begin, key) < 0 && Buffer.compare(key, end) < 0);
   t.is(data.range(), data.range(), 'the range is computed once');
+});
+
+test('the hand-written tuple string and double encodings are byte-identical to fdb-tuple', (t) => {
+  // Subspace#pack is fdb-tuple's pack behind a prefix.
+  const subspace = Subspace.of('jobs', 'data', 'type');
+  const prefix = subspace.prefix;
+  const pack = (item: TupleItem) => new Subspace().pack([item]);
+  const strings = ['', 'a', 'id-1', 'nul\u0000inside', '\u0000', 'é', '日本', '🎉x', 'a'.repeat(300)];
+  for (const value of strings) t.deepEqual(appendTupleString(prefix, value), subspace.pack(value), value);
+  fc.assert(
+    fc.property(fc.string({ unit: 'grapheme' }), (value) => {
+      t.deepEqual(appendTupleString(prefix, value), subspace.pack(value));
+    }),
+  );
+  const doubles = [0, 1, 1.5, 1_700_000_000.123, Number.MAX_VALUE, Number.MIN_VALUE, -1, -0.5, -Number.MAX_VALUE, 2 ** 53];
+  const encode = (value: number) => {
+    const out = Buffer.alloc(11, 0xaa);
+    writeTupleDouble(out, 1, value);
+    return out;
+  };
+  for (const value of doubles) {
+    const out = encode(value);
+    t.deepEqual(out.subarray(1, 10), pack({ type: 'double', value }), String(value));
+    t.is(out[0], 0xaa, 'nothing written before the offset');
+    t.is(out[10], 0xaa, 'nothing written after the element');
+  }
+  fc.assert(
+    fc.property(fc.double({ noNaN: true }), (value) => {
+      t.deepEqual(encode(value).subarray(1, 10), pack({ type: 'double', value }));
+    }),
+  );
 });
 
 test('keyAfterPrefix is the first key after every key with that prefix', (t) => {

@@ -25,14 +25,19 @@ export interface RecordingOptions {
   inject?: (stats: AttemptStats) => FdbError | undefined;
   /** Awaited before each doTransaction call reaches the real database: holds a transaction "in flight". */
   beforeTransaction?: () => Promise<void> | undefined;
+  /** Awaited after an attempt's body returned, before its commit: holds a transaction "committing". */
+  afterBody?: () => Promise<void> | undefined;
 }
 
 export class RecordingDatabase implements Database {
   readonly #inner: Database;
   readonly #inject: RecordingOptions['inject'];
   readonly #beforeTransaction: RecordingOptions['beforeTransaction'];
+  readonly #afterBody: RecordingOptions['afterBody'];
   /** doTransaction calls. */
   transactions = 0;
+  /** Attempts (runs of a body): more than `transactions` when some were retried. */
+  attempts = 0;
   /** Write counts of the attempts that committed. */
   readonly committedWrites: number[] = [];
   /** Errors injected so far, by code. */
@@ -42,6 +47,7 @@ export class RecordingDatabase implements Database {
     this.#inner = inner;
     this.#inject = options.inject;
     this.#beforeTransaction = options.beforeTransaction;
+    this.#afterBody = options.afterBody;
   }
 
   get kind() {
@@ -55,7 +61,10 @@ export class RecordingDatabase implements Database {
     const result = await this.#inner.doTransaction(async (tx) => {
       const stats: AttemptStats = { reads: 0, writes: 0 };
       last = stats;
-      return body(new RecordingTransaction(tx, stats, (code) => this.#count(code), this.#inject));
+      this.attempts += 1;
+      const result = await body(new RecordingTransaction(tx, stats, (code) => this.#count(code), this.#inject));
+      await this.#afterBody?.();
+      return result;
     }, options);
     this.committedWrites.push(last.writes);
     return result;

@@ -130,6 +130,7 @@ export class ActorHost {
   #corePort: MessagePort | undefined;
   #core: Remote<unknown> | undefined;
   #emptyWaiters: (() => void)[] = [];
+  #receiving = false;
   /** Actors of other threads declared dead here, not yet confirmed by their thread (see declareDead). */
   #dying = new Set<ActorId>();
 
@@ -234,11 +235,6 @@ export class ActorHost {
   /** Its thread has confirmed the death (or is gone): nothing more can come from `id`. */
   confirmDead(id: ActorId): void {
     this.#dying.delete(id);
-  }
-
-  /** Whether `id` was declared dead here and its thread has not confirmed it yet. */
-  isDying(id: ActorId): boolean {
-    return this.#dying.has(id);
   }
 
   // ---- sending ------------------------------------------------------------
@@ -424,8 +420,23 @@ export class ActorHost {
     this.#receive(batch, false);
   }
 
+  /** Inside the delivery of a batch (see receiveOutOfTurn's caller, ActorSystem.requestKill). */
+  get receiving(): boolean {
+    return this.#receiving;
+  }
+
   #receive(batch: unknown, inline: boolean): void {
     if (!Array.isArray(batch)) return;
+    const outer = this.#receiving;
+    this.#receiving = true;
+    try {
+      this.#receiveRuns(batch, inline);
+    } finally {
+      this.#receiving = outer;
+    }
+  }
+
+  #receiveRuns(batch: unknown[], inline: boolean): void {
     const length = batch.length;
     const dying = this.#dying;
     let i = 0;

@@ -225,9 +225,9 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * actor's earlier messages still come before its DOWN, per pair of
    * actors); then calls, monitors and links held on the main thread see
    * `killed`, its id bounces here and its name is free. The thread is told
-   * to drop the actor (links and monitors on other threads hear it from
-   * there) and must confirm within killTimeoutMs, or it is deemed stuck in a
-   * synchronous loop and terminated. Until it confirms, anything it sends
+   * to drop the actor just after this tick (links and monitors on other
+   * threads hear it from there) and must confirm within killTimeoutMs, or it
+   * is deemed stuck in a synchronous loop and terminated. Until it confirms, anything it sends
    * from the actor is dropped (sent after the death), and a spawn that takes
    * the actor's name waits, so the old holder runs no handler once its
    * successor has started.
@@ -238,8 +238,10 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     const ref = ++this.#killSeq;
     this.#kills.set(ref, { sentAt: performance.now(), thread, id });
     this.#armWatchdog(thread, this.#killTimeoutMs);
-    // An actor still in init is not declared: its spawn hears the kill from its thread.
-    if (!this.#directory.has(id)) {
+    // An actor still in init is not declared: its spawn hears the kill from its thread. Nor is one
+    // killed by code run while a batch is being delivered here (a cast handler, a terminate): taking
+    // later batches then would deliver them before the rest of the current one.
+    if (!this.#directory.has(id) || this.#host.receiving) {
       this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
       return;
     }

@@ -158,7 +158,8 @@ function systemId(operations: ActorOperations): ActorId | undefined {
 /**
  * Starts a supervisor actor (main thread) and its children, in order. Rejects with SupervisorError
  * `invalid_spec` for a malformed spec, or `start_failed` (with the child's id and exit reason) when a
- * child fails to start; the children already started are then stopped in reverse order.
+ * child fails to start; the children already started are then stopped in reverse order. Started from
+ * the ActorSystem, the supervisor's parent is the system (`system.exit(sup.ref, reason)` stops it).
  */
 export async function startSupervisor(
   operations: ActorOperations,

@@ -1,15 +1,32 @@
 // Coalesces concurrent accepts of one job type in this process into one
 // transaction. Every transaction costs a durable commit (DESIGN.md §10), and
 // in-process workers that each ran their own accept would also conflict on
-// the front of the queue. While one batch commits, new requests queue up and
-// the next transaction serves all of them: one commit, no conflicts between
-// them. A lone worker still gets a transaction of its own at once.
+// the front of the queue. Requests that arrive while a batch runs queue up
+// and the next transaction serves all of them: one commit, no conflicts
+// between them. A lone worker still gets a transaction of its own at once.
+//
+// Batches are pipelined: once a batch has read and picked its jobs, the
+// next one may start while it commits (a durable commit is most of an
+// accept's time, and waiting for it would give accepts one commit slot in
+// two). The next batch reads a snapshot in which the committing batch's
+// picks are still pending, so it passes over them (see PendingClaims); if
+// it comes up short because of them, its unserved requests wait for the
+// batches in flight and are served by a batch that reads what they wrote.
 
 import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
+import type { PendingClaims } from './pending-queue.js';
 
 /** Accepts served by one transaction at most (bounds its size and duration). */
 export const MAX_ACCEPT_BATCH = 64;
+
+/**
+ * Accept transactions of one batcher in flight at once: one reading, the
+ * others committing. Two keep a commit slot busy with accepts while the
+ * previous batch waits for its fsync; more only lengthen the claimed front
+ * that every batch has to read past.
+ */
+export const MAX_ACCEPT_BATCHES_IN_FLIGHT = 2;
 
 export interface AcceptBatch {
   /** Up to `count` jobs, in the order they were taken from the queue. */
@@ -17,6 +34,8 @@ export interface AcceptBatch {
   /** Set when fewer jobs than asked for were found and a watch was asked for. */
   watch: Watch | undefined;
   nextScheduledTime: number | undefined;
+  /** Whether queue entries claimed by another batch in flight were passed over. */
+  skippedClaims: boolean;
 }
 
 export interface AcceptOutcome {
@@ -32,14 +51,48 @@ interface Request {
   reject(error: unknown): void;
 }
 
-export type AcceptBatchBody = (tx: Transaction, count: number, wantWatch: boolean) => Promise<AcceptBatch>;
+export type AcceptBatchBody = (
+  tx: Transaction,
+  count: number,
+  wantWatch: boolean,
+  claims: PendingClaims,
+) => Promise<AcceptBatch>;
+
+/** The claims of one batch, in the set shared by the batcher's batches in flight. */
+class BatchClaims implements PendingClaims {
+  readonly claimed: Set<string>;
+  readonly #mine: string[] = [];
+
+  constructor(claimed: Set<string>) {
+    this.claimed = claimed;
+  }
+
+  claim(key: Buffer): void {
+    const claimed = key.toString('latin1');
+    this.claimed.add(claimed);
+    this.#mine.push(claimed);
+  }
+
+  /** Drops this batch's claims: its attempt is over (committed, failed, or about to be retried). */
+  release(): void {
+    for (const key of this.#mine) this.claimed.delete(key);
+    this.#mine.length = 0;
+  }
+}
 
 export class AcceptBatcher {
   readonly #database: Database;
   readonly #body: AcceptBatchBody;
   readonly #onIdle: () => void;
   #waiting: Request[] = [];
-  #draining = false;
+  /** Batches whose transaction has not settled. */
+  #inFlight = 0;
+  /** Batches whose body runs now: their picks are not all claimed yet. */
+  #reading = 0;
+  /** A batch came up short behind claims: the next one waits until no batch is in flight. */
+  #held = false;
+  /** Queue entries picked by batches in flight (latin1 keys). */
+  readonly #claimed = new Set<string>();
   /** Set by close(): what requests that have not reached a transaction are rejected with. */
   #closedError: (() => Error) | undefined;
 
@@ -57,7 +110,7 @@ export class AcceptBatcher {
         return;
       }
       this.#waiting.push({ wantWatch, resolve, reject });
-      if (!this.#draining) void this.#drain();
+      this.#pump();
     });
   }
 
@@ -73,25 +126,74 @@ export class AcceptBatcher {
     for (const request of this.#waiting.splice(0)) request.reject(error());
   }
 
-  async #drain(): Promise<void> {
-    this.#draining = true;
-    try {
-      while (this.#waiting.length > 0) {
-        const batch = this.#waiting.splice(0, MAX_ACCEPT_BATCH);
-        const wantWatch = batch.some((request) => request.wantWatch);
-        let result: AcceptBatch;
-        try {
-          result = await this.#database.doTransaction((tx) => this.#body(tx, batch.length, wantWatch));
-        } catch (error) {
-          for (const request of batch) request.reject(error);
-          continue;
-        }
-        distribute(batch, result);
-      }
-    } finally {
-      this.#draining = false;
-      this.#onIdle();
+  /** Starts a batch when one may start: nobody is still picking, and the pipeline has room. */
+  #pump(): void {
+    if (
+      this.#waiting.length === 0 ||
+      this.#closedError !== undefined ||
+      this.#reading > 0 ||
+      this.#inFlight >= MAX_ACCEPT_BATCHES_IN_FLIGHT ||
+      (this.#held && this.#inFlight > 0)
+    ) {
+      return;
     }
+    void this.#run(this.#waiting.splice(0, MAX_ACCEPT_BATCH));
+  }
+
+  async #run(batch: Request[]): Promise<void> {
+    this.#inFlight += 1;
+    // Counted as reading from the start: until its body has picked, a batch
+    // started next to it could pick the same jobs.
+    this.#reading += 1;
+    let reading = true;
+    const claims = new BatchClaims(this.#claimed);
+    const wantWatch = batch.some((request) => request.wantWatch);
+    let result: AcceptBatch | undefined;
+    let failed = false;
+    let failure: unknown;
+    try {
+      result = await this.#database.doTransaction(async (tx) => {
+        claims.release(); // a retried attempt picks again
+        if (!reading) {
+          reading = true;
+          this.#reading += 1;
+        }
+        try {
+          return await this.#body(tx, batch.length, wantWatch, claims);
+        } finally {
+          reading = false;
+          this.#reading -= 1;
+          // This batch commits now: the next may read meanwhile.
+          this.#pump();
+        }
+      });
+    } catch (error) {
+      failed = true;
+      failure = error;
+    }
+    if (reading) this.#reading -= 1; // it failed before its body ran
+    claims.release();
+    this.#inFlight -= 1;
+    if (this.#inFlight === 0) this.#held = false;
+    if (failed || result === undefined) {
+      for (const request of batch) request.reject(failure);
+    } else if (result.skippedClaims && result.jobs.length < batch.length) {
+      // Short behind the picks of batches in flight: whether those commit or
+      // fail decides what is left, so the rest try again after them.
+      if (result.watch) result.watch.cancel();
+      const served = batch.slice(0, result.jobs.length);
+      distribute(served, { ...result, watch: undefined });
+      const left = batch.slice(result.jobs.length);
+      if (this.#closedError) for (const request of left) request.reject(this.#closedError());
+      else {
+        this.#waiting.unshift(...left);
+        this.#held = this.#inFlight > 0;
+      }
+    } else {
+      distribute(batch, result);
+    }
+    this.#pump();
+    if (this.#inFlight === 0 && this.#waiting.length === 0) this.#onIdle();
   }
 }
 

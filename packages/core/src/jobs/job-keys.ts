@@ -10,10 +10,13 @@
 
 import { pack } from 'fdb-tuple';
 import { Subspace } from '../keys/subspace.js';
-import { completeVersionstampElement, versionstampElement } from '../keys/versionstamp.js';
+import { appendTupleString, TUPLE_DOUBLE_BYTES, writeTupleDouble } from '../keys/tuple-append.js';
+import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
 
 /** Types whose prefixes stay cached; past this the cache starts over. */
 const MAX_CACHED_TYPES = 10_000;
+/** Priorities whose encoded pending prefix a type keeps; past this the cache starts over. */
+const MAX_CACHED_PRIORITIES = 64;
 
 /** The keys of one job type. */
 export class TypeKeys {
@@ -26,6 +29,8 @@ export class TypeKeys {
   readonly typeTimeout: Buffer;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
+  /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
+  readonly #priorityPrefixes = new Map<number, Buffer>();
 
   constructor(root: JobKeys, type: string) {
     this.type = type;
@@ -43,22 +48,32 @@ export class TypeKeys {
   }
 
   job(id: string): Buffer {
-    return this.data.append(pack(id));
+    return appendTupleString(this.data.prefix, id);
   }
 
   /** The pending key: lower keys run first, so the priority is negated. */
   pendingKey(priority: number, scheduledTime: number, id: string): Buffer {
-    return this.pending.append(pack([pendingPriority(priority), { type: 'double', value: scheduledTime }, id]));
+    return appendTupleString(this.pendingRankPrefix(priority, scheduledTime), id);
   }
 
   /** All pending keys of one priority. */
   pendingPriorityPrefix(priority: number): Buffer {
-    return this.pending.append(pack([pendingPriority(priority)]));
+    let prefix = this.#priorityPrefixes.get(priority);
+    if (prefix === undefined) {
+      if (this.#priorityPrefixes.size >= MAX_CACHED_PRIORITIES) this.#priorityPrefixes.clear();
+      prefix = this.pending.append(pack([pendingPriority(priority)]));
+      this.#priorityPrefixes.set(priority, prefix);
+    }
+    return prefix;
   }
 
   /** All pending keys of one priority and scheduled time: jobs of equal rank. */
   pendingRankPrefix(priority: number, scheduledTime: number): Buffer {
-    return this.pending.append(pack([pendingPriority(priority), { type: 'double', value: scheduledTime }]));
+    const prefix = this.pendingPriorityPrefix(priority);
+    const rank = Buffer.allocUnsafe(prefix.length + TUPLE_DOUBLE_BYTES);
+    rank.set(prefix, 0);
+    writeTupleDouble(rank, prefix.length, scheduledTime);
+    return rank;
   }
 
   /**
@@ -91,7 +106,13 @@ export class TypeKeys {
 
   /** The activity row of a running job whose sequence is `seq` (12 bytes). */
   activityKey(seq: Uint8Array): Buffer {
-    return this.activity.append(completeVersionstampElement(seq));
+    if (seq.length !== TUPLE_VERSIONSTAMP_LENGTH) return this.activity.append(completeVersionstampElement(seq)); // throws
+    // The template's bytes with the stamp filled in: what the commit wrote.
+    const { key: template, offset } = this.activityTemplate;
+    const key = Buffer.allocUnsafe(template.length);
+    key.set(template, 0);
+    key.set(seq, offset);
+    return key;
   }
 }
 
@@ -126,6 +147,11 @@ export class JobKeys {
     this.watchesActivity = root.subspace('watches_activity');
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
+  }
+
+  /** The cached keys of `type`, if any (a cached type has passed the input checks). */
+  cached(type: unknown): TypeKeys | undefined {
+    return typeof type === 'string' ? this.#types.get(type) : undefined;
   }
 
   forType(type: string): TypeKeys {

@@ -331,8 +331,8 @@ export class Jobs {
     if (batcher === undefined) {
       batcher = new AcceptBatcher(
         this.#database,
-        (tx, count, wantWatch) =>
-          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, wantWatch),
+        (tx, count, wantWatch, claims) =>
+          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, wantWatch, claims),
         () => this.#acceptBatchers.delete(name),
       );
       this.#acceptBatchers.set(name, batcher);
@@ -514,7 +514,8 @@ export class Jobs {
 
   #typeKeys(type: string): TypeKeys {
     this.#checkOpen();
-    return this.#keys.forType(checkType(type));
+    // Only checked types are cached: a hit needs no second check.
+    return this.#keys.cached(type) ?? this.#keys.forType(checkType(type));
   }
 
   #jobKeys(job: Job): TypeKeys {
