@@ -2,7 +2,8 @@
 //
 // 1. add -> accept -> finish cycles per second with 1, 8 and 64 in-process
 //    workers, as a ratio of the storage engine's single-key write
-//    transactions per second (64 in flight), measured in the same run.
+//    transactions per second at the same concurrency, measured in the same
+//    run (target: see main()), and the latency of each phase of a cycle.
 // 2. accept latency with 1,000 and with 1,000,000 pending jobs (100,000 with
 //    --quick): the ratio must stay <= 1.5, because an accept reads only the
 //    front of the queue.
@@ -32,6 +33,8 @@ const smallQueue = 1_000;
 const latencySamples = quick ? 300 : 1_000;
 const FILL_BATCH = 5_000;
 const TYPE = 'bench';
+/** cycles/s as a share of the write tx/s at the same concurrency; see main(). */
+const CYCLE_TARGET = 0.25;
 
 const dirs: string[] = [];
 
@@ -73,24 +76,45 @@ async function storageReadWriteRate(): Promise<number> {
   }
 }
 
-/** add -> accept -> finish cycles per second with `workers` concurrent loops. */
-async function cycleRate(workers: number): Promise<number> {
+/** Milliseconds each phase of a cycle took, one sample per cycle (warm-up included). */
+interface CyclePhases {
+  add: number[];
+  accept: number[];
+  finish: number[];
+}
+
+/** add -> accept -> finish cycles per second with `workers` concurrent loops, and how long each phase took. */
+async function cycleRate(workers: number): Promise<{ perSecond: number; phases: CyclePhases }> {
   const db = await tempDatabase();
   const jobs = await openJobs({ database: db });
+  const phases: CyclePhases = { add: [], accept: [], finish: [] };
   try {
     await jobs.setTypeTimeout(TYPE, 30);
     const result = await measureThroughput({ concurrency: workers, seconds }, async (loop, n) => {
+      const started = performance.now();
       await jobs.add(TYPE, `w${loop}-${n}`, { n });
+      const added = performance.now();
       // Another worker may have taken "our" job: any job is fine, the queue
       // is what is measured. Wait briefly rather than spin when it is empty.
       const job = await jobs.accept(TYPE, { timeout: 1_000 });
-      if (job) await jobs.finish(job, { done: true });
+      const accepted = performance.now();
+      phases.add.push(added - started);
+      phases.accept.push(accepted - added);
+      if (job) {
+        await jobs.finish(job, { done: true });
+        phases.finish.push(performance.now() - accepted);
+      }
     });
-    return result.perSecond;
+    return { perSecond: result.perSecond, phases };
   } finally {
     await jobs.close();
     await db.close();
   }
+}
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Number((sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN).toFixed(2));
 }
 
 /** Writes `count` pending jobs straight into the keyspace, in big transactions. */
@@ -156,25 +180,40 @@ async function acceptLatency(pending: number): Promise<number> {
 async function main(): Promise<void> {
   console.log(`jobs benchmark (${quick ? 'quick' : 'full'}): ${seconds} s per throughput run\n`);
   // The reference rate of the issue: single-key write transactions, 64 in
-  // flight. A cycle is three transactions (add, accept, finish), each with
-  // reads, so a third of the write rate at the same concurrency is its
-  // ceiling; a transaction that reads costs up to twice a blind write on the
-  // embedded engine (it takes a read snapshot), so the target is 0.1 of the
-  // write rate at the same concurrency. Baselines are measured next to each
-  // run because the machine is shared and its speed drifts.
+  // flight. Baselines are measured next to each run because the machine is
+  // shared and its speed drifts.
+  //
+  // Cycle target: a cycle is three transactions (add, accept, finish), each
+  // waiting for one durable commit, and group commit lets N workers share
+  // each commit just as N single-key writers do. So N workers should reach
+  // a third of the write rate at N in flight: 1/3 is the design's ceiling
+  // (accepts of one process share a transaction, which only helps). A jobs
+  // transaction does more than a blind write (one or two reads, three or
+  // four writes, JSON), so the target allows it a quarter more time: 0.25,
+  // the same at every concurrency, since group commit is what the design
+  // relies on to scale. (The earlier 0.1 was set to what passed, not to
+  // what the design should reach.)
   const reference = await storageWriteRate(64);
   const rows: Cell[][] = [
     infoRow('storage 1-key write tx/s, 64 in flight (reference)', reference),
     infoRow('storage 1-key read+write tx/s, 64 in flight', await storageReadWriteRate(), reference),
   ];
+  // Where a cycle's time goes: each phase waits for (at least) one durable
+  // commit, so the three should be alike; a slow phase points at the layer.
+  const phaseRows: Cell[][] = [];
   for (const workers of [1, 8, 64]) {
     const baseline = workers === 64 ? reference : await storageWriteRate(workers);
-    const rate = await cycleRate(workers);
+    const { perSecond: rate, phases } = await cycleRate(workers);
+    for (const [phase, samples] of Object.entries(phases)) {
+      phaseRows.push([`${phase}, ${workers} workers`, percentile(samples, 0.5), percentile(samples, 0.9), percentile(samples, 0.99)]);
+    }
     if (workers !== 64) rows.push(infoRow(`storage 1-key write tx/s, ${workers} in flight`, baseline));
-    rows.push(ratioRow({ metric: `cycles/s, ${workers} workers vs ${workers} in flight`, value: rate, baseline, target: 0.1 }));
+    rows.push(ratioRow({ metric: `cycles/s, ${workers} workers vs ${workers} in flight`, value: rate, baseline, target: CYCLE_TARGET }));
     rows.push(infoRow(`cycles/s, ${workers} workers vs the 64-in-flight reference`, rate, reference));
   }
   console.log(formatTable(RATIO_HEADER, rows));
+  console.log();
+  console.log(formatTable(['cycle phase latency, ms', 'p50', 'p90', 'p99'], phaseRows));
   console.log();
 
   const small = await acceptLatency(smallQueue);

@@ -2,7 +2,8 @@
 // replacement answering a call, for pooled and for dedicated children, as a
 // ratio of the actor spawn time measured in the same run (issue 5's target,
 // <= 1.2x). Both sides end at a first call answered: the baseline is a spawn
-// until the new actor's first answer. An info row compares with replacing an
+// until the new actor's first answer. Rounds interleave the measurements; the
+// ratio is the median of per-round ratios. An info row compares with replacing an
 // actor by hand (kill, wait for the DOWN, spawn, first answer), which isolates
 // what the supervisor itself adds.
 //
