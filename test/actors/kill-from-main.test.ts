@@ -12,8 +12,18 @@ import probe from './fixtures/probe.js';
 import witness from './fixtures/witness.js';
 
 function gate(): { buffer: SharedArrayBuffer; view: Int32Array } {
-  const buffer = new SharedArrayBuffer(4);
+  const buffer = new SharedArrayBuffer(8);
   return { buffer, view: new Int32Array(buffer) };
+}
+
+/**
+ * Blocks the main thread until a `waitThenSend` handler is running: a kill from
+ * the main thread travels apart from the messages before it (it may overtake
+ * them, as if the actor had not got to them yet), so the test must not kill
+ * before the handler has started.
+ */
+function waitForHandler(view: Int32Array): void {
+  if (Atomics.wait(view, 1, 0, 20_000) === 'timed-out') throw new Error('the handler never started');
 }
 
 /** Lets the main thread's outbox go out (a microtask) without letting it receive anything. */
@@ -92,6 +102,7 @@ test('what a killed actor sends after the kill, before its thread hears of it, i
 
   system.cast(sender, { op: 'waitThenSend', to: watcher.id, v: 'late', gate: buffer });
   await flushed();
+  waitForHandler(view);
   system.kill(sender);
   // The host wakes, its handler sends 'late', then it handles the kill.
   Atomics.store(view, 0, 1);
@@ -109,6 +120,7 @@ test("a spawn that takes a killed actor's name waits until its host has confirme
   const { buffer, view } = gate();
   system.cast(old, { op: 'waitThenSend', to: sink.id, v: 'old handler ran', gate: buffer });
   await flushed();
+  waitForHandler(view);
 
   system.kill(old);
   t.is(system.whereis('worker'), undefined);

@@ -5,6 +5,7 @@ import type { ActorHost } from './actor-host.js';
 import { ActorError } from './errors.js';
 import { type Envelope, envelope, Kind } from './envelope.js';
 import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
+import { PROGRESS, RUNNING } from './host-status.js';
 import type {
   ActorContext,
   ActorDefinition,
@@ -38,6 +39,8 @@ const COMPACT_AT = 1024;
 
 export class ActorCell {
   readonly id: ActorId;
+  /** The serial part of the id: what the host publishes in its RUNNING slot while a handler of this actor runs. */
+  readonly serial: number;
   readonly host: ActorHost;
   readonly behaviour: AnyBehaviour;
   readonly ctx: ActorContext<unknown>;
@@ -73,9 +76,10 @@ export class ActorCell {
   readonly #onSettled = (value: unknown): void => this.#settle(value);
   readonly #onRejected = (error: unknown): void => this.crash(error);
 
-  constructor(host: ActorHost, id: ActorId, behaviour: AnyBehaviour, name: string | undefined) {
+  constructor(host: ActorHost, id: ActorId, serial: number, behaviour: AnyBehaviour, name: string | undefined) {
     this.host = host;
     this.id = id;
+    this.serial = serial;
     this.behaviour = behaviour;
     this.name = name;
     this.ctx = new CellContext(this);
@@ -89,12 +93,15 @@ export class ActorCell {
   start(args: unknown, onStarted: (id: ActorId, failure?: ExitReason) => void): void {
     this.#onStarted = onStarted;
     let result: unknown;
+    const outer = this.#enter();
     try {
       result = this.behaviour.init(args, this.ctx);
     } catch (error) {
+      this.#leave(outer);
       this.#initFailed(error);
       return;
     }
+    this.#leave(outer);
     if (isThenable(result)) result.then((state) => this.#initDone(state), (error) => this.#initFailed(error));
     else this.#initDone(result);
   }
@@ -142,7 +149,11 @@ export class ActorCell {
       // One envelope serves the whole run: it is never queued, only seen as #current.
       const env = envelope(Kind.cast, this.id, from, 0, undefined);
       this.#stepping = true;
-      for (; i < end && !this.busy && !this.dead; i++) {
+      const host = this.host;
+      for (; i < end; i++) {
+        // A kill from the main thread is taken between two handlers, however long the run (see ActorHost.takeKills).
+        host.takeKills();
+        if (this.busy || this.dead) break;
         env.m = batch[i];
         this.#handle(env);
       }
@@ -162,7 +173,12 @@ export class ActorCell {
    */
   step(): void {
     this.#stepping = true;
-    for (let budget = STEP_MESSAGES; budget > 0 && !this.busy && !this.dead && this.hasMail; budget--) this.#handleNext();
+    const host = this.host;
+    for (let budget = STEP_MESSAGES; budget > 0 && this.hasMail; budget--) {
+      host.takeKills();
+      if (this.busy || this.dead) break;
+      this.#handleNext();
+    }
     this.#stepping = false;
     if (!this.busy && !this.dead && this.hasMail) this.host.schedule(this);
   }
@@ -185,14 +201,34 @@ export class ActorCell {
     this.#current = env;
     this.busy = true;
     let result: unknown;
+    const outer = this.#enter();
     try {
       result = this.#dispatch(env);
     } catch (error) {
+      this.#leave(outer);
       this.crash(error);
       return;
     }
+    this.#leave(outer);
     if (isThenable(result)) result.then(this.#onSettled, this.#onRejected);
     else this.#settle(result);
+  }
+
+  /**
+   * Publishes that a handler of this actor starts running synchronously (see
+   * host-status.ts); returns what ran before, for a handler run from inside
+   * another one (a terminate run by a kill in a handler).
+   */
+  #enter(): number {
+    const status = this.host.status;
+    const outer = status[RUNNING] as number;
+    status[PROGRESS] = (status[PROGRESS] as number) + 1;
+    status[RUNNING] = this.serial;
+    return outer;
+  }
+
+  #leave(outer: number): void {
+    this.host.status[RUNNING] = outer;
   }
 
   #dispatch(env: Envelope): unknown {
@@ -278,11 +314,13 @@ export class ActorCell {
       this.busy = true;
       this.#cancelReceivers();
       let result: unknown;
+      const outer = this.#enter();
       try {
         result = terminate(reason, this.state, this.ctx);
       } catch {
         result = undefined;
       }
+      this.#leave(outer);
       if (isThenable(result)) {
         const finish = (): void => this.#finalize(reason);
         result.then(finish, finish);

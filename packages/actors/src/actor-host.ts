@@ -3,14 +3,15 @@
 // the outbox that coalesces one tick's messages per port into one
 // postMessage, pending calls, and what happens when another thread dies.
 
-import type { MessagePort } from 'node:worker_threads';
+import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { ActorCell } from './actor-cell.js';
-import { isActorId, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
+import { isActorId, MAIN_THREAD, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { wrapCore } from './core-bridge.js';
 import { isActorDefinition } from './define-actor.js';
 import { ActorError, callFailure } from './errors.js';
 import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
+import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -107,6 +108,8 @@ export class ActorHost {
   coordinator: Coordinator | undefined;
   /** Thread-level messages (kinds >= 20) not handled here. */
   onControl: ((env: Envelope) => void) | undefined;
+  /** What the main thread's kill watchdog reads of this thread (see host-status.ts); cells write PROGRESS and RUNNING. */
+  readonly status: Int32Array;
 
   #cells = new Map<ActorId, ActorCell>();
   #serial = 0;
@@ -133,10 +136,12 @@ export class ActorHost {
   #receiving = false;
   /** Actors of other threads declared dead here, not yet confirmed by their thread (see declareDead). */
   #dying = new Set<ActorId>();
+  #killPort: MessagePort | undefined;
 
-  constructor(thread: ThreadId, highestThread: ThreadId) {
+  constructor(thread: ThreadId, highestThread: ThreadId, status: Int32Array = createHostStatus(false)) {
     this.thread = thread;
     this.#highestThread = Math.max(thread, highestThread);
+    this.status = status;
   }
 
   /** This thread's end of the core bridge. */
@@ -149,6 +154,51 @@ export class ActorHost {
     if (this.#corePort === undefined) throw new ActorError('no_core', 'this actor system was created without a core object');
     this.#core ??= wrapCore<unknown>(this.#corePort);
     return this.#core as Remote<T>;
+  }
+
+  // ---- kills from the main thread ---------------------------------------------
+
+  /**
+   * The port on which the main thread sends kills to this host thread, apart
+   * from every other message: a kill must not wait behind a flood of
+   * messages already queued for this thread (the main thread would deem the
+   * thread stuck and terminate it, with every co-hosted actor). Between two
+   * handlers the cells call `takeKills`, which reads the port out of turn
+   * when the main thread has raised KILLS_WAITING; an idle thread hears the
+   * kill from the port's listener.
+   */
+  attachKillPort(port: MessagePort): void {
+    this.#killPort = port;
+    port.on('message', (kills: unknown) => {
+      this.#applyKills(kills);
+      this.runReady();
+    });
+  }
+
+  /** Takes the kills the main thread has posted, if it has flagged any: cheap enough to call between any two handlers. */
+  takeKills(): void {
+    // A plain read, not Atomics.load: this runs before every handler, and Atomics.load cost a fifth
+    // of the cast throughput. A stale read only delays the kill to the next look (or to the port's
+    // listener); the watchdog sees the thread progress meanwhile.
+    if (this.status[KILLS_WAITING] === 0) return;
+    Atomics.store(this.status, KILLS_WAITING, 0);
+    const port = this.#killPort;
+    if (port === undefined) return;
+    for (let next = receiveMessageOnPort(port); next !== undefined; next = receiveMessageOnPort(port)) this.#applyKills(next.message);
+  }
+
+  /** `kills`: `[id, ref, id, ref, …]`. Each is acknowledged to the main thread after what the actor sent there before it died. */
+  #applyKills(kills: unknown): void {
+    if (!Array.isArray(kills)) return;
+    for (let i = 0; i + 1 < kills.length; i += 2) {
+      const id: unknown = kills[i];
+      if (typeof id === 'string') this.#cells.get(id)?.kill();
+      this.sendControl(MAIN_THREAD, Kind.killAck, '', kills[i + 1] as number, null);
+    }
+    // Posted now, not at the end of the tick: this may run in the middle of a long batch,
+    // and the main thread's watchdog waits for the acknowledgement.
+    const main = this.#peers.get(MAIN_THREAD);
+    if (main !== undefined) this.#post(main);
   }
 
   // ---- threads ------------------------------------------------------------
@@ -406,6 +456,7 @@ export class ActorHost {
 
   /** The 'message' listener of every port: a batch of runs (see Peer). A malformed batch is dropped from where it goes wrong. */
   readonly receiveBatch = (batch: unknown): void => {
+    this.status[PROGRESS] = (this.status[PROGRESS] as number) + 1;
     this.#receive(batch, true);
     this.runReady();
   };
@@ -588,8 +639,9 @@ export class ActorHost {
 
   /** Creates an actor here; `onStarted` hears the outcome of init before anything else. */
   startActor(order: SpawnOrder, behaviour: Behaviour<unknown, unknown, unknown>, onStarted: (id: ActorId, failure?: ExitReason) => void): void {
-    const id = makeActorId(this.thread, ++this.#serial);
-    const cell = new ActorCell(this, id, behaviour, order.name);
+    const serial = ++this.#serial;
+    const id = makeActorId(this.thread, serial);
+    const cell = new ActorCell(this, id, serial, behaviour, order.name);
     this.#cells.set(id, cell);
     if (order.name !== undefined) this.names.set(order.name, id);
     // spawn_link: the link exists before the child runs, and the spawner hears of it

@@ -21,6 +21,14 @@ export function threadOfId(id: string): ThreadId {
   return Number.isInteger(thread) ? thread : -1;
 }
 
+/** The serial part of an id (`<thread.serial>`), or -1 when the string is not an actor id. */
+export function serialOfId(id: string): number {
+  const dot = id.indexOf('.', 2);
+  if (dot < 0 || id.charCodeAt(id.length - 1) !== 62 /* > */) return -1;
+  const serial = Number(id.slice(dot + 1, -1));
+  return Number.isInteger(serial) ? serial : -1;
+}
+
 export function isActorId(value: string): boolean {
   return threadOfId(value) >= 0 && value.charCodeAt(value.length - 1) === 62; /* > */
 }

@@ -7,11 +7,12 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { ActorHost, type Coordinator, type SpawnOrder, type SpawnRequest } from './actor-host.js';
-import { MAIN_THREAD, SYSTEM_ID, threadOfId } from './actor-id.js';
+import { MAIN_THREAD, SYSTEM_ID, serialOfId, threadOfId } from './actor-id.js';
 import { exposeCore } from './core-bridge.js';
 import { loadDefinition } from './define-actor.js';
 import { ActorError, describeReason } from './errors.js';
 import { type Envelope, Kind } from './envelope.js';
+import { KILLS_WAITING, PROGRESS, RUNNING } from './host-status.js';
 import type { SpawnOutcome } from './host-thread.js';
 import type {
   ActorDefinition,
@@ -32,6 +33,22 @@ interface DirectoryEntry {
   name: string | undefined;
   placement: Placement;
 }
+
+/** A kill sent to a host thread and not confirmed yet. */
+interface PendingKill {
+  thread: HostThread;
+  id: ActorId;
+  /** The serial of `id`: the thread is stuck in this actor while its RUNNING slot holds it. */
+  serial: number;
+  /** The thread's PROGRESS when the watchdog last saw it change (or when the kill was sent), and that time. */
+  progress: number;
+  since: number;
+}
+
+/** @see ActorSystemOptions.killTimeoutMs */
+const DEFAULT_KILL_TIMEOUT_MS = 1000;
+/** @see ActorSystemOptions.stuckThreadTimeoutMs */
+const DEFAULT_STUCK_THREAD_TIMEOUT_MS = 10_000;
 
 interface SpawnOrderState {
   thread: HostThread;
@@ -60,6 +77,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly #host = new ActorHost(MAIN_THREAD, 0);
   readonly #pool: ThreadPool;
   readonly #killTimeoutMs: number;
+  readonly #stuckThreadTimeoutMs: number;
   readonly #shutdownTimeoutMs: number;
   readonly #directory = new Map<ActorId, DirectoryEntry>();
   /** Names promised to spawns under way. */
@@ -67,14 +85,14 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly #orders = new Map<number, SpawnOrderState>();
   #orderSeq = 0;
   /** Kills sent to host threads and not confirmed yet, by number. */
-  readonly #kills = new Map<number, { sentAt: number; thread: HostThread; id: ActorId }>();
+  readonly #kills = new Map<number, PendingKill>();
   /**
    * One kill watchdog per host thread, re-armed (refresh) rather than created
    * per kill: a kill is often on the path of a restart, and creating a timer
    * there costs more than re-arming one.
    */
   readonly #watchdogs = new Map<ThreadId, { timer: NodeJS.Timeout; armed: boolean }>();
-  #deferredKills: { thread: ThreadId; id: ActorId; ref: number }[] = [];
+  #deferredKills: { thread: HostThread; id: ActorId; ref: number }[] = [];
   /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
   readonly #dyingNames = new Map<string, ActorId>();
   readonly #nameWaiters = new Map<string, (() => void)[]>();
@@ -87,7 +105,8 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   constructor(options: ActorSystemOptions) {
     const threads = options.threads ?? availableParallelism();
     if (!Number.isInteger(threads) || threads < 1) throw new ActorError('bad_argument', `threads must be a positive integer, got ${threads}`);
-    this.#killTimeoutMs = options.killTimeoutMs ?? 200;
+    this.#killTimeoutMs = positiveMs('killTimeoutMs', options.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS);
+    this.#stuckThreadTimeoutMs = positiveMs('stuckThreadTimeoutMs', options.stuckThreadTimeoutMs ?? DEFAULT_STUCK_THREAD_TIMEOUT_MS);
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 5000;
     if (options.core !== undefined) {
       if (typeof options.core !== 'object' || options.core === null) throw new ActorError('bad_argument', 'core must be an object');
@@ -225,31 +244,33 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * actor's earlier messages still come before its DOWN, per pair of
    * actors); then calls, monitors and links held on the main thread see
    * `killed`, its id bounces here and its name is free. The thread is told
-   * to drop the actor just after this tick (links and monitors on other
-   * threads hear it from there) and must confirm within killTimeoutMs, or it
-   * is deemed stuck in a synchronous loop and terminated. Until it confirms, anything it sends
-   * from the actor is dropped (sent after the death), and a spawn that takes
-   * the actor's name waits, so the old holder runs no handler once its
-   * successor has started.
+   * to drop the actor just after this tick, on its kill port (links and
+   * monitors on other threads hear it from there), and takes the kill
+   * between two handlers even in the middle of a long batch. Until it
+   * confirms, anything it sends from the actor is dropped (sent after the
+   * death), and a spawn that takes the actor's name waits, so the old holder
+   * runs no handler once its successor has started. If it does not confirm,
+   * the watchdog decides whether it is stuck (see #watchdogFired).
    */
   requestKill(id: ActorId): void {
     const thread = this.#pool.get(threadOfId(id));
     if (thread === undefined || thread.terminating) return;
     const ref = ++this.#killSeq;
-    this.#kills.set(ref, { sentAt: performance.now(), thread, id });
+    const progress = Atomics.load(thread.status, PROGRESS);
+    this.#kills.set(ref, { thread, id, serial: serialOfId(id), progress, since: performance.now() });
     this.#armWatchdog(thread, this.#killTimeoutMs);
     // An actor still in init is not declared: its spawn hears the kill from its thread. Nor is one
     // killed by code run while a batch is being delivered here (a cast handler, a terminate): taking
     // later batches then would deliver them before the rest of the current one.
     if (!this.#directory.has(id) || this.#host.receiving) {
-      this.#host.sendControl(thread.id, Kind.kill, id, ref, null);
+      postKills(thread, [id, ref]);
       return;
     }
     // Declared dead below, the actor's kill is no longer urgent: it goes out after this tick, so
     // that what follows it at once (a supervisor's spawn of the replacement, perhaps on that thread)
     // does not wait behind the kill's work there.
     if (this.#deferredKills.length === 0) setImmediate(this.#sendDeferredKills);
-    this.#deferredKills.push({ thread: thread.id, id, ref });
+    this.#deferredKills.push({ thread, id, ref });
     drain(thread.mainPort, this.#host);
     const entry = this.#directory.get(id);
     if (entry === undefined) return; // it ended on its own, in what was just taken
@@ -262,12 +283,19 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly #sendDeferredKills = (): void => {
     const kills = this.#deferredKills;
     this.#deferredKills = [];
-    for (const { thread, id, ref } of kills) this.#host.sendControl(thread, Kind.kill, id, ref, null);
+    // One post per thread: a supervisor that kills its children kills many at once.
+    const byThread = new Map<HostThread, (ActorId | number)[]>();
+    for (const { thread, id, ref } of kills) {
+      const list = byThread.get(thread);
+      if (list === undefined) byThread.set(thread, [id, ref]);
+      else list.push(id, ref);
+    }
+    for (const [thread, list] of byThread) postKills(thread, list);
   };
 
   #armWatchdog(thread: HostThread, ms: number): void {
     const watchdog = this.#watchdogs.get(thread.id);
-    if (watchdog?.armed === true) return; // it fires for the oldest kill first, then re-arms for the others
+    if (watchdog?.armed === true) return; // it looks at every kill of the thread when it fires, then re-arms
     if (watchdog !== undefined && ms === this.#killTimeoutMs) {
       watchdog.armed = true;
       watchdog.timer.ref();
@@ -278,18 +306,42 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#watchdogs.set(thread.id, { timer: setTimeout(this.#watchdogFired, ms, thread), armed: true });
   }
 
+  /**
+   * A thread has kills it has not confirmed. A busy or slow thread (a long
+   * batch, GC, a loaded machine) is not stuck: it makes progress (it starts
+   * handlers, takes batches) and takes the kill between two handlers, so it
+   * is left alone however long that takes. The thread is deemed stuck, and
+   * terminated with every actor on it, only when it has made no progress
+   * for killTimeoutMs while inside a handler of an actor it was told to kill
+   * (a synchronous loop there: nothing else can stop it), or for
+   * stuckThreadTimeoutMs wherever it is (another actor's loop, a loop in a
+   * timer callback or after an await, where no actor can be blamed).
+   */
   readonly #watchdogFired = (thread: HostThread): void => {
     const watchdog = this.#watchdogs.get(thread.id);
     if (watchdog === undefined) return;
     watchdog.armed = false;
     watchdog.timer.unref();
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const kill of this.#kills.values()) if (kill.thread === thread && kill.sentAt < oldest) oldest = kill.sentAt;
-    if (oldest === Number.POSITIVE_INFINITY) return; // every kill was confirmed
-    const left = oldest + this.#killTimeoutMs - performance.now();
-    // No answer in time: the thread is stuck in a synchronous loop. Only terminating it stops that.
-    if (left <= 1) void this.#pool.terminate(thread);
-    else this.#armWatchdog(thread, left);
+    const now = performance.now();
+    const progress = Atomics.load(thread.status, PROGRESS);
+    const running = Atomics.load(thread.status, RUNNING);
+    let next = Number.POSITIVE_INFINITY;
+    for (const kill of this.#kills.values()) {
+      if (kill.thread !== thread) continue;
+      if (kill.progress !== progress) {
+        kill.progress = progress;
+        kill.since = now;
+      }
+      const limit = running === kill.serial ? this.#killTimeoutMs : this.#stuckThreadTimeoutMs;
+      const left = kill.since + limit - now;
+      if (left <= 1) {
+        void this.#pool.terminate(thread);
+        return;
+      }
+      // Looked at again within killTimeoutMs at most: the killed actor may enter a handler meanwhile.
+      next = Math.min(next, left, this.#killTimeoutMs);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.#armWatchdog(thread, next);
   };
 
   /** The thread confirmed the death of an actor the main thread declared dead (or is gone). */
@@ -509,6 +561,22 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     for (const port of this.#corePorts) port.close();
     this.#corePorts = [];
   }
+}
+
+/** Sends kills (`[id, ref, …]`) on a thread's own kill port, and flags them for it to take between two handlers. */
+function postKills(thread: HostThread, kills: (ActorId | number)[]): void {
+  if (thread.terminating) return;
+  thread.killPort.postMessage(kills);
+  // After the post: once the thread sees the flag, the kills are on its port.
+  Atomics.store(thread.status, KILLS_WAITING, 1);
+}
+
+function positiveMs(option: string, value: unknown): number {
+  // setTimeout takes up to 2^31 - 1 ms; past that it fires at once.
+  if (typeof value !== 'number' || !(value > 0 && value <= 2 ** 31 - 1)) {
+    throw new ActorError('bad_argument', `${option} must be a number of ms > 0 and < 2^31, got ${String(value)}`);
+  }
+  return value;
 }
 
 function orderOf(request: SpawnRequest): SpawnOrder {

@@ -49,9 +49,7 @@ export const Kind = {
   threadDown: 30,
   /** host -> main: kill actor `to` (it lives on another thread). */
   killRequest: 31,
-  /** main -> host: kill actor `to`, acknowledge with `r`. */
-  kill: 32,
-  /** host -> main: kill `r` done. */
+  /** host -> main: kill `r` done (kills go to a host on a port of their own: see ActorHost.attachKillPort). */
   killAck: 33,
   /** main -> host: stop every actor with `shutdown`. */
   stopAll: 34,

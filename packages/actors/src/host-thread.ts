@@ -20,6 +20,10 @@ export interface HostThreadData {
    * sent it out of turn (receiveMessageOnPort) when it declares an actor dead.
    */
   main: MessagePort;
+  /** Kills from the main thread, apart from everything else (see ActorHost.attachKillPort). */
+  kills: MessagePort;
+  /** The status block the main thread's kill watchdog reads (see host-status.ts). */
+  status: SharedArrayBuffer;
   peers: { thread: ThreadId; port: MessagePort }[];
   names: [string, ActorId][];
   core: MessagePort | undefined;
@@ -32,7 +36,7 @@ export type SpawnOutcome = { id: ActorId } | { code: ActorErrorCode; message: st
 if (parentPort === null) throw new Error('host-thread.ts runs only as a worker thread');
 const data = workerData as HostThreadData;
 const toMain = data.main as unknown as MessageSource;
-const host = new ActorHost(data.thread, Math.max(data.thread, ...data.peers.map((peer) => peer.thread)));
+const host = new ActorHost(data.thread, Math.max(data.thread, ...data.peers.map((peer) => peer.thread)), new Int32Array(data.status));
 for (const [name, id] of data.names) host.names.set(name, id);
 host.setCorePort(data.core);
 
@@ -73,10 +77,6 @@ host.onControl = (env) => {
       else request.reject(new ActorError(outcome.code, outcome.message, outcome.reason));
       break;
     }
-    case Kind.kill:
-      host.killLocal(env.to);
-      host.sendControl(MAIN_THREAD, Kind.killAck, '', env.r, null);
-      break;
     case Kind.stopAll:
       void host.stopAll('shutdown', data.shutdownTimeoutMs).then(() => {
         host.sendControl(MAIN_THREAD, Kind.stopped, '', data.thread, null);
@@ -108,5 +108,6 @@ process.on('unhandledRejection', (reason) => {
 });
 
 host.addPeer(MAIN_THREAD, toMain);
+host.attachKillPort(data.kills);
 for (const peer of data.peers) host.addPeer(peer.thread, peer.port as unknown as MessageSource);
 host.sendControl(MAIN_THREAD, Kind.ready, '', data.thread, null);

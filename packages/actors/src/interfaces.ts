@@ -201,11 +201,24 @@ export interface ActorSystemOptions {
    */
   core?: object;
   /**
-   * How long a host thread has to confirm a `kill` before it is deemed stuck
-   * in a synchronous loop and terminated (its co-hosted actors die `killed`).
-   * @default 200
+   * How long a killed actor may stay inside one synchronous handler (or
+   * `init`, or `terminate`) while its host thread makes no progress at all,
+   * before the thread is deemed stuck in a loop there and terminated (its
+   * co-hosted actors die `killed`, a replacement thread starts). A busy host
+   * thread is never terminated for a kill: it takes the kill between two
+   * handlers. The default leaves room for a handler that is slowed down by
+   * a loaded machine (GC, CPU starvation).
+   * @default 1000
    */
   killTimeoutMs?: number;
+  /**
+   * How long a host thread with a kill to confirm may make no progress at all
+   * (start no handler, take no message) while stuck somewhere else than in
+   * the killed actor's handler (another actor's handler, a timer callback, a
+   * loop after an `await`) before it is terminated like a stuck one.
+   * @default 10000
+   */
+  stuckThreadTimeoutMs?: number;
   /**
    * How long `shutdown()` waits for actors' `terminate` before it terminates
    * the threads anyway.

@@ -7,6 +7,7 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import type { ActorHost, MessageSource } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
 import { Kind } from './envelope.js';
+import { createHostStatus } from './host-status.js';
 import type { HostThreadData } from './host-thread.js';
 import type { ActorId, ThreadId } from './interfaces.js';
 import { workerExecArgv } from './worker-exec-argv.js';
@@ -36,6 +37,10 @@ export interface HostThread {
   readonly dying: Set<ActorId>;
   /** The main thread's end of its core bridge. */
   readonly corePort: MessagePort | undefined;
+  /** The main thread's end of the thread's kill port (see ActorHost.attachKillPort). */
+  readonly killPort: MessagePort;
+  /** What the thread publishes for the kill watchdog (see host-status.ts). */
+  readonly status: Int32Array;
 }
 
 export interface ThreadPoolOptions {
@@ -76,7 +81,9 @@ export class ThreadPool {
     const id = this.#nextId++;
     const peers: HostThreadData['peers'] = [];
     const mainLink = new MessageChannel();
-    const transfer: MessagePort[] = [mainLink.port2];
+    const killLink = new MessageChannel();
+    const status = createHostStatus(true);
+    const transfer: MessagePort[] = [mainLink.port2, killLink.port2];
     for (const other of this.#threads.values()) {
       if (other.terminating) continue;
       const channel = new MessageChannel();
@@ -96,6 +103,8 @@ export class ThreadPool {
     const workerData: HostThreadData = {
       thread: id,
       main: mainLink.port2,
+      kills: killLink.port2,
+      status: status.buffer as SharedArrayBuffer,
       peers,
       names: [...host.names],
       core: workerCore,
@@ -137,6 +146,8 @@ export class ThreadPool {
       mainPort: mainLink.port1,
       dying: new Set(),
       corePort,
+      killPort: killLink.port1,
+      status,
     };
     this.#threads.set(id, thread);
     host.addPeer(id, mainLink.port1 as unknown as MessageSource);
@@ -154,6 +165,7 @@ export class ThreadPool {
       // What the thread sent before it ended is still delivered, as Node does for a Worker's own port.
       drain(mainLink.port1, host);
       mainLink.port1.close();
+      killLink.port1.close();
       exited();
       this.#options.onExit(thread);
     });
