@@ -104,8 +104,8 @@ test('a main-placement actor waits for DOWN with receive and a timeout, then kil
   const [how, down] = await system.call<[string, { reason: unknown }]>(polite, 'shutdownChild');
   t.is(how, 'stopped');
   t.is(down.reason, 'shutdown');
-  const stubborn = await system.spawn(coordinator, { child: probe, childArgs: { trap: true }, seen: () => {} }, { placement: 'main' });
-  const [how2, down2] = await system.call<[string, { reason: unknown }]>(stubborn, 'shutdownChild');
+  const defiant = await system.spawn(coordinator, { child: probe, childArgs: { trap: true }, seen: () => {} }, { placement: 'main' });
+  const [how2, down2] = await system.call<[string, { reason: unknown }]>(defiant, 'shutdownChild');
   t.is(how2, 'killed');
   t.is(down2.reason, 'killed');
 });

@@ -13,17 +13,17 @@ test('a child that ignores the shutdown signal is killed when its shutdown timeo
   const { system } = t.context;
   const sup = await startSupervisor(system, {
     strategy: 'one_for_one',
-    children: [pooled('stubborn', { ignoreShutdown: true }, { shutdown: 300 }), pooled('polite', {}, { shutdown: 300 })],
+    children: [pooled('defiant', { ignoreShutdown: true }, { shutdown: 300 }), pooled('polite', {}, { shutdown: 300 })],
   });
   const children = await sup.whichChildren();
-  const stubbornDown = system.monitor({ id: actorOf(children, 'stubborn') });
+  const defiantDown = system.monitor({ id: actorOf(children, 'defiant') });
   const exited = nextEvent(sup.events, 'child_exited');
   const began = performance.now();
-  await sup.terminateChild('stubborn');
+  await sup.terminateChild('defiant');
   const waited = performance.now() - began;
 
-  t.is(await stubbornDown, 'killed');
-  t.like(await exited, { id: 'stubborn', reason: 'killed', terminated: true });
+  t.is(await defiantDown, 'killed');
+  t.like(await exited, { id: 'defiant', reason: 'killed', terminated: true });
   t.true(waited >= 290, `the supervisor gave it its 300 ms first (waited ${waited.toFixed(0)} ms)`);
 
   const politeExited = nextEvent(sup.events, 'child_exited');

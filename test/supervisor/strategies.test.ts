@@ -214,12 +214,12 @@ test('simple_one_for_one stops all its children when it stops', async (t) => {
     children: [pooled('job', {}, { shutdown: 300 })],
   });
   const plain = await sup.startChild({});
-  const stubborn = await sup.startChild({ ignoreShutdown: true });
-  if (plain === undefined || stubborn === undefined) throw new Error('children did not start');
+  const defiant = await sup.startChild({ ignoreShutdown: true });
+  if (plain === undefined || defiant === undefined) throw new Error('children did not start');
   const plainDown = system.monitor(plain);
-  const stubbornDown = system.monitor(stubborn);
+  const defiantDown = system.monitor(defiant);
   await sup.stop();
   t.is(await plainDown, 'shutdown');
-  t.is(await stubbornDown, 'killed', 'killed when the shared shutdown timer ran out');
+  t.is(await defiantDown, 'killed', 'killed when the shared shutdown timer ran out');
   t.is(await system.monitor(sup.ref), 'noproc');
 });

@@ -15,32 +15,25 @@ export const MAX_ID_BYTES = 1024;
  */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/** Types and ids share one rule: a non-empty, valid-Unicode string within a UTF-8 byte limit. */
+function checkName(value: unknown, what: 'type' | 'id', code: 'invalid_job_type' | 'invalid_job_id', max: number): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new JobsError(code, `a job ${what} is a non-empty string, got ${describe(value)}`);
+  }
+  if (LONE_SURROGATE.test(value)) {
+    throw new JobsError(code, `a job ${what} must be valid Unicode, got ${describe(value)} (a lone surrogate)`);
+  }
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes > max) throw new JobsError(code, `a job ${what} has at most ${max} UTF-8 bytes, got ${bytes}`);
+  return value;
+}
+
 export function checkType(type: unknown): string {
-  if (typeof type !== 'string' || type.length === 0) {
-    throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${describe(type)}`);
-  }
-  if (LONE_SURROGATE.test(type)) {
-    throw new JobsError('invalid_job_type', `a job type must be valid Unicode, got ${describe(type)} (a lone surrogate)`);
-  }
-  const bytes = Buffer.byteLength(type, 'utf8');
-  if (bytes > MAX_TYPE_BYTES) {
-    throw new JobsError('invalid_job_type', `a job type has at most ${MAX_TYPE_BYTES} UTF-8 bytes, got ${bytes}`);
-  }
-  return type;
+  return checkName(type, 'type', 'invalid_job_type', MAX_TYPE_BYTES);
 }
 
 export function checkId(id: unknown): string {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${describe(id)}`);
-  }
-  if (LONE_SURROGATE.test(id)) {
-    throw new JobsError('invalid_job_id', `a job id must be valid Unicode, got ${describe(id)} (a lone surrogate)`);
-  }
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes > MAX_ID_BYTES) {
-    throw new JobsError('invalid_job_id', `a job id has at most ${MAX_ID_BYTES} UTF-8 bytes, got ${bytes}`);
-  }
-  return id;
+  return checkName(id, 'id', 'invalid_job_id', MAX_ID_BYTES);
 }
 
 export function checkPriority(priority: unknown): number | undefined {
