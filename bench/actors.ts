@@ -1,15 +1,19 @@
 // bench:actors — the actor runtime against raw worker_threads messaging,
-// measured in the same run (DESIGN §10). `--quick` for a short run.
+// measured in the same run. `--quick` for a short run.
 //
 // - call round trip between actors on two host threads vs a raw MessageChannel
 //   ping-pong between two threads (target <= 1.25x);
 // - cast throughput vs raw postMessage in batches of 100 (target >= 0.5x);
 // - spawn of a pooled actor (target <= 1 ms);
-// - spawn of a dedicated actor vs a raw Worker start (target <= 1.2x).
+// - spawn of a dedicated actor vs a raw Worker start (target <= 1.2x);
+// - cold starts (fresh system, no spare thread) of the built JavaScript and of
+//   the TypeScript sources through tsx, vs a raw Worker start (reported).
+//   The built runtime comes from `pnpm build` (the bench:actors script runs it).
 
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { type ActorRef, createActorSystem } from '@jobtree/actors';
 import benchActor, { type BenchMsg } from '../test/actors/fixtures/bench-actor.js';
+import { coldStartRows } from './cold-start/measure.js';
 import { type Cell, formatTable, RATIO_HEADER } from './table.js';
 
 const quick = process.argv.includes('--quick');
@@ -195,6 +199,7 @@ try {
 } finally {
   await Promise.all([system.shutdown(), rawPair.close()]);
 }
+rows.push(...(await coldStartRows(WORKER_STARTS)));
 
 console.log(`bench:actors${quick ? ' --quick' : ''} (Node ${process.version}; medians of ${REPEATS} interleaved runs, ratio = median of paired ratios)\n`);
 console.log(formatTable(RATIO_HEADER, rows));

@@ -1,4 +1,4 @@
-// Benchmark of the jobs layer (issue 3), run by `pnpm bench:jobs [--quick]`.
+// Benchmark of the jobs layer, run by `pnpm bench:jobs [--quick] [--drain]`.
 //
 // 1. add -> accept -> finish cycles per second with 1, 8 and 64 in-process
 //    workers, as a ratio of the storage engine's single-key write
@@ -7,10 +7,20 @@
 // 2. accept latency with 1,000 and with 1,000,000 pending jobs (100,000 with
 //    --quick): the ratio must stay <= 1.5, because an accept reads only the
 //    front of the queue.
+// 3. Drain: add N no-op jobs, then accept and finish them all, three ways:
+//    one call at a time (a transaction per call: the baseline), 50
+//    concurrent workers making single calls (which coalesce into shared
+//    transactions), and the batch calls (addMany, acceptMany, finishMany).
+//    Reports jobs/s and CPU seconds per 10,000 jobs (user + system, every
+//    thread of the process, lmdb's included), with ratios to the baseline.
+//    `--drain` runs only this part; `--core DIR` runs it against another
+//    checkout's packages/core/src (one without batch calls skips that row),
+//    for before/after numbers.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase, openJobs } from '@jobtree/core';
 import type { Database, Jobs } from '@jobtree/core';
@@ -24,6 +34,8 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     seconds: { type: 'string' },
+    drain: { type: 'boolean', default: false },
+    core: { type: 'string' },
   },
 });
 const quick = args.quick === true;
@@ -133,7 +145,16 @@ async function fillQueue(db: Database, count: number): Promise<void> {
         const scheduledTime = 1_000 + Math.floor(i / 100);
         tx.set(
           keys.job(id),
-          encodeJobRecord({ state: 'pending', seq: undefined, lock: undefined, resubmit: false, priority, scheduledTime, data }),
+          encodeJobRecord({
+            state: 'pending',
+            seq: undefined,
+            lock: undefined,
+            resubmit: false,
+            continuous: false,
+            priority,
+            scheduledTime,
+            data,
+          }),
         );
         enqueuePending(tx, keys, id, priority, scheduledTime);
       }
@@ -177,7 +198,161 @@ async function acceptLatency(pending: number): Promise<number> {
   }
 }
 
+/** The part of the jobs API the drain uses; batch calls are missing from older checkouts. */
+interface DrainJobs {
+  setTypeTimeout(type: string, seconds: number): Promise<void>;
+  add(type: string, id: string, data?: unknown): Promise<unknown>;
+  accept(type: string, options?: { timeout?: number }): Promise<{ id: string } | undefined>;
+  finish(job: never, data?: unknown): Promise<unknown>;
+  pendingCount(type: string): Promise<number>;
+  close(): Promise<void>;
+  addMany?(type: string, jobs: { id: string; data?: unknown }[]): Promise<unknown>;
+  acceptMany?(type: string, max: number): Promise<{ id: string }[]>;
+  finishMany?(items: { job: never }[]): Promise<{ status: string }[]>;
+}
+
+type OpenDrainJobs = (database: Database) => Promise<DrainJobs>;
+
+interface DrainResult {
+  perSecond: number;
+  cpuPer10k: number;
+}
+
+/** Runs `drain` over `count` fresh jobs and measures wall time and process CPU. */
+async function measureDrain(
+  open: OpenDrainJobs,
+  count: number,
+  drain: (jobs: DrainJobs, ids: string[]) => Promise<number>,
+): Promise<DrainResult> {
+  const db = await tempDatabase();
+  const jobs = await open(db);
+  try {
+    await jobs.setTypeTimeout(TYPE, 30);
+    const ids = Array.from({ length: count }, (_, i) => `d${i}`);
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const finished = await drain(jobs, ids);
+    const seconds = (performance.now() - started) / 1000;
+    const used = process.cpuUsage(cpu);
+    if (finished !== count || (await jobs.pendingCount(TYPE)) !== 0) {
+      throw new Error(`drain finished ${finished} of ${count} jobs`);
+    }
+    return { perSecond: count / seconds, cpuPer10k: ((used.user + used.system) / 1e6) * (10_000 / count) };
+  } finally {
+    await jobs.close();
+    await db.close();
+  }
+}
+
+/** One call at a time: every add, accept and finish is its own transaction. */
+async function drainOneByOne(jobs: DrainJobs, ids: string[]): Promise<number> {
+  for (const id of ids) await jobs.add(TYPE, id, { id });
+  let finished = 0;
+  for (let job = await jobs.accept(TYPE); job; job = await jobs.accept(TYPE)) {
+    await jobs.finish(job as never, { ok: true });
+    finished += 1;
+  }
+  return finished;
+}
+
+/** `workers` loops of single calls at once: adds, then accept -> finish. */
+async function drainConcurrent(jobs: DrainJobs, ids: string[], workers: number): Promise<number> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++] as string;
+        await jobs.add(TYPE, id, { id });
+      }
+    }),
+  );
+  let finished = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let job = await jobs.accept(TYPE); job; job = await jobs.accept(TYPE)) {
+        await jobs.finish(job as never, { ok: true });
+        finished += 1;
+      }
+    }),
+  );
+  return finished;
+}
+
+/** The batch calls: addMany of 1,000, then acceptMany(500) -> finishMany, two loops at once. */
+async function drainBatches(jobs: DrainJobs, ids: string[]): Promise<number> {
+  const { addMany, acceptMany, finishMany } = jobs;
+  if (!addMany || !acceptMany || !finishMany) throw new Error('no batch calls in this checkout');
+  const adds: Promise<unknown>[] = [];
+  for (let start = 0; start < ids.length; start += 1_000) {
+    adds.push(addMany.call(jobs, TYPE, ids.slice(start, start + 1_000).map((id) => ({ id, data: { id } }))));
+  }
+  await Promise.all(adds);
+  let finished = 0;
+  await Promise.all(
+    Array.from({ length: 2 }, async () => {
+      for (let batch = await acceptMany.call(jobs, TYPE, 500); batch.length > 0; batch = await acceptMany.call(jobs, TYPE, 500)) {
+        const outcomes = await finishMany.call(
+          jobs,
+          batch.map((job) => ({ job: job as never, data: { ok: true } })),
+        );
+        finished += outcomes.filter((outcome) => outcome.status === 'fulfilled').length;
+      }
+    }),
+  );
+  return finished;
+}
+
+async function drainSection(): Promise<void> {
+  let open: OpenDrainJobs = (database) => openJobs({ database }) as Promise<DrainJobs>;
+  if (args.core !== undefined) {
+    const module = (await import(pathToFileURL(resolve(args.core, 'index.ts')).href)) as {
+      openJobs(options: { database: Database }): Promise<DrainJobs>;
+    };
+    open = (database) => module.openJobs({ database });
+    console.log(`drain against ${args.core}`);
+  }
+  const big = quick ? 5_000 : 20_000;
+  // One call at a time is slow (three durable commits per job): fewer jobs, same per-job figures.
+  const small = quick ? 1_000 : 3_000;
+  const baseline = await measureDrain(open, small, drainOneByOne);
+  const rows: Cell[][] = [
+    ['one call at a time (a transaction each)', small, baseline.perSecond, 1, baseline.cpuPer10k, 1],
+  ];
+  for (const workers of [1, 8, 50]) {
+    const result = await measureDrain(open, workers === 1 ? small : big, (jobs, ids) => drainConcurrent(jobs, ids, workers));
+    rows.push([
+      `${workers} concurrent workers, single calls`,
+      workers === 1 ? small : big,
+      result.perSecond,
+      result.perSecond / baseline.perSecond,
+      result.cpuPer10k,
+      result.cpuPer10k / baseline.cpuPer10k,
+    ]);
+  }
+  const probe = await open(await tempDatabase());
+  const hasBatches = typeof probe.addMany === 'function';
+  await probe.close();
+  if (hasBatches) {
+    const result = await measureDrain(open, big, drainBatches);
+    rows.push([
+      'addMany / acceptMany(500) / finishMany',
+      big,
+      result.perSecond,
+      result.perSecond / baseline.perSecond,
+      result.cpuPer10k,
+      result.cpuPer10k / baseline.cpuPer10k,
+    ]);
+  }
+  console.log(
+    formatTable(['drain: add + accept + finish', 'jobs', 'jobs/s', 'x baseline', 'CPU s / 10k jobs', 'x baseline'], rows),
+  );
+}
+
 async function main(): Promise<void> {
+  if (args.drain) {
+    await drainSection();
+    return;
+  }
   console.log(`jobs benchmark (${quick ? 'quick' : 'full'}): ${seconds} s per throughput run\n`);
   // The reference rate of the issue: single-key write transactions, 64 in
   // flight. Baselines are measured next to each run because the machine is
@@ -226,6 +401,8 @@ async function main(): Promise<void> {
       [['accept latency, median µs', big, small, Number(ratio.toFixed(2)), '<= 1.5', ratio <= 1.5 ? 'pass' : 'FAIL']],
     ),
   );
+  console.log();
+  await drainSection();
 }
 
 try {

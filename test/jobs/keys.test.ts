@@ -114,7 +114,16 @@ test('per-type keys are cached and an activity row is addressable from its stamp
 
 test('job records round-trip, and a fresh sequence is left for the commit to fill', (t) => {
   const data = Buffer.from('{"a":1}');
-  const pending = { state: 'pending' as const, seq: undefined, lock: undefined, resubmit: false, priority: 3, scheduledTime: 12.5, data };
+  const pending = {
+    state: 'pending' as const,
+    seq: undefined,
+    lock: undefined,
+    resubmit: false,
+    continuous: false,
+    priority: 3,
+    scheduledTime: 12.5,
+    data,
+  };
   t.deepEqual(decodeJobRecord(encodeJobRecord(pending)), pending);
 
   const lock = newLock();
@@ -126,4 +135,21 @@ test('job records round-trip, and a fresh sequence is left for the commit to fil
   const template = encodeJobRecord({ ...running, seq: undefined }, true);
   t.deepEqual(template.subarray(RECORD_SEQ_OFFSET, RECORD_SEQ_OFFSET + 12), Buffer.alloc(12));
   t.throws(() => decodeJobRecord(Buffer.of(9)), { message: /corrupt/ });
+});
+
+test('the continuous flag round-trips next to resubmit, and records written without it read as one-shot', (t) => {
+  const data = Buffer.from('null');
+  const base = { state: 'pending' as const, seq: undefined, lock: undefined, priority: 0, scheduledTime: 1, data };
+  for (const resubmit of [false, true]) {
+    for (const continuous of [false, true]) {
+      const record = { ...base, resubmit, continuous };
+      t.deepEqual(decodeJobRecord(encodeJobRecord(record)), record);
+    }
+  }
+  // A record of the earlier layout: its flags byte (offset 29) held only the resubmit bit.
+  const legacy = encodeJobRecord({ ...base, resubmit: true, continuous: false });
+  legacy[29] = 1;
+  t.like(decodeJobRecord(legacy), { resubmit: true, continuous: false });
+  legacy[29] = 0;
+  t.like(decodeJobRecord(legacy), { resubmit: false, continuous: false });
 });

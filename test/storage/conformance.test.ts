@@ -1,4 +1,4 @@
-// The storage contract (DESIGN.md §3), run against every backend in
+// The storage contract (docs/architecture.md), run against every backend in
 // backends.ts. Each case gets a fresh, empty database.
 
 import test, { type ExecutionContext } from 'ava';
@@ -495,6 +495,39 @@ define('a clearRange after setVersionstampedKey in the same transaction clears t
     all.map((e) => e.value.toString()),
     ['y'],
   );
+});
+
+/** `stamp` with its 8-byte commit version moved `by` versions (about a microsecond each on both backends). */
+function stampPlus(stamp: Buffer, by: bigint): Buffer {
+  const moved = Buffer.from(stamp);
+  moved.writeBigUInt64BE(stamp.readBigUInt64BE(0) + by, 0);
+  return moved;
+}
+
+define('mutations apply in call order: a clearRange that turns out to hold a stamped key clears it only if it came after', async (t, db) => {
+  // FoundationDB's commit proxy fills in the stamp of a versionstamped key in
+  // place, in the transaction's mutation list, so a later clear of a range
+  // that holds the final key removes it, and an earlier one does not.
+  const { stamp: before } = await db.doTransaction((tx) => {
+    tx.set(b('marker'), b('1'));
+    return { stamp: tx.getVersionstamp() };
+  });
+  const now = await before;
+  const hourAhead = stampPlus(now, 3_600_000_000n);
+  const at = (prefix: string, stamp: Buffer) => Buffer.concat([b(prefix), stamp]);
+  await db.doTransaction((tx) => {
+    tx.setVersionstampedKey(stampedKeyTemplate('late/'), 5, b('cleared by a later clearRange'));
+    tx.clearRange(at('late/', Buffer.alloc(10)), at('late/', hourAhead));
+    tx.clearRange(at('early/', Buffer.alloc(10)), at('early/', hourAhead));
+    tx.setVersionstampedKey(stampedKeyTemplate('early/'), 6, b('written after the clearRange'));
+    tx.setVersionstampedKey(stampedKeyTemplate('past/'), 5, b('outside the later clearRange'));
+    tx.clearRange(at('past/', Buffer.alloc(10)), at('past/', now));
+  });
+  const values = (prefix: string) =>
+    db.doTransaction(async (tx) => (await tx.getRange(b(prefix), b(`${prefix.slice(0, -1)}0`))).map((e) => e.value.toString()));
+  t.deepEqual(await values('late/'), []);
+  t.deepEqual(await values('early/'), ['written after the clearRange']);
+  t.deepEqual(await values('past/'), ['outside the later clearRange']);
 });
 
 define('a versionstamp offset outside the template is rejected', async (t, db) => {

@@ -105,7 +105,7 @@ test('a second process gets DatabaseLockedError naming the path and the owner pi
   const dir = tempDir(t);
   const child = startChild('hold-open.ts', dir);
   t.teardown(() => child.kill('SIGKILL'));
-  await waitForLines(child, /^ready$/, 1, []);
+  await waitForLines(child, /^ready \d+$/, 1, []);
   const error = await t.throwsAsync(openDatabase({ path: dir }), { instanceOf: DatabaseLockedError });
   t.is(error?.ownerPid, child.pid ?? -1);
   t.true(error?.message.includes(String(child.pid)));

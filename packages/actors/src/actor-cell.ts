@@ -29,8 +29,12 @@ type AnyBehaviour = Behaviour<unknown, unknown, unknown>;
 interface Receiver {
   predicate: (msg: unknown) => boolean;
   resolve: (msg: unknown) => void;
+  reject: (error: unknown) => void;
   timer: NodeJS.Timeout | undefined;
 }
+
+/** The behaviour of a passive cell (an inbox): nothing runs, `receive` takes the mail. */
+const NO_BEHAVIOUR: AnyBehaviour = { init: () => undefined };
 
 /** Messages an actor handles in one turn of its thread's ready loop. */
 const STEP_MESSAGES = 64;
@@ -60,6 +64,12 @@ export class ActorCell {
   queued = false;
   /** A handler (or init, or terminate) is running; the mailbox waits. */
   busy = true;
+  /**
+   * A mailbox without behaviour: the main thread's inbox. It never runs a
+   * handler (it stays `busy`), only `receive` takes its messages, it traps
+   * exits, and when it ends its pending receives resolve `undefined`.
+   */
+  readonly passive: boolean;
 
   #mailbox: Envelope[] = [];
   #head = 0;
@@ -73,16 +83,29 @@ export class ActorCell {
   #initialized = false;
   #onStarted: ((id: ActorId, failure?: ExitReason) => void) | undefined;
   // Bound once per actor so that an async handler costs no closure per message.
-  readonly #onSettled = (value: unknown): void => this.#settle(value);
-  readonly #onRejected = (error: unknown): void => this.crash(error);
+  // An async handler resumes outside the ready loop: a kill that came meanwhile is taken first,
+  // so that a killed actor sends no reply and starts nothing more (see ActorHost.takeKills).
+  readonly #onSettled = (value: unknown): void => {
+    this.host.takeKills();
+    this.#settle(value);
+  };
+  readonly #onRejected = (error: unknown): void => {
+    this.host.takeKills();
+    this.crash(error);
+  };
 
-  constructor(host: ActorHost, id: ActorId, serial: number, behaviour: AnyBehaviour, name: string | undefined) {
+  constructor(host: ActorHost, id: ActorId, serial: number, behaviour: AnyBehaviour | undefined, name: string | undefined) {
     this.host = host;
     this.id = id;
     this.serial = serial;
-    this.behaviour = behaviour;
+    this.behaviour = behaviour ?? NO_BEHAVIOUR;
     this.name = name;
     this.ctx = new CellContext(this);
+    this.passive = behaviour === undefined;
+    if (this.passive) {
+      this.trapping = true;
+      this.#initialized = true;
+    }
   }
 
   get hasMail(): boolean {
@@ -131,7 +154,12 @@ export class ActorCell {
   /** Adds a message; a waiting selective receive may take it at once. */
   deliver(env: Envelope): void {
     if (this.dead) return;
-    if (this.#receivers.length > 0 && env.k !== Kind.call && this.#offer(env)) return;
+    if (this.#receivers.length > 0 && env.k !== Kind.call) {
+      // A receive that takes it resumes this actor's code: not once a kill for it has come.
+      this.host.takeKills();
+      if (this.dead) return;
+      if (this.#offer(env)) return;
+    }
     this.#mailbox.push(env);
     if (!this.busy && !this.queued) this.host.schedule(this);
   }
@@ -186,6 +214,12 @@ export class ActorCell {
   #handleNext(): void {
     const env = this.#mailbox[this.#head];
     if (env === undefined) return;
+    this.#takeHead();
+    this.#handle(env);
+  }
+
+  /** Drops the oldest mailbox entry (already read by the caller). */
+  #takeHead(): void {
     this.#mailbox[this.#head++] = undefined as unknown as Envelope;
     if (this.#head === this.#mailbox.length) {
       this.#mailbox.length = 0;
@@ -194,7 +228,19 @@ export class ActorCell {
       this.#mailbox = this.#mailbox.slice(this.#head);
       this.#head = 0;
     }
-    this.#handle(env);
+  }
+
+  /** Drops a `DOWN` with this monitor ref from the mailbox, if it has arrived (demonitor with flush). */
+  flushDown(ref: MonitorRef): void {
+    const mailbox = this.#mailbox;
+    for (let i = this.#head; i < mailbox.length; i++) {
+      const env = mailbox[i] as Envelope;
+      if (env.k === INFO && (env.m as SystemMessage).type === 'DOWN' && (env.m as { ref: MonitorRef }).ref === ref) {
+        if (i === this.#head) this.#takeHead();
+        else mailbox.splice(i, 1);
+        return;
+      }
+    }
   }
 
   #handle(env: Envelope): void {
@@ -308,6 +354,9 @@ export class ActorCell {
   /** Ends the actor: runs `terminate` when asked and defined, then tells links and monitors. */
   exit(reason: ExitReason, runTerminate: boolean): void {
     if (this.dead || this.#dying) return;
+    // A kill that has come wins over this exit: terminate must not run.
+    this.host.takeKills();
+    if (this.dead) return;
     const terminate = this.behaviour.terminate;
     if (runTerminate && this.#initialized && terminate !== undefined) {
       this.#dying = true;
@@ -368,21 +417,25 @@ export class ActorCell {
 
   /** Selective receive (see ActorContext.receive). */
   receive(predicate: (msg: unknown) => boolean, timeoutMs: number): Promise<unknown> {
-    if (this.dead) return new Promise<never>(() => {});
+    if (this.dead) return this.passive ? Promise.resolve(undefined) : new Promise<never>(() => {});
     const mailbox = this.#mailbox;
     for (let i = this.#head; i < mailbox.length; i++) {
       const env = mailbox[i] as Envelope;
       const msg = receivable(env);
       if (msg !== NOT_RECEIVABLE && predicate(msg)) {
-        mailbox.splice(i, 1);
+        // The oldest message is the common case (an inbox read in order): no splice.
+        if (i === this.#head) this.#takeHead();
+        else mailbox.splice(i, 1);
         return Promise.resolve(msg);
       }
     }
     if (!(timeoutMs > 0)) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const receiver: Receiver = { predicate, resolve, timer: undefined };
+    return new Promise((resolve, reject) => {
+      const receiver: Receiver = { predicate, resolve, reject, timer: undefined };
       if (Number.isFinite(timeoutMs)) {
         receiver.timer = setTimeout(() => {
+          this.host.takeKills();
+          if (this.dead && !this.passive) return;
           const at = this.#receivers.indexOf(receiver);
           if (at >= 0) this.#receivers.splice(at, 1);
           resolve(undefined);
@@ -402,8 +455,15 @@ export class ActorCell {
       try {
         matched = receiver.predicate(msg);
       } catch (error) {
-        this.crash(error);
-        return true;
+        if (!this.passive) {
+          this.crash(error);
+          return true;
+        }
+        // Main-thread code passed that predicate: its receive fails, the inbox goes on.
+        receivers.splice(i--, 1);
+        if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+        receiver.reject(error);
+        continue;
       }
       if (matched) {
         receivers.splice(i, 1);
@@ -416,9 +476,14 @@ export class ActorCell {
   }
 
   #cancelReceivers(): void {
-    // A dead actor's pending receives never settle: its async work is abandoned.
-    for (const receiver of this.#receivers) if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+    // A dead actor's pending receives never settle: its async work is abandoned. An inbox's
+    // belong to main-thread code, which goes on: they resolve undefined.
+    const receivers = this.#receivers;
     this.#receivers = [];
+    for (const receiver of receivers) {
+      if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+      if (this.passive) receiver.resolve(undefined);
+    }
   }
 
   sendAfter(ms: number, tag: string): () => void {

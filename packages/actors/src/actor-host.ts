@@ -549,6 +549,9 @@ export class ActorHost {
   #deliverLocal(env: Envelope): void {
     switch (env.k) {
       case Kind.reply: {
+        // The reply resumes its caller's code: a kill of the caller that has come is taken first
+        // (a killed caller's calls are dropped, so it never sees the reply).
+        this.takeKills();
         const call = this.#takeCall(env.r as number);
         call?.resolve(env.m);
         return;
@@ -652,6 +655,14 @@ export class ActorHost {
     }
     if (order.monitor !== undefined) cell.watchers.set(order.monitor.ref, order.monitor.by);
     cell.start(order.args, onStarted);
+  }
+
+  /** Creates a passive cell here (an inbox: see ActorCell.passive); its name, if any, is registered by the caller. */
+  startInbox(): ActorCell {
+    const serial = ++this.#serial;
+    const cell = new ActorCell(this, makeActorId(this.thread, serial), serial, undefined, undefined);
+    this.#cells.set(cell.id, cell);
+    return cell;
   }
 
   /** Called by a cell that ended. */
@@ -857,7 +868,7 @@ export class ActorHost {
   }
 }
 
-function checkName(name: unknown): void {
+export function checkName(name: unknown): void {
   if (typeof name !== 'string' || name.length === 0 || isActorId(name)) {
     throw new ActorError('bad_argument', `not a valid actor name: ${String(name)}`);
   }

@@ -6,14 +6,16 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
-import { ActorHost, type Coordinator, type SpawnOrder, type SpawnRequest } from './actor-host.js';
+import { ActorHost, type Coordinator, checkName, type SpawnOrder, type SpawnRequest } from './actor-host.js';
 import { MAIN_THREAD, SYSTEM_ID, serialOfId, threadOfId } from './actor-id.js';
 import { exposeCore } from './core-bridge.js';
+import { CoreSlot } from './core-slot.js';
 import { loadDefinition } from './define-actor.js';
 import { ActorError, describeReason } from './errors.js';
 import { type Envelope, Kind } from './envelope.js';
 import { KILLS_WAITING, PROGRESS, RUNNING } from './host-status.js';
 import type { SpawnOutcome } from './host-thread.js';
+import { MainInbox } from './inbox.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -22,6 +24,8 @@ import type {
   ActorSystemEvents,
   ActorSystemOptions,
   ExitReason,
+  Inbox,
+  InboxOptions,
   Placement,
   SpawnOptions,
   ThreadId,
@@ -49,6 +53,8 @@ interface PendingKill {
 const DEFAULT_KILL_TIMEOUT_MS = 1000;
 /** @see ActorSystemOptions.stuckThreadTimeoutMs */
 const DEFAULT_STUCK_THREAD_TIMEOUT_MS = 10_000;
+/** @see ActorSystemOptions.coreWaitMs */
+const DEFAULT_CORE_WAIT_MS = 5000;
 
 interface SpawnOrderState {
   thread: HostThread;
@@ -92,7 +98,6 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * there costs more than re-arming one.
    */
   readonly #watchdogs = new Map<ThreadId, { timer: NodeJS.Timeout; armed: boolean }>();
-  #deferredKills: { thread: HostThread; id: ActorId; ref: number }[] = [];
   /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
   readonly #dyingNames = new Map<string, ActorId>();
   readonly #nameWaiters = new Map<string, (() => void)[]>();
@@ -101,6 +106,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   #closing = false;
   #shutdown: Promise<void> | undefined;
   #corePorts: MessagePort[] = [];
+  readonly #core: CoreSlot;
 
   constructor(options: ActorSystemOptions) {
     const threads = options.threads ?? availableParallelism();
@@ -108,22 +114,22 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#killTimeoutMs = positiveMs('killTimeoutMs', options.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS);
     this.#stuckThreadTimeoutMs = positiveMs('stuckThreadTimeoutMs', options.stuckThreadTimeoutMs ?? DEFAULT_STUCK_THREAD_TIMEOUT_MS);
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 5000;
-    if (options.core !== undefined) {
-      if (typeof options.core !== 'object' || options.core === null) throw new ActorError('bad_argument', 'core must be an object');
-      // Main-thread actors reach the core through the same bridge, so that
-      // `ctx.core()` means the same everywhere.
-      const channel = new MessageChannel();
-      exposeCore(options.core, channel.port1);
-      channel.port1.unref();
-      channel.port2.unref();
-      this.#corePorts.push(channel.port1, channel.port2);
-      this.#host.setCorePort(channel.port2);
-    }
+    checkCore(options.core);
+    this.#core = new CoreSlot(options.core, positiveMs('coreWaitMs', options.coreWaitMs ?? DEFAULT_CORE_WAIT_MS));
+    // Every thread's bridge exposes the slot's forwarder, so that it follows setCore. Main-thread
+    // actors reach it through the same bridge, so that `ctx.core()` means the same everywhere.
+    const forwarder = this.#core.forwarder();
+    const channel = new MessageChannel();
+    exposeCore(forwarder, channel.port1);
+    channel.port1.unref();
+    channel.port2.unref();
+    this.#corePorts.push(channel.port1, channel.port2);
+    this.#host.setCorePort(channel.port2);
     this.#host.coordinator = this;
     this.#host.onControl = (env) => this.#control(env);
     this.#pool = new ThreadPool({
       host: this.#host,
-      core: options.core,
+      core: forwarder,
       shutdownTimeoutMs: this.#shutdownTimeoutMs,
       onExit: (thread) => this.#threadExited(thread),
     });
@@ -158,6 +164,32 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
 
   monitor(target: ActorRef | ActorId | string): Promise<ExitReason> {
     return this.#host.monitorFromSystem(target);
+  }
+
+  inbox<Msg = unknown>(options: InboxOptions = {}): Inbox<Msg> {
+    if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
+    const name = options.name;
+    if (name !== undefined) {
+      checkName(name);
+      const holder = this.#host.names.get(name);
+      if (holder !== undefined || this.#reserved.has(name)) {
+        throw new ActorError('name_taken', `the name ${name} belongs to ${holder ?? 'an actor being spawned'}`);
+      }
+    }
+    const cell = this.#host.startInbox();
+    this.#started(cell.id, MAIN_THREAD, undefined, 'main');
+    if (name !== undefined) {
+      // Through registerName: a name a killed actor held until its thread confirms is taken after that.
+      cell.name = name;
+      this.registerName(cell.id, name);
+    }
+    return new MainInbox<Msg>(cell);
+  }
+
+  setCore(core: object | undefined): void {
+    checkCore(core);
+    if (this.#closing) return;
+    this.#core.set(core);
   }
 
   threads(): ThreadId[] {
@@ -222,7 +254,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       this.#host.startActor(orderOf(request), definition.behaviour, (id, failure) => {
         if (failure !== undefined) reject(initFailed(request, failure));
         else {
-          this.#started(id, MAIN_THREAD, request);
+          this.#started(id, MAIN_THREAD, request.name, request.placement);
           resolve(id);
         }
       });
@@ -230,11 +262,11 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   }
 
   /** Bookkeeping of a started actor, done before any message of it is handled here. */
-  #started(id: ActorId, thread: ThreadId, request: SpawnRequest): void {
-    this.#directory.set(id, { thread, name: request.name, placement: request.placement });
+  #started(id: ActorId, thread: ThreadId, name: string | undefined, placement: Placement): void {
+    this.#directory.set(id, { thread, name, placement });
     this.#pool.get(thread)?.actors.add(id);
-    if (request.name !== undefined) this.#nameSet(request.name, id);
-    this.events.emit('spawned', { id, name: request.name, placement: request.placement, thread });
+    if (name !== undefined) this.#nameSet(name, id);
+    this.events.emit('spawned', { id, name, placement, thread });
   }
 
   /**
@@ -244,9 +276,11 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * actor's earlier messages still come before its DOWN, per pair of
    * actors); then calls, monitors and links held on the main thread see
    * `killed`, its id bounces here and its name is free. The thread is told
-   * to drop the actor just after this tick, on its kill port (links and
-   * monitors on other threads hear it from there), and takes the kill
-   * between two handlers even in the middle of a long batch. Until it
+   * first, on its kill port and by its KILLS_WAITING flag, before anything
+   * the main thread sends after this: it takes the kill before it starts
+   * any other handler, so nothing that follows the declared death (a call
+   * from a co-hosted actor told of it, say) finds the actor alive there.
+   * Links and monitors on other threads hear `killed` from that thread. Until it
    * confirms, anything it sends from the actor is dropped (sent after the
    * death), and a spawn that takes the actor's name waits, so the old holder
    * runs no handler once its successor has started. If it does not confirm,
@@ -266,12 +300,10 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       postKills(thread, [id, ref]);
       return;
     }
-    // Declared dead below, the actor's kill is no longer urgent: it goes out after this tick, so
-    // that what follows it at once (a supervisor's spawn of the replacement, perhaps on that thread)
-    // does not wait behind the kill's work there.
-    if (this.#deferredKills.length === 0) setImmediate(this.#sendDeferredKills);
-    this.#deferredKills.push({ thread, id, ref });
     drain(thread.mainPort, this.#host);
+    // After the drain (what the thread sends once it has the kill is not taken here out of turn, or
+    // the declaration below would be skipped), before the declaration and all that follows it.
+    postKills(thread, [id, ref]);
     const entry = this.#directory.get(id);
     if (entry === undefined) return; // it ended on its own, in what was just taken
     thread.dying.add(id);
@@ -279,19 +311,6 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#host.declareDead(id, 'killed');
     this.#exited(id, 'killed');
   }
-
-  readonly #sendDeferredKills = (): void => {
-    const kills = this.#deferredKills;
-    this.#deferredKills = [];
-    // One post per thread: a supervisor that kills its children kills many at once.
-    const byThread = new Map<HostThread, (ActorId | number)[]>();
-    for (const { thread, id, ref } of kills) {
-      const list = byThread.get(thread);
-      if (list === undefined) byThread.set(thread, [id, ref]);
-      else list.push(id, ref);
-    }
-    for (const [thread, list] of byThread) postKills(thread, list);
-  };
 
   #armWatchdog(thread: HostThread, ms: number): void {
     const watchdog = this.#watchdogs.get(thread.id);
@@ -453,7 +472,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#orders.delete(env.r as number);
     order.thread.pendingSpawns--;
     if (env.k === Kind.spawned) {
-      this.#started(env.m as ActorId, order.thread.id, order.request);
+      this.#started(env.m as ActorId, order.thread.id, order.request.name, order.request.placement);
       order.resolve(env.m as ActorId);
     } else {
       order.reject(initFailed(order.request, env.m as ExitReason));
@@ -558,6 +577,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     for (const waiters of this.#nameWaiters.values()) for (const wake of waiters) wake();
     this.#nameWaiters.clear();
     this.#host.abandonCalls(new ActorError('shutting_down', 'the actor system shut down before the reply'));
+    this.#core.close();
     for (const port of this.#corePorts) port.close();
     this.#corePorts = [];
   }
@@ -569,6 +589,10 @@ function postKills(thread: HostThread, kills: (ActorId | number)[]): void {
   thread.killPort.postMessage(kills);
   // After the post: once the thread sees the flag, the kills are on its port.
   Atomics.store(thread.status, KILLS_WAITING, 1);
+}
+
+function checkCore(core: unknown): void {
+  if (core !== undefined && (typeof core !== 'object' || core === null)) throw new ActorError('bad_argument', 'core must be an object');
 }
 
 function positiveMs(option: string, value: unknown): number {

@@ -1,4 +1,4 @@
-// The bridge from actors to the core object on the main thread (DESIGN §2):
+// The bridge from actors to the core object on the main thread:
 // comlink over a MessagePort per thread. A bridge call is one whole method
 // call on the main thread (one transaction), never one RPC per key; a method
 // returning a promise (a watch) settles in the calling actor's thread.
@@ -6,6 +6,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { ActorError, type ActorErrorCode } from './errors.js';
 
 type ThrowHandler = Comlink.TransferHandler<{ value: unknown }, { isError: boolean; value: Record<string, unknown> }>;
 
@@ -26,7 +27,16 @@ if (original !== undefined) {
       }
       return [serialized, transfer];
     },
-    deserialize: (serialized) => original.deserialize(serialized),
+    deserialize(serialized) {
+      // The runtime's own error (no_core) arrives as itself; any other keeps its fields on an Error.
+      const value = serialized.value;
+      if (serialized.isError && value.name === 'ActorError' && typeof value.code === 'string') {
+        const error = new ActorError(value.code as ActorErrorCode, String(value.message));
+        if (typeof value.stack === 'string') error.stack = value.stack;
+        throw error;
+      }
+      return original.deserialize(serialized);
+    },
   };
   Comlink.transferHandlers.set('throw', keepCodes as Comlink.TransferHandler<unknown, unknown>);
 }

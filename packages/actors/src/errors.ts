@@ -20,7 +20,7 @@ export type ActorErrorCode =
   | 'shutting_down'
   /** A host thread could not start (e.g. its modules failed to load). */
   | 'thread_failed'
-  /** `ctx.core()` in a system created without `core`. */
+  /** A bridge call (`ctx.core()`) found no core set, and none came within `coreWaitMs`. */
   | 'no_core'
   /** A definition, name, timeout or target that cannot be right. */
   | 'bad_argument';

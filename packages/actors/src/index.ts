@@ -14,6 +14,8 @@ export type {
   ErrorInfo,
   ExitMessage,
   ExitReason,
+  Inbox,
+  InboxOptions,
   MonitorRef,
   Placement,
   Remote,

@@ -1,4 +1,4 @@
-// The public types of the actor runtime (DESIGN.md §2), in one place.
+// The public types of the actor runtime, in one place.
 // Semantics are Erlang's: mailboxes, links, monitors, exit signals, kill.
 
 import type { Remote } from 'comlink';
@@ -180,10 +180,12 @@ export interface ActorContext<Msg> extends ActorOperations {
   /** Ends this actor after the current handler with `reason`. */
   stop(reason?: ExitReason): void;
   /**
-   * The object passed as `createActorSystem({ core })`, reached through a
-   * comlink bridge: each method call is one whole call on the main thread,
-   * and a returned promise (a watch) resolves in this actor's thread.
-   * Throws `ActorError` code `no_core` when the system has no core.
+   * The system's core object (`createActorSystem({ core })` or
+   * `system.setCore`), reached through a comlink bridge: each method call is
+   * one whole call on the main thread, and a returned promise (a watch)
+   * resolves in this actor's thread. The bridge follows `setCore`; while no
+   * core is set a call waits for one up to `coreWaitMs`, then rejects with
+   * `ActorError` code `no_core`.
    */
   core<T>(): Remote<T>;
 }
@@ -197,9 +199,16 @@ export interface ActorSystemOptions {
   threads?: number;
   /**
    * An object living on the main thread that every actor reaches with
-   * `ctx.core()` (e.g. a `Jobs` instance).
+   * `ctx.core()` (e.g. a `Jobs` instance). It can be set or replaced later
+   * with `system.setCore`.
    */
   core?: object;
+  /**
+   * How long a bridge call (`ctx.core()`) made while no core is set waits
+   * for `setCore` before it rejects with `ActorError` code `no_core`.
+   * @default 5000
+   */
+  coreWaitMs?: number;
   /**
    * How long a killed actor may stay inside one synchronous handler (or
    * `init`, or `terminate`) while its host thread makes no progress at all,
@@ -237,6 +246,58 @@ export interface ActorSystemEvents {
   thread_replaced: (event: { thread: ThreadId; replacement: ThreadId; killed: ActorId[] }) => void;
 }
 
+/** Options of `system.inbox`. */
+export interface InboxOptions {
+  /** Register the inbox under this name (`whereis`), like an actor. Fails with `name_taken` if a live actor holds it. */
+  name?: string;
+}
+
+/**
+ * A mailbox for main-thread code (`system.inbox()`): a process of its own,
+ * with an id in the system's directory, that other actors can cast to,
+ * monitor and link to, and that main-thread code reads with selective
+ * `receive` or `for await`. It traps exits: a linked actor's end arrives as
+ * an `EXIT` message rather than closing it. It answers no calls (a call to
+ * it waits for its timeout, or fails with the close reason, as a call to an
+ * Erlang process that never replies).
+ *
+ * @example
+ * const inbox = system.inbox<Progress>({ name: 'progress' });
+ * inbox.monitor(worker);
+ * for await (const msg of inbox) {
+ *   if ('type' in msg && msg.type === 'DOWN') break;
+ *   console.log(msg);
+ * }
+ * inbox.close();
+ */
+export interface Inbox<Msg = unknown> extends AsyncIterable<Msg | SystemMessage> {
+  readonly ref: ActorRef<Msg>;
+  readonly name: string | undefined;
+  /** Closed by `close`, a kill, or the system's shutdown. */
+  readonly closed: boolean;
+  /**
+   * Selective receive: the oldest queued message (cast payload, `DOWN` or
+   * `EXIT`) that matches `predicate` (default: any), leaving the others in
+   * order. Resolves `undefined` after `timeoutMs` (default: no limit) or when
+   * the inbox closes. A predicate that throws rejects this receive.
+   */
+  receive<T extends Msg | SystemMessage>(predicate: (msg: Msg | SystemMessage) => msg is T, timeoutMs?: number): Promise<T | undefined>;
+  receive(predicate?: (msg: Msg | SystemMessage) => boolean, timeoutMs?: number): Promise<Msg | SystemMessage | undefined>;
+  /** Monitors an actor (by ref, id or name); its `DOWN` arrives in this inbox (at once with `noproc` if it is not alive). */
+  monitor(target: ActorRef | ActorId | string): MonitorRef;
+  /** Ends a monitor; `flush` also drops its `DOWN` if it has already arrived. */
+  demonitor(ref: MonitorRef, options?: { flush?: boolean }): void;
+  /**
+   * Ends the inbox with `reason` (default `normal`): its monitors get `DOWN`,
+   * linked actors an exit signal, pending receives resolve `undefined`,
+   * iterators end, queued messages are dropped, and later messages to it are
+   * dropped as for any dead actor. Idempotent.
+   */
+  close(reason?: ExitReason): void;
+  /** Every incoming message in order, until the inbox closes. Ending a loop early leaves the inbox open. */
+  [Symbol.asyncIterator](): AsyncIterator<Msg | SystemMessage>;
+}
+
 /** The main thread's handle on the runtime (`createActorSystem`). */
 export interface ActorSystem extends ActorOperations {
   /**
@@ -253,6 +314,15 @@ export interface ActorSystem extends ActorOperations {
   threads(): ThreadId[];
   /** The thread an actor lives on, or undefined if it is not alive. */
   threadOf(target: ActorRef | ActorId | string): ThreadId | undefined;
+  /** A mailbox for main-thread code: a process id other actors can send to (see `Inbox`). */
+  inbox<Msg = unknown>(options?: InboxOptions): Inbox<Msg>;
+  /**
+   * Sets or replaces the object `ctx.core()` reaches in every thread; calls
+   * already running keep running on the old one. `undefined` leaves the
+   * system without a core: bridge calls wait for the next `setCore`, up to
+   * `coreWaitMs`, then reject with `ActorError` code `no_core`.
+   */
+  setCore(core: object | undefined): void;
   /** Stops every actor with `shutdown`, terminates every thread; idempotent. */
   shutdown(): Promise<void>;
 }

@@ -76,6 +76,23 @@ export class DatabaseLockedError extends Error {
   }
 }
 
+/**
+ * The embedded engine's data directory cannot be created or opened: a file
+ * is in the way, permission is denied, or lmdb refused the files in it.
+ * `cause` holds the underlying error.
+ */
+export class DataDirectoryError extends Error {
+  override readonly name = 'DataDirectoryError';
+  readonly code = 'data_directory_unusable';
+  constructor(
+    readonly path: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the data directory ${path} cannot be used: ${reason}`, options);
+  }
+}
+
 /** The FoundationDB backend was asked for but cannot be loaded. */
 export class BackendUnavailableError extends Error {
   override readonly name = 'BackendUnavailableError';
@@ -95,7 +112,11 @@ export type JobsErrorCode =
   | 'invalid_versionstamp'
   | 'invalid_option'
   | 'not_found'
-  | 'closed';
+  | 'closed'
+  /** @jobtree/supervisor: `unsubscribe`/`wait` got something that is not a subscription. */
+  | 'invalid_subscription'
+  /** @jobtree/supervisor: a job type's notifier died and no successor came in time. */
+  | 'unavailable';
 
 /**
  * A jobs API error. `halt` tells a job processor that the job is no longer

@@ -1,7 +1,14 @@
 // The public surface of @jobtree/core, picked by hand.
 
 // errors
-export { FdbError, FdbErrorCode, RETRYABLE_CODES, DatabaseLockedError, BackendUnavailableError } from './errors.js';
+export {
+  FdbError,
+  FdbErrorCode,
+  RETRYABLE_CODES,
+  DatabaseLockedError,
+  DataDirectoryError,
+  BackendUnavailableError,
+} from './errors.js';
 export type { FdbErrorName } from './errors.js';
 
 // storage
@@ -32,9 +39,15 @@ export {
 export { JobsError } from './errors.js';
 export type { JobsErrorCode } from './errors.js';
 export { Jobs, openJobs } from './jobs/jobs.js';
+export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
+export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export type {
   Job,
   JobInfo,
+  JobSpec,
+  JobStateEntry,
+  WorkerItem,
+  Settled,
   JobState,
   JsonValue,
   AddOptions,

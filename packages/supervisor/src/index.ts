@@ -31,3 +31,13 @@ export {
   supervisorChild,
 } from './supervisor.js';
 export type { SupervisorRequest } from './supervisor-actor.js';
+
+// the jobs application
+export { startJobs, JobsApp, SYSTEM_NAMES, type JobsAppSystem } from './jobs/jobs-app.js';
+export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions } from './jobs/app-options.js';
+export { Subscription, type JobStateChange } from './jobs/subscription.js';
+export { type JobEvent, type SubscriptionState, isJobEvent } from './jobs/job-event.js';
+export { subscribeJob, unsubscribeJob, type ActorSubscription } from './jobs/actor-subscription.js';
+export { jobsCore, type JobsCore } from './jobs/bridge-client.js';
+export type { JobsBridge, BridgeAcceptOptions, JobSnapshot, NotifierSnapshot } from './jobs/jobs-bridge.js';
+export { formatTree, type TreeNode } from './jobs/live-tree.js';

@@ -1,4 +1,4 @@
-// The public types of @jobtree/supervisor (OTP's supervisor, DESIGN.md §5), in one place.
+// The public types of @jobtree/supervisor (OTP's supervisor), in one place.
 
 import type { ActorContext, ActorDefinition, ActorId, ActorRef, ExitReason, SpawnOptions } from '@jobtree/actors';
 import type { EventEmitter } from 'eventemitter3';

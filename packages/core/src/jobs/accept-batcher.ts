@@ -1,5 +1,5 @@
 // Coalesces concurrent accepts of one job type in this process into one
-// transaction. Every transaction costs a durable commit (DESIGN.md §10), and
+// transaction. Every transaction costs a durable commit, and
 // in-process workers that each ran their own accept would also conflict on
 // the front of the queue. Requests that arrive while a batch runs queue up
 // and the next transaction serves all of them: one commit, no conflicts
@@ -17,8 +17,15 @@ import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
 import type { PendingClaims } from './pending-queue.js';
 
-/** Accepts served by one transaction at most (bounds its size and duration). */
+/**
+ * Jobs one transaction takes for coalesced accepts at most (bounds its size
+ * and duration). A single `acceptMany` may ask for more, up to
+ * {@link MAX_ACCEPT_MANY}: it then has a transaction of its own.
+ */
 export const MAX_ACCEPT_BATCH = 64;
+
+/** The most jobs one `acceptMany` takes. */
+export const MAX_ACCEPT_MANY = 1_000;
 
 /**
  * Accept transactions of one batcher in flight at once: one reading, the
@@ -36,16 +43,20 @@ export interface AcceptBatch {
   nextScheduledTime: number | undefined;
   /** Whether queue entries claimed by another batch in flight were passed over. */
   skippedClaims: boolean;
+  /** The transaction stopped at its byte budget: more jobs may be due. */
+  truncated: boolean;
 }
 
 export interface AcceptOutcome {
-  job: Job | undefined;
+  /** Up to the number asked for; empty when none was due. */
+  jobs: Job[];
   /** For a request left without a job that asked to wait: fires on the next enqueue. */
   watch: Watch | undefined;
   nextScheduledTime: number | undefined;
 }
 
 interface Request {
+  count: number;
   wantWatch: boolean;
   resolve(outcome: AcceptOutcome): void;
   reject(error: unknown): void;
@@ -102,14 +113,14 @@ export class AcceptBatcher {
     this.#onIdle = onIdle;
   }
 
-  /** One accept attempt: resolves with a job, or with none (and a watch when `wantWatch`). */
-  take(wantWatch: boolean): Promise<AcceptOutcome> {
+  /** One accept attempt: resolves with up to `count` jobs, or with none (and a watch when `wantWatch`). */
+  take(count: number, wantWatch: boolean): Promise<AcceptOutcome> {
     return new Promise((resolve, reject) => {
       if (this.#closedError) {
         reject(this.#closedError());
         return;
       }
-      this.#waiting.push({ wantWatch, resolve, reject });
+      this.#waiting.push({ count, wantWatch, resolve, reject });
       this.#pump();
     });
   }
@@ -137,7 +148,7 @@ export class AcceptBatcher {
     ) {
       return;
     }
-    void this.#run(this.#waiting.splice(0, MAX_ACCEPT_BATCH));
+    void this.#run(this.#waiting.splice(0, requestsFitting(this.#waiting)));
   }
 
   async #run(batch: Request[]): Promise<void> {
@@ -148,6 +159,7 @@ export class AcceptBatcher {
     let reading = true;
     const claims = new BatchClaims(this.#claimed);
     const wantWatch = batch.some((request) => request.wantWatch);
+    const count = batch.reduce((sum, request) => sum + request.count, 0);
     let result: AcceptBatch | undefined;
     let failed = false;
     let failure: unknown;
@@ -159,7 +171,7 @@ export class AcceptBatcher {
           this.#reading += 1;
         }
         try {
-          return await this.#body(tx, batch.length, wantWatch, claims);
+          return await this.#body(tx, count, wantWatch, claims);
         } finally {
           reading = false;
           this.#reading -= 1;
@@ -177,17 +189,18 @@ export class AcceptBatcher {
     if (this.#inFlight === 0) this.#held = false;
     if (failed || result === undefined) {
       for (const request of batch) request.reject(failure);
-    } else if (result.skippedClaims && result.jobs.length < batch.length) {
-      // Short behind the picks of batches in flight: whether those commit or
-      // fail decides what is left, so the rest try again after them.
+    } else if ((result.skippedClaims || result.truncated) && result.jobs.length < count) {
+      // Short behind the picks of batches in flight (whether those commit or
+      // fail decides what is left), or stopped at the byte budget: requests
+      // that got nothing try again rather than hear "no job".
       if (result.watch) result.watch.cancel();
-      const served = batch.slice(0, result.jobs.length);
-      distribute(served, { ...result, watch: undefined });
-      const left = batch.slice(result.jobs.length);
+      const served = servedRequests(batch, result.jobs.length);
+      distribute(batch.slice(0, served), { ...result, watch: undefined });
+      const left = batch.slice(served);
       if (this.#closedError) for (const request of left) request.reject(this.#closedError());
       else {
         this.#waiting.unshift(...left);
-        this.#held = this.#inFlight > 0;
+        this.#held = result.skippedClaims && this.#inFlight > 0;
       }
     } else {
       distribute(batch, result);
@@ -197,16 +210,42 @@ export class AcceptBatcher {
   }
 }
 
+/** How many of the first waiting requests one transaction serves. */
+function requestsFitting(waiting: readonly Request[]): number {
+  const limit = Math.max(MAX_ACCEPT_BATCH, waiting[0]?.count ?? 0);
+  let jobs = 0;
+  let requests = 0;
+  for (const request of waiting) {
+    if (requests > 0 && jobs + request.count > limit) break;
+    jobs += request.count;
+    requests += 1;
+  }
+  return requests;
+}
+
+/** How many requests, in order, get at least one of `jobs` jobs. */
+function servedRequests(batch: readonly Request[], jobs: number): number {
+  let served = 0;
+  let given = 0;
+  while (served < batch.length && given < jobs) {
+    given += (batch[served] as Request).count;
+    served += 1;
+  }
+  return served;
+}
+
 function distribute(batch: Request[], result: AcceptBatch): void {
-  const left = batch.slice(result.jobs.length);
-  const waiters = left.filter((request) => request.wantWatch).length;
+  const served = servedRequests(batch, result.jobs.length);
+  const waiters = batch.slice(served).filter((request) => request.wantWatch).length;
   const shared = result.watch && waiters > 0 ? shareWatch(result.watch, waiters) : undefined;
   if (result.watch && waiters === 0) result.watch.cancel();
+  let next = 0;
   batch.forEach((request, index) => {
-    const job = result.jobs[index];
+    const jobs = result.jobs.slice(next, next + request.count);
+    next += jobs.length;
     request.resolve({
-      job,
-      watch: job === undefined && request.wantWatch ? shared?.() : undefined,
+      jobs,
+      watch: index >= served && request.wantWatch ? shared?.() : undefined,
       nextScheduledTime: result.nextScheduledTime,
     });
   });

@@ -1,4 +1,4 @@
-// The public types of the jobs API (DESIGN.md §9), in one place.
+// The public types of the jobs API, in one place.
 
 import type { Database, EmbeddedOptions, FoundationDbOptions } from '../storage/interfaces.js';
 import type { JsonValue } from './job-data.js';
@@ -27,6 +27,8 @@ export interface Job {
    * enqueue it again instead of finishing it.
    */
   readonly resubmit: boolean;
+  /** A continuous job runs until stopped (see {@link AddOptions.continuous}). */
+  readonly continuous: boolean;
 }
 
 /** A job as the monitoring API reports it. */
@@ -39,6 +41,8 @@ export interface JobInfo {
   /** Epoch seconds. */
   scheduledTime: number;
   resubmit: boolean;
+  /** A continuous job runs until stopped (see {@link AddOptions.continuous}). */
+  continuous: boolean;
 }
 
 export interface AddOptions {
@@ -55,6 +59,43 @@ export interface AddOptions {
    * @default 0
    */
   priority?: number;
+  /**
+   * A continuous job runs until it is stopped (a replication, a stream
+   * follower) and a scheduler may rotate it out to give its slot to another
+   * job; a one-shot job (`false`) runs to completion. Stored with the job;
+   * when omitted, an existing job keeps its flag.
+   * @default false
+   */
+  continuous?: boolean;
+}
+
+/** One job of `addMany`: its id, and `add`'s data and options. */
+export interface JobSpec extends AddOptions {
+  id: string;
+  /** @default null */
+  data?: unknown;
+}
+
+/** One job of `updateMany`/`finishMany`: a handle from `accept` and, optionally, new data. */
+export interface WorkerItem {
+  job: Job;
+  /** Replaces the job's data when given. */
+  data?: unknown;
+}
+
+/**
+ * The outcome of one item of a batch call, shaped like `Promise.allSettled`'s:
+ * each item succeeds or fails on its own (a stale job gets its own `halt`).
+ */
+export type Settled<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: Error };
+
+/** One entry of `getJobStates`. */
+export interface JobStateEntry {
+  id: string;
+  /** `undefined` when the job does not exist. */
+  state: JobState | undefined;
+  /** The job's data, `undefined` when the job does not exist. */
+  data: JsonValue | undefined;
 }
 
 export interface ResubmitOptions extends AddOptions {

@@ -1,5 +1,5 @@
-// Job data is JSON (seed 003: "any data as long as it can be properly
-// encoded as JSON"). Anything JSON.stringify would silently drop or change
+// Job data is JSON, as in couch_jobs: any value that encodes as JSON and
+// back unchanged. Anything JSON.stringify would silently drop or change
 // (undefined, functions, NaN, Map, BigInt, ...) is rejected up front, so
 // what a worker reads back is exactly what the creator wrote.
 
@@ -9,7 +9,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 
 /**
  * The largest encoded job data, in bytes. The data row must stay under the
- * storage value limit (100 kB, DESIGN.md §3) with room for its header.
+ * storage value limit (100 kB, see docs/architecture.md) with room for its header.
  */
 export const MAX_JOB_DATA_BYTES = 96 * 1024;
 

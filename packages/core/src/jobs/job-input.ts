@@ -79,6 +79,72 @@ export function checkOptions<T extends object>(options: T | undefined, name: str
   return options;
 }
 
+/** An optional boolean option: `undefined` or a boolean; anything else is `invalid_option`. */
+export function checkBooleanOption(value: unknown, name: string): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw new JobsError('invalid_option', `${name} is a boolean, got ${describe(value)}`);
+}
+
+/** A callback argument (e.g. `foldJobs`' fold). */
+export function checkFunction<F>(value: F, name: string): F {
+  if (typeof value !== 'function') throw new JobsError('invalid_option', `${name} is a function, got ${describe(value)}`);
+  return value;
+}
+
+/** A list argument (ids, jobs, items): an array. */
+export function checkArray<T>(value: readonly T[], name: string): readonly T[] {
+  if (!Array.isArray(value)) throw new JobsError('invalid_option', `${name} is an array, got ${describe(value)}`);
+  return value;
+}
+
+/** Whether `value` has the shape of a storage `Database` (what `{ database }` and `new Jobs` take). */
+export function isDatabaseLike(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { doTransaction?: unknown }).doTransaction === 'function' &&
+    typeof (value as { close?: unknown }).close === 'function'
+  );
+}
+
+/**
+ * `openJobs`' options: omitted, or an object with a database to share, or
+ * with a non-empty `path` or `clusterFile` string. Checked before anything
+ * is opened, so a wrong option never surfaces as a TypeError or a file
+ * system error from deep inside the storage layer.
+ */
+export function checkOpenJobsOptions(options: unknown): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new JobsError('invalid_option', `the options of openJobs are an object, got ${describe(options)}`);
+  }
+  if ('database' in options) {
+    if (!isDatabaseLike(options.database)) {
+      throw new JobsError('invalid_option', `database is an open Database (from openDatabase), got ${describe(options.database)}`);
+    }
+    return;
+  }
+  for (const name of ['path', 'clusterFile'] as const) {
+    if (!(name in options)) continue;
+    const value = (options as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.length === 0) {
+      throw new JobsError('invalid_option', `${name} is a non-empty string, got ${describe(value)}`);
+    }
+  }
+}
+
+/**
+ * The shape of a job handle from `accept`: an object with a string lock.
+ * Its type and id get their own checks (the type's through the key cache).
+ */
+export function checkJobShape(job: unknown): { type: unknown; id: unknown; lock: string } {
+  if (typeof job !== 'object' || job === null || typeof (job as { lock?: unknown }).lock !== 'string') {
+    throw new JobsError('invalid_option', `expected a job handle from accept(), got ${describe(job)}`);
+  }
+  return job as { type: unknown; id: unknown; lock: string };
+}
+
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;

@@ -1,4 +1,4 @@
-// The jobs keyspace (DESIGN.md §4, after the final couch_jobs_fdb), with every
+// The jobs keyspace (after couch_jobs_fdb; see docs/architecture.md), with every
 // per-type prefix encoded once and cached:
 //
 //   (data, type, id)                    -> job record (job-record.ts)

@@ -1,7 +1,7 @@
-// The value of a job's data row, (data, type, id) -> (seq, lock, prio, stime,
-// resubmit, data) as in DESIGN.md §4. It is a fixed binary header followed by
+// The value of a job's data row, (data, type, id) -> (seq, lock, flags, prio,
+// stime, data). It is a fixed binary header followed by
 // the JSON data rather than a packed tuple: reading a job's state, lock or
-// schedule needs no tuple decode and no JSON parse (DESIGN.md §10), and the
+// schedule needs no tuple decode and no JSON parse, and the
 // running sequence sits at a fixed offset where `setVersionstampedValue`
 // fills it in at commit.
 
@@ -16,8 +16,15 @@ const STATES: Record<number, JobState> = { 1: 'pending', 2: 'running', 3: 'finis
 const SEQ_OFFSET = 1;
 const LOCK_OFFSET = SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH; // 13
 const LOCK_BYTES = 16;
-const RESUBMIT_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
-const PRIORITY_OFFSET = RESUBMIT_OFFSET + 1; // 30
+/**
+ * One byte of flags: bit 0 resubmit, bit 1 continuous. Records written
+ * before the continuous flag existed hold 0 or 1 here, so they read back as
+ * one-shot jobs.
+ */
+const FLAGS_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
+const RESUBMIT_FLAG = 1;
+const CONTINUOUS_FLAG = 2;
+const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
 const TIME_OFFSET = PRIORITY_OFFSET + 8; // 38
 /** Bytes before the JSON data. */
 export const RECORD_HEADER_BYTES = TIME_OFFSET + 8; // 46
@@ -36,6 +43,8 @@ export interface JobRecord {
   lock: string | undefined;
   /** Running jobs only: re-enqueue instead of finishing. */
   resubmit: boolean;
+  /** The job runs until stopped (a scheduler may rotate it out), rather than to completion. */
+  continuous: boolean;
   priority: number;
   /** Epoch seconds. */
   scheduledTime: number;
@@ -80,7 +89,7 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
     if (record.lock === undefined) throw new Error('a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
-  value[RESUBMIT_OFFSET] = record.resubmit ? 1 : 0;
+  value[FLAGS_OFFSET] = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
   value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
   record.data.copy(value, RECORD_HEADER_BYTES);
@@ -96,8 +105,9 @@ export function decodeJobRecord(value: Buffer): JobRecord {
   return {
     state,
     seq: running ? Buffer.from(value.subarray(SEQ_OFFSET, LOCK_OFFSET)) : undefined,
-    lock: running ? value.toString('hex', LOCK_OFFSET, RESUBMIT_OFFSET) : undefined,
-    resubmit: value[RESUBMIT_OFFSET] === 1,
+    lock: running ? value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) : undefined,
+    resubmit: ((value[FLAGS_OFFSET] ?? 0) & RESUBMIT_FLAG) !== 0,
+    continuous: ((value[FLAGS_OFFSET] ?? 0) & CONTINUOUS_FLAG) !== 0,
     priority: value.readDoubleBE(PRIORITY_OFFSET),
     scheduledTime: value.readDoubleBE(TIME_OFFSET),
     data: value.subarray(RECORD_HEADER_BYTES),

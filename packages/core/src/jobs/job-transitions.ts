@@ -1,4 +1,4 @@
-// The state changes of one job, as couch_jobs_fdb makes them (seed 000),
+// The state changes of one job, as couch_jobs_fdb makes them,
 // each written inside a caller's transaction: pending -> running (accept),
 // running -> pending (finish of a resubmitted job, re-enqueue of an inactive
 // one), running -> finished, and add/resubmit of a job that exists. Every
@@ -27,6 +27,7 @@ export interface Changes {
   data: Buffer | undefined;
   priority: number | undefined;
   scheduledTime: number | undefined;
+  continuous: boolean | undefined;
 }
 
 export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
@@ -34,12 +35,18 @@ export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string
   return value === undefined ? undefined : decodeJobRecord(value);
 }
 
-export function pendingRecord(priority: number, scheduledTime: number, data: Buffer | undefined): JobRecord {
+export function pendingRecord(
+  priority: number,
+  scheduledTime: number,
+  data: Buffer | undefined,
+  continuous: boolean,
+): JobRecord {
   return {
     state: 'pending',
     seq: undefined,
     lock: undefined,
     resubmit: false,
+    continuous,
     priority,
     scheduledTime,
     data: data ?? NULL_JOB_DATA,
@@ -67,7 +74,7 @@ export function touchActivity(tx: Transaction, keys: TypeKeys): void {
   tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
 }
 
-/** `add`/`resubmit` of an existing job, by state (DESIGN.md §4). */
+/** `add`/`resubmit` of an existing job, by state. */
 export function resubmitRecord(
   tx: Transaction,
   keys: TypeKeys,
@@ -77,11 +84,12 @@ export function resubmitRecord(
   now: number,
 ): JobState {
   const priority = changes.priority ?? current.priority;
+  const continuous = changes.continuous ?? current.continuous;
   switch (current.state) {
     case 'finished': {
-      // Enqueued again; without new data it keeps its data (the seed crashed here).
+      // Enqueued again; without new data it keeps its data (couch_jobs crashed here).
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data));
+      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous));
       touchActivity(tx, keys);
       return 'pending';
     }
@@ -89,31 +97,47 @@ export function resubmitRecord(
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
       const data = changes.data ?? current.data;
       const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
-      if (!moved && data.equals(current.data)) return 'pending'; // read-only: nothing changed
+      if (!moved && continuous === current.continuous && data.equals(current.data)) return 'pending'; // read-only: nothing changed
       if (moved) {
         removePending(tx, keys, id, current.priority, current.scheduledTime);
         enqueuePending(tx, keys, id, priority, scheduledTime);
       }
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous }));
       return 'pending';
     }
     case 'running': {
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
-      if (current.resubmit && priority === current.priority && scheduledTime === current.scheduledTime) {
+      if (
+        current.resubmit &&
+        priority === current.priority &&
+        scheduledTime === current.scheduledTime &&
+        continuous === current.continuous
+      ) {
         return 'running';
       }
-      // The worker owns the data of a running job: only the flag and the
+      // The worker owns the data of a running job: only the flags and the
       // schedule of the next run change.
-      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime, continuous }));
       return 'running';
     }
   }
 }
 
+/** Queue entries one dequeue round takes at most: a round's records are all read and rewritten. */
+const ACCEPT_ROUND = 64;
+/**
+ * Record bytes an accept transaction rewrites before it stops taking more
+ * jobs. A record holds up to ~96 KiB of data, so with one more round of
+ * {@link ACCEPT_ROUND} large records a transaction stays below the
+ * 10,000,000-byte limit.
+ */
+const ACCEPT_BYTES_BUDGET = 2_000_000;
+
 /**
  * Takes up to `count` due jobs and makes each running under a fresh lock.
  * Each gets its own user version, so their activity rows differ although
- * they share this commit's versionstamp.
+ * they share this commit's versionstamp. A transaction that reaches its
+ * byte budget stops early and says so (`truncated`).
  */
 export async function acceptJobs(
   tx: Transaction,
@@ -125,20 +149,24 @@ export async function acceptJobs(
 ): Promise<AcceptBatch> {
   const jobs: Job[] = [];
   let skippedClaims = false;
+  let bytes = 0;
   for (;;) {
-    const taken = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    const taken = await dequeuePending(tx, keys, maxScheduledTime, Math.min(ACCEPT_ROUND, count - jobs.length), claims);
     skippedClaims ||= taken.skippedClaims;
     const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
-    taken.jobs.forEach((next, index) => {
+    for (let index = 0; index < taken.jobs.length; index++) {
+      const next = taken.jobs[index] as (typeof taken.jobs)[number];
       const record = records[index];
       // Only the entry at the record's own (priority, scheduled time) is the
       // job's: any other is stale (now cleared). Were two entries of one job
       // taken by one batch, it would otherwise be handed out twice.
-      const own = record?.state === 'pending' && record.priority === next.priority && record.scheduledTime === next.scheduledTime;
-      if (!own) return;
+      const own =
+        record?.state === 'pending' && record.priority === next.priority && record.scheduledTime === next.scheduledTime;
+      if (!own) continue;
       const lock = newLock();
       const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
       writeRunning(tx, keys, next.id, running, jobs.length);
+      bytes += record.data.length;
       jobs.push({
         type: keys.type,
         id: next.id,
@@ -147,21 +175,33 @@ export async function acceptJobs(
         priority: record.priority,
         scheduledTime: record.scheduledTime,
         resubmit: false,
+        continuous: record.continuous,
       });
-    });
-    if (jobs.length > 0) touchActivity(tx, keys);
-    if (jobs.length === count) return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims };
-    // Stale entries only: try again; the queue is shorter by them now.
+    }
+    const done = jobs.length === count;
+    const truncated = !done && bytes >= ACCEPT_BYTES_BUDGET;
+    if (done || truncated) {
+      touchActivity(tx, keys);
+      return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated };
+    }
+    // A full round, or stale entries only: take more; the queue is shorter by them now.
     if (taken.jobs.length > 0) continue;
+    if (jobs.length > 0) touchActivity(tx, keys);
     // Short because other batches hold the rest: their commits decide, not a watch.
     if (!wantWatch || skippedClaims) {
-      return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime, skippedClaims };
+      return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime, skippedClaims, truncated: false };
     }
     // The watch is created in the transaction that saw no due job: an
     // enqueue committed after our read version changes the counter and
     // fires it, so no job can slip in between the read and the wait.
     await tx.snapshot().get(keys.watchesPending);
-    return { jobs, watch: tx.watch(keys.watchesPending), nextScheduledTime: taken.nextScheduledTime, skippedClaims };
+    return {
+      jobs,
+      watch: tx.watch(keys.watchesPending),
+      nextScheduledTime: taken.nextScheduledTime,
+      skippedClaims,
+      truncated: false,
+    };
   }
 }
 
@@ -181,7 +221,7 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data));
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous));
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

@@ -1,9 +1,11 @@
-// Re-creates couch_jobs and couch_jobs_fdb (seed 000) with the final
-// couch_jobs semantics of DESIGN.md §4: the transactional jobs API.
+// Re-creates couch_jobs and couch_jobs_fdb with the final couch_jobs
+// semantics: the transactional jobs API.
 //
 // Every public method is one storage transaction (or, for bulk operations,
 // a series of bounded ones), and every transaction body only computes from
-// what it reads, so the storage retry loop may run it again safely.
+// what it reads, so the storage retry loop may run it again safely. Writes
+// and accepts made at the same time share transactions (write-batcher.ts,
+// accept-batcher.ts); each call still gets its own answer.
 
 import { JobsError } from '../errors.js';
 import { openDatabase } from '../storage/open-database.js';
@@ -15,48 +17,73 @@ import {
   versionstampFromBytes,
   versionstampToBytes,
 } from '../keys/versionstamp.js';
-import { AcceptBatcher } from './accept-batcher.js';
+import { AcceptBatcher, MAX_ACCEPT_MANY } from './accept-batcher.js';
 import type { AcceptOutcome } from './accept-batcher.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
 import type { JsonValue } from './job-data.js';
 import {
   checkAcceptTimeout,
+  checkArray,
+  checkBooleanOption,
+  checkFunction,
   checkId,
+  checkJobShape,
+  checkOpenJobsOptions,
   checkOptions,
   checkPriority,
   checkScheduledTime,
   checkType,
   checkTypeTimeout,
   describe,
+  isDatabaseLike,
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import { decodeJobRecord, encodeJobRecord } from './job-record.js';
-import type { JobRecord, JobState } from './job-record.js';
+import { RECORD_HEADER_BYTES, decodeJobRecord } from './job-record.js';
+import type { JobState } from './job-record.js';
 import {
-  acceptJobs,
-  pendingRecord,
-  readRecord,
-  reEnqueuePage,
-  resubmitRecord,
-  touchActivity,
-  writePending,
-  writeRunning,
-} from './job-transitions.js';
+  addJob,
+  finishJob,
+  flagOwnJob,
+  jobInfo,
+  readJobInfo,
+  removeJob,
+  resubmitJob,
+  updateJob,
+} from './job-operations.js';
+import { acceptJobs, readRecord, reEnqueuePage } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
-import { countPendingPage, removePending } from './pending-queue.js';
+import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
+import type { JobsContext } from './jobs-in-transaction.js';
+import { countPendingPage } from './pending-queue.js';
+import { WriteBatcher } from './write-batcher.js';
+import type { WriteRequest } from './write-batcher.js';
 import type {
   AcceptOptions,
   AddOptions,
   Job,
   JobInfo,
+  JobSpec,
+  JobStateEntry,
   OpenJobsOptions,
   PendingCountOptions,
   ReEnqueueOptions,
   ResubmitOptions,
+  Settled,
+  WorkerItem,
   WorkerResubmitOptions,
 } from './interfaces.js';
+
+/**
+ * About how many bytes a write of one job costs in a transaction: its record
+ * (header and data) and its keys (each key names the type and the id, at
+ * most 3 UTF-8 bytes per UTF-16 unit). Only used to keep shared
+ * transactions well below the storage limit.
+ */
+function writeBytes(keys: TypeKeys, id: string, data: Buffer | undefined): number {
+  return RECORD_HEADER_BYTES + 256 + 9 * (keys.type.length + id.length) + (data?.length ?? 0);
+}
 
 /** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
 const MIN_SCHEDULE_WAIT_MS = 100;
@@ -65,8 +92,9 @@ const MIN_SCHEDULE_WAIT_MS = 100;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Opens the database (or shares `options.database`) and returns the jobs API on it. */
-export async function openJobs(options: OpenJobsOptions = {}): Promise<Jobs> {
-  if ('database' in options) return new Jobs(options.database, { ownsDatabase: false });
+export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
+  checkOpenJobsOptions(options);
+  if (options !== undefined && 'database' in options) return new Jobs(options.database, { ownsDatabase: false });
   return new Jobs(await openDatabase(options), { ownsDatabase: true });
 }
 
@@ -77,6 +105,10 @@ export class Jobs {
   /** Wakes blocked accepts when the handle closes. */
   readonly #closing = new Set<() => void>();
   readonly #acceptBatchers = new Map<string, AcceptBatcher>();
+  readonly #writes: WriteBatcher;
+  /** The view of each application transaction given to `in()`: one per transaction. */
+  readonly #views = new WeakMap<Transaction, JobsInTransaction>();
+  readonly #context: JobsContext;
   #closed = false;
   // One adaptive size per kind of bulk work: they cost differently per item.
   readonly #reEnqueueBatch = new AdaptiveBatchSize({ initial: 100 });
@@ -88,13 +120,41 @@ export class Jobs {
    * `database`. @default false
    */
   constructor(database: Database, options: { ownsDatabase?: boolean } = {}) {
+    if (!isDatabaseLike(database)) {
+      throw new JobsError('invalid_option', `Jobs runs on an open Database (from openDatabase), got ${describe(database)}`);
+    }
     this.#database = database;
-    this.#ownsDatabase = options.ownsDatabase ?? false;
+    this.#ownsDatabase = checkOptions(options, 'new Jobs').ownsDatabase === true;
+    this.#writes = new WriteBatcher(database);
+    this.#context = {
+      typeKeys: (type) => this.#typeKeys(type),
+      changes: (data, addOptions) => this.#changes(data, addOptions),
+    };
   }
 
   /** The database this handle runs its transactions on. */
   get database(): Database {
     return this.#database;
+  }
+
+  /**
+   * The jobs API inside `tx`, a transaction of this handle's database that
+   * the application runs (`jobs.database.doTransaction(async (tx) => …)`):
+   * what it writes commits with the application's own writes, or not at
+   * all, and wakes waiters only once that transaction commits. Safe to
+   * call again when the application's body is retried.
+   */
+  in(tx: Transaction): JobsInTransaction {
+    this.#checkOpen();
+    if (typeof tx !== 'object' || tx === null || typeof (tx as { get?: unknown }).get !== 'function') {
+      throw new JobsError('invalid_option', `in() takes a transaction of this handle's database, got ${describe(tx)}`);
+    }
+    let view = this.#views.get(tx);
+    if (view === undefined) {
+      view = new JobsInTransaction(tx, this.#context);
+      this.#views.set(tx, view);
+    }
+    return view;
   }
 
   // --- type timeouts -------------------------------------------------------
@@ -135,23 +195,40 @@ export class Jobs {
    * Nothing is written when nothing changes. Resolves with the job's state.
    */
   async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+    return this.#write(this.#addRequest(type, id, data, options));
+  }
+
+  /**
+   * Adds many jobs of one type, each as `add` would, in as few transactions
+   * as the storage limits allow (up to 1,000 jobs or ~2 MB each). Every job
+   * is checked before anything is written. Resolves with each job's state,
+   * in order. When a job fails in storage (e.g. the type's timeout was
+   * cleared meanwhile) the call rejects with that job's error after all
+   * others settled: more than one transaction's worth is not atomic.
+   */
+  async addMany(type: string, jobs: readonly JobSpec[]): Promise<JobState[]> {
+    this.#typeKeys(type);
+    const requests = checkArray(jobs, 'addMany\'s jobs').map((spec) => {
+      const { id, data, ...options } = checkOptions(spec, 'a job of addMany');
+      return this.#addRequest(type, id, data, options);
+    });
+    const outcomes = await this.#guarded(this.#writes.submitAll(requests));
+    return outcomes.map((outcome) => {
+      if (outcome.status === 'rejected') throw this.#failure(outcome.reason);
+      return outcome.value;
+    });
+  }
+
+  #addRequest(type: string, id: string, data: unknown, options: AddOptions | undefined): WriteRequest<JobState> {
     const keys = this.#typeKeys(type);
     checkId(id);
     const changes = this.#changes(data, checkOptions(options, 'add'));
     const now = nowSeconds();
-    return this.#run(async (tx) => {
-      const [timeout, current] = await Promise.all([tx.get(keys.typeTimeout), readRecord(tx, keys, id)]);
-      if (timeout === undefined) {
-        throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(type)} before adding jobs to it`);
-      }
-      if (current === undefined) {
-        const record = pendingRecord(changes.priority ?? 0, changes.scheduledTime ?? Math.floor(now), changes.data);
-        writePending(tx, keys, id, record);
-        touchActivity(tx, keys);
-        return 'pending';
-      }
-      return resubmitRecord(tx, keys, id, current, changes, now);
-    });
+    return {
+      key: writeKey(keys, id),
+      bytes: writeBytes(keys, id, changes.data),
+      body: (tx) => addJob(tx, keys, id, changes, now),
+    };
   }
 
   /**
@@ -161,15 +238,7 @@ export class Jobs {
   async remove(type: string, id: string): Promise<boolean> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    return this.#run(async (tx) => {
-      const record = await readRecord(tx, keys, id);
-      if (record === undefined) return false;
-      if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
-      if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
-      tx.clear(keys.job(id));
-      touchActivity(tx, keys);
-      return true;
-    });
+    return this.#write({ key: writeKey(keys, id), bytes: writeBytes(keys, id, undefined), body: (tx) => removeJob(tx, keys, id) });
   }
 
   /**
@@ -198,10 +267,10 @@ export class Jobs {
     const checked = checkOptions(options, 'resubmit');
     const changes = this.#changes(checked.data, checked);
     const now = nowSeconds();
-    return this.#run(async (tx) => {
-      const current = await readRecord(tx, keys, id);
-      if (current === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(typeOrJob)}`);
-      return resubmitRecord(tx, keys, id, current, changes, now);
+    return this.#write({
+      key: writeKey(keys, id),
+      bytes: writeBytes(keys, id, changes.data),
+      body: (tx) => resubmitJob(tx, keys, id, changes, now),
     });
   }
 
@@ -209,20 +278,36 @@ export class Jobs {
 
   /** `'pending' | 'running' | 'finished'`, or `undefined` for a job that does not exist. */
   async getJobState(type: string, id: string): Promise<JobState | undefined> {
-    const record = await this.#readOne(type, id);
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    const record = await this.#run((tx) => readRecord(tx, keys, id));
     return record?.state;
   }
 
   /** The job's data as last written, or `undefined` for a job that does not exist. */
   async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
-    const record = await this.#readOne(type, id);
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    const record = await this.#run((tx) => readRecord(tx, keys, id));
     return record === undefined ? undefined : decodeJobData(record.data);
   }
 
-  /** State, data, priority, schedule and resubmit flag of a job, read in one transaction. */
+  /** State, data, priority, schedule and flags of a job, read in one transaction. */
   async getJob(type: string, id: string): Promise<JobInfo | undefined> {
-    const record = await this.#readOne(type, id);
-    return record === undefined ? undefined : jobInfo(type, id, record);
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    return this.#run((tx) => readJobInfo(tx, keys, id));
+  }
+
+  /**
+   * The state and data of many jobs of one type, read in one transaction
+   * (one consistent snapshot): `{ id, state, data }` for each id, in order,
+   * with `state` and `data` undefined for a job that does not exist.
+   */
+  async getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
+    const keys = this.#typeKeys(type);
+    for (const id of checkArray(ids, 'ids')) checkId(id);
+    return this.#run((tx) => readJobStates(tx, keys, ids));
   }
 
   /**
@@ -240,6 +325,7 @@ export class Jobs {
 
   /** Folds over the jobs of a type, like `getJobs` without holding them all. */
   async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+    checkFunction(fold, "foldJobs' fold");
     let accumulator = initial;
     await this.#scanJobs(type, (job) => {
       accumulator = fold(accumulator, job);
@@ -260,7 +346,7 @@ export class Jobs {
     let start: Buffer | undefined = keys.pending.range().begin;
     while (start !== undefined && count < limit) {
       const from: Buffer = start;
-      const page = await runBatch(this.#database, this.#countBatch, (tx, size) =>
+      const page = await this.#runBatch(this.#countBatch, (tx, size) =>
         countPendingPage(tx.snapshot(), keys, from, size, maxScheduledTime),
       );
       count += page.count;
@@ -284,10 +370,29 @@ export class Jobs {
    * then resolves `undefined`.
    */
   async accept(type: string, acceptOptions?: AcceptOptions): Promise<Job | undefined> {
+    const [job] = await this.#accept(type, 1, acceptOptions);
+    return job;
+  }
+
+  /**
+   * Takes up to `max` due jobs of a type in one transaction (at most 1,000,
+   * and fewer when their records are large), each as `accept` takes one: its
+   * own lock and activity row, picked at random among the front of the
+   * queue. With no due job it waits up to `timeout` ms for at least one,
+   * then resolves `[]`.
+   */
+  async acceptMany(type: string, max: number, acceptOptions?: AcceptOptions): Promise<Job[]> {
+    if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+      throw new JobsError('invalid_option', `acceptMany's max is an integer >= 1, got ${describe(max)}`);
+    }
+    return this.#accept(type, Math.min(max, MAX_ACCEPT_MANY), acceptOptions);
+  }
+
+  async #accept(type: string, count: number, acceptOptions: AcceptOptions | undefined): Promise<Job[]> {
     const keys = this.#typeKeys(type);
     const options = checkOptions(acceptOptions, 'accept');
     const timeout = checkAcceptTimeout(options.timeout);
-    const noSchedule = options.noSchedule === true;
+    const noSchedule = checkBooleanOption(options.noSchedule, 'noSchedule') === true;
     const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
     if (noSchedule && maxSchedTime !== undefined) {
       throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
@@ -302,16 +407,14 @@ export class Jobs {
         // Looked up on every round: a batcher that went idle while this
         // accept waited has left the map, and sharing the current one keeps
         // all accepts of the type in one transaction.
-        result = await this.#acceptBatcher(keys, bound).take(remaining > 0);
+        result = await this.#acceptBatcher(keys, bound).take(count, remaining > 0);
       } catch (error) {
-        // close() may have closed the database under the batch: say so.
-        this.#checkOpen();
-        throw error;
+        throw this.#failure(error);
       }
-      if (result.job) return result.job;
+      if (result.jobs.length > 0) return result.jobs;
       if (result.watch === undefined || remaining <= 0) {
         result.watch?.cancel();
-        return undefined;
+        return result.jobs;
       }
       let wait = remaining;
       // A job scheduled in the future wakes us by time; the watch covers new
@@ -348,20 +451,7 @@ export class Jobs {
    * tells whether someone asked for the job to run again.
    */
   async update(job: Job, data?: unknown): Promise<Job> {
-    const keys = this.#jobKeys(job);
-    const encoded = data === undefined ? undefined : encodeJobData(data);
-    return this.#run(async (tx) => {
-      const record = await this.#ownRecord(tx, keys, job);
-      writeRunning(tx, keys, job.id, { ...record, data: encoded ?? record.data });
-      touchActivity(tx, keys);
-      return {
-        ...job,
-        data: encoded === undefined ? job.data : decodeJobData(encoded),
-        priority: record.priority,
-        scheduledTime: record.scheduledTime,
-        resubmit: record.resubmit,
-      };
-    });
+    return this.#write(this.#updateRequest(job, data));
   }
 
   /**
@@ -371,24 +461,73 @@ export class Jobs {
    * finish one job. Resolves with the job's new state.
    */
   async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+    return this.#write(this.#finishRequest(job, data));
+  }
+
+  /**
+   * `update` for many jobs, in as few transactions as the limits allow (one
+   * for up to 1,000 small jobs), with the lock check per job: each item gets
+   * its own outcome, a stale job its own `halt`, a bad handle or bad data its
+   * own `invalid_*` error, and the others commit.
+   */
+  async updateMany(items: readonly WorkerItem[]): Promise<Settled<Job>[]> {
+    return this.#writeMany(items, (item) => this.#updateRequest(item.job, item.data));
+  }
+
+  /** `finish` for many jobs, as {@link updateMany} does `update`. */
+  async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#writeMany(items, (item) => this.#finishRequest(item.job, item.data));
+  }
+
+  #updateRequest(job: Job, data: unknown): WriteRequest<Job> {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
-    return this.#run(async (tx) => {
-      const record = await this.#ownRecord(tx, keys, job);
-      if (record.seq) tx.clear(keys.activityKey(record.seq));
-      const next = pendingRecord(record.priority, record.scheduledTime, encoded ?? record.data);
-      if (record.resubmit) {
-        writePending(tx, keys, job.id, next);
-      } else {
-        tx.set(keys.job(job.id), encodeJobRecord({ ...next, state: 'finished' }));
+    return {
+      key: writeKey(keys, job.id),
+      bytes: writeBytes(keys, job.id, encoded),
+      body: (tx, userVersion) => updateJob(tx, keys, job, encoded, userVersion),
+    };
+  }
+
+  #finishRequest(job: Job, data: unknown): WriteRequest<'pending' | 'finished'> {
+    const keys = this.#jobKeys(job);
+    const encoded = data === undefined ? undefined : encodeJobData(data);
+    return {
+      key: writeKey(keys, job.id),
+      bytes: writeBytes(keys, job.id, encoded),
+      body: (tx) => finishJob(tx, keys, job, encoded),
+    };
+  }
+
+  /** Runs the valid items together; an item whose input is bad gets its own error and takes no part. */
+  async #writeMany<T>(items: readonly WorkerItem[], request: (item: WorkerItem) => WriteRequest<T>): Promise<Settled<T>[]> {
+    this.#checkOpen();
+    checkArray(items, 'items');
+    const outcomes = new Array<Settled<T>>(items.length);
+    const requests: WriteRequest<T>[] = [];
+    const positions: number[] = [];
+    items.forEach((item, index) => {
+      try {
+        requests.push(request(checkOptions(item, 'an item')));
+        positions.push(index);
+      } catch (error) {
+        if (!(error instanceof JobsError) || error.code === 'closed') throw error;
+        outcomes[index] = { status: 'rejected', reason: error };
       }
-      touchActivity(tx, keys);
-      return record.resubmit ? 'pending' : 'finished';
     });
+    const settled = await this.#guarded(this.#writes.submitAll(requests));
+    settled.forEach((outcome, index) => {
+      outcomes[positions[index] as number] =
+        outcome.status === 'rejected' ? { status: 'rejected', reason: this.#failure(outcome.reason) as Error } : outcome;
+    });
+    return outcomes;
   }
 
   /** Whether the handle says the job was flagged to run again (see {@link Job.resubmit}). */
   isResubmitted(job: Job): boolean {
+    const handle = checkJobShape(job);
+    checkType(handle.type);
+    checkId(handle.id);
     return job.resubmit === true;
   }
 
@@ -396,32 +535,11 @@ export class Jobs {
     const keys = this.#jobKeys(job);
     const priority = checkPriority(options.priority);
     const scheduledTime = checkScheduledTime(options.scheduledTime);
-    return this.#run(async (tx) => {
-      const record = await this.#ownRecord(tx, keys, job);
-      const flagged: JobRecord = {
-        ...record,
-        resubmit: true,
-        priority: priority ?? record.priority,
-        scheduledTime: scheduledTime ?? record.scheduledTime,
-      };
-      tx.set(keys.job(job.id), encodeJobRecord(flagged));
-      return { ...job, priority: flagged.priority, scheduledTime: flagged.scheduledTime, resubmit: true };
+    return this.#write({
+      key: writeKey(keys, job.id),
+      bytes: writeBytes(keys, job.id, undefined),
+      body: (tx) => flagOwnJob(tx, keys, job, priority, scheduledTime),
     });
-  }
-
-  /** The job's record if `job.lock` still owns it, else `halt`. Reads with a conflict: lock checks are exact. */
-  async #ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Promise<JobRecord> {
-    const record = await readRecord(tx, keys, job.id);
-    if (record === undefined || record.state !== 'running' || record.lock !== job.lock) {
-      const why =
-        record === undefined
-          ? 'it was removed'
-          : record.state === 'running'
-            ? 'another worker holds it now'
-            : `it is ${record.state} now`;
-      throw new JobsError('halt', `job ${describe(job.id)} of type ${describe(job.type)} is no longer yours: ${why}`);
-    }
-    return record;
   }
 
   // --- activity (for the activity monitor and the notifiers) ---------------
@@ -450,7 +568,7 @@ export class Jobs {
 
   /**
    * Ids of running jobs accepted or updated at or after the commit of
-   * `since`. The seed reads strictly after the stamp; here the rows of one
+   * `since`. couch_jobs reads strictly after the stamp; here the rows of one
    * accept batch share a commit and differ only in their user version, so
    * the whole commit counts (as in `getInactiveSince`).
    */
@@ -486,9 +604,7 @@ export class Jobs {
     const reEnqueued: string[] = [];
     for (;;) {
       this.#checkOpen();
-      const page = await runBatch(this.#database, this.#reEnqueueBatch, (tx, size) =>
-        reEnqueuePage(tx, keys, end, size),
-      );
+      const page = await this.#runBatch(this.#reEnqueueBatch, (tx, size) => reEnqueuePage(tx, keys, end, size));
       reEnqueued.push(...page.ids);
       if (page.done) return reEnqueued;
     }
@@ -496,11 +612,17 @@ export class Jobs {
 
   // --- lifecycle -----------------------------------------------------------
 
-  /** Stops blocked accepts (they reject with `closed`) and closes the database if this handle opened it. */
+  /**
+   * Stops blocked accepts and calls that have not reached a transaction
+   * (they reject with `closed`; so does a call whose transaction fails
+   * because the database closed under it) and closes the database if this
+   * handle opened it.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const batcher of this.#acceptBatchers.values()) batcher.close(() => closedError());
+    this.#writes.close(() => closedError());
     for (const wake of this.#closing) wake();
     this.#closing.clear();
     if (this.#ownsDatabase) await this.#database.close();
@@ -512,18 +634,29 @@ export class Jobs {
     if (this.#closed) throw closedError();
   }
 
-  #typeKeys(type: string): TypeKeys {
+  /** What a call rejects with: once the handle is closed, a storage error means "closed". */
+  #failure(error: unknown): unknown {
+    return this.#closed && !(error instanceof JobsError) ? closedError(error) : error;
+  }
+
+  async #guarded<T>(promise: Promise<T>): Promise<T> {
+    try {
+      return await promise;
+    } catch (error) {
+      throw this.#failure(error);
+    }
+  }
+
+  #typeKeys(type: unknown): TypeKeys {
     this.#checkOpen();
     // Only checked types are cached: a hit needs no second check.
     return this.#keys.cached(type) ?? this.#keys.forType(checkType(type));
   }
 
   #jobKeys(job: Job): TypeKeys {
-    if (typeof job !== 'object' || job === null || typeof job.lock !== 'string') {
-      throw new JobsError('invalid_option', `expected a job handle from accept(), got ${describe(job)}`);
-    }
-    const keys = this.#typeKeys(job.type);
-    checkId(job.id);
+    const handle = checkJobShape(job);
+    const keys = this.#typeKeys(handle.type);
+    checkId(handle.id);
     return keys;
   }
 
@@ -532,18 +665,23 @@ export class Jobs {
       data: data === undefined ? undefined : encodeJobData(data),
       priority: checkPriority(options.priority),
       scheduledTime: checkScheduledTime(options.scheduledTime),
+      continuous: checkBooleanOption(options.continuous, 'continuous'),
     };
   }
 
   #run<T>(body: (tx: Transaction) => Promise<T> | T): Promise<T> {
     this.#checkOpen();
-    return this.#database.doTransaction(body);
+    return this.#guarded(this.#database.doTransaction(body));
   }
 
-  async #readOne(type: string, id: string): Promise<JobRecord | undefined> {
-    const keys = this.#typeKeys(type);
-    checkId(id);
-    return this.#run((tx) => readRecord(tx, keys, id));
+  #write<T>(request: WriteRequest<T>): Promise<T> {
+    this.#checkOpen();
+    return this.#guarded(this.#writes.submit(request));
+  }
+
+  #runBatch<T>(size: AdaptiveBatchSize, body: (tx: Transaction, size: number) => Promise<T>): Promise<T> {
+    this.#checkOpen();
+    return this.#guarded(runBatch(this.#database, size, body));
   }
 
   async #scanJobs(type: string | undefined, visit: (job: JobInfo) => void): Promise<void> {
@@ -555,7 +693,7 @@ export class Jobs {
       const from: Buffer = start;
       // Decoding happens outside the transaction body, so a retried batch
       // never calls `visit` twice.
-      const rows = await runBatch(this.#database, this.#scanBatch, async (tx, size) => {
+      const rows = await this.#runBatch(this.#scanBatch, async (tx, size) => {
         const page = await tx.snapshot().getRange(from, end, { limit: size });
         return { page, full: page.length === size };
       });
@@ -596,6 +734,11 @@ export class Jobs {
   }
 }
 
+/** The write batcher's key of a job: two calls on one job never share a transaction. */
+function writeKey(keys: TypeKeys, id: string): string {
+  return `${keys.type}\u0000${id}`;
+}
+
 // --- reads and small helpers ---------------------------------------------
 
 async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string[]> {
@@ -608,20 +751,8 @@ function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
   return keys.activityCommitEnd(checkVersionstamp(since));
 }
 
-function jobInfo(type: string, id: string, record: JobRecord): JobInfo {
-  return {
-    type,
-    id,
-    state: record.state,
-    data: decodeJobData(record.data),
-    priority: record.priority,
-    scheduledTime: record.scheduledTime,
-    resubmit: record.resubmit,
-  };
-}
-
-function closedError(): JobsError {
-  return new JobsError('closed', 'this jobs handle is closed');
+function closedError(cause?: unknown): JobsError {
+  return new JobsError('closed', 'this jobs handle is closed', cause === undefined ? undefined : { cause });
 }
 
 function checkVersionstamp(stamp: unknown): Buffer {
@@ -629,12 +760,6 @@ function checkVersionstamp(stamp: unknown): Buffer {
     throw new JobsError('invalid_versionstamp', `a versionstamp is 24 lowercase hex characters, got ${describe(stamp)}`);
   }
   return versionstampToBytes(stamp);
-}
-
-function float64(value: number): Buffer {
-  const bytes = Buffer.alloc(8);
-  bytes.writeDoubleBE(value, 0);
-  return bytes;
 }
 
 function nowSeconds(): number {

@@ -1,4 +1,4 @@
-// Re-creates couch_jobs_pending (seed 000): the pending queue of one job type.
+// Re-creates couch_jobs_pending: the pending queue of one job type.
 //
 // Keys are (pending, type, -priority, scheduledTime, id), so the best job
 // (highest priority, then oldest scheduled time) is the first key of the

@@ -1,4 +1,4 @@
-// A tuple-encoded key prefix whose bytes are computed once (DESIGN.md §10:
+// A tuple-encoded key prefix whose bytes are computed once (measured:
 // packing a tuple costs as much as an lmdb get, so hot paths must not
 // re-encode the same prefix on every call).
 

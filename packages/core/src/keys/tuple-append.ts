@@ -2,7 +2,7 @@
 // cached prefix: a string (job ids) and a double (scheduled times). Packing
 // through fdb-tuple builds a growable buffer and a result object for every
 // key, which profiling showed as a real share of a jobs transaction
-// (DESIGN.md §10); these write the same bytes into one exact allocation.
+// (a pack costs about as much as an lmdb get); these write the same bytes into one exact allocation.
 // test/jobs/keys.test.ts checks them byte for byte against fdb-tuple.
 
 import { pack } from 'fdb-tuple';

@@ -1,4 +1,4 @@
-// Versionstamps inside tuple keys and values (DESIGN.md §3): a tuple element
+// Versionstamps inside tuple keys and values (FoundationDB's): a tuple element
 // with typecode 0x33 holds 10 bytes filled at commit (8-byte commit version +
 // 2-byte batch order) and a 2-byte user version chosen by the writer.
 

@@ -1,4 +1,4 @@
-// The storage contract every backend implements (DESIGN.md §3): FoundationDB's
+// The storage contract every backend implements (docs/architecture.md): FoundationDB's
 // transaction model. The embedded engine and the FoundationDB adapter both
 // present exactly this surface, and one conformance suite (test/storage/)
 // runs against each of them.

@@ -14,10 +14,32 @@ export const TRANSACTION_LIFE_MS = 5_000;
 /** Length of a versionstamp: 8-byte commit version + 2-byte batch order. */
 export const VERSIONSTAMP_BYTES = 10;
 
-function describe(input: unknown): string {
+/**
+ * Names what a bad argument was, for error messages. Never converts the
+ * argument itself (`String(x)` throws for an object without a usable
+ * `toString`, and recurses without bound through a deeply nested array),
+ * and survives objects whose `constructor` getter throws.
+ */
+export function describe(input: unknown): string {
   if (input === null) return 'null';
+  if (input === undefined) return 'undefined';
+  switch (typeof input) {
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return `a ${typeof input} (${String(input)})`;
+    case 'string':
+    case 'symbol':
+    case 'function':
+      return `a ${typeof input}`;
+  }
   if (Array.isArray(input)) return 'an array';
-  return typeof input === 'object' ? `a ${input.constructor?.name ?? 'object'}` : `a ${typeof input}`;
+  try {
+    const name = (input as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object';
+  } catch {
+    return 'an object';
+  }
 }
 
 /** A Buffer view over the same bytes (no copy), so Buffer methods work on any Uint8Array. */
@@ -74,11 +96,35 @@ export function checkRange(start: Buffer, end: Buffer): void {
 
 /** Checks the `offset` of a versionstamp inside a key or value template. */
 export function checkVersionstampOffset(template: Buffer, offset: unknown): number {
-  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset + VERSIONSTAMP_BYTES > template.length) {
+  if (typeof offset !== 'number' || !Number.isInteger(offset)) {
+    throw new FdbError(FdbErrorCode.client_invalid_operation, `versionstamp offset must be an integer, got ${describe(offset)}`);
+  }
+  if (offset < 0 || offset + VERSIONSTAMP_BYTES > template.length) {
     throw new FdbError(
       FdbErrorCode.client_invalid_operation,
-      `versionstamp offset ${String(offset)} does not leave ${VERSIONSTAMP_BYTES} bytes inside a ${template.length}-byte template`,
+      `versionstamp offset ${offset} does not leave ${VERSIONSTAMP_BYTES} bytes inside a ${template.length}-byte template`,
     );
   }
   return offset;
+}
+
+/**
+ * Checks a range read's `limit`: a non-negative integer, or `Infinity`;
+ * 0 means no limit, as in FoundationDB. Returns it with "no limit" as `Infinity`.
+ */
+export function checkRangeLimit(limit: unknown): number {
+  if (limit === undefined) return Number.POSITIVE_INFINITY;
+  if (typeof limit !== 'number' || !(limit >= 0) || (!Number.isInteger(limit) && limit !== Number.POSITIVE_INFINITY)) {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `range limit must be a non-negative integer, got ${describe(limit)}`);
+  }
+  return limit === 0 ? Number.POSITIVE_INFINITY : limit;
+}
+
+/** The range options object itself: absent, or an object. */
+export function checkRangeOptions(options: unknown): { limit?: unknown; reverse?: unknown } | undefined {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== 'object') {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `range options must be an object, got ${describe(options)}`);
+  }
+  return options as { limit?: unknown; reverse?: unknown };
 }

@@ -2,9 +2,10 @@
 // FoundationDB adapter when a cluster file is given (loaded only then, since
 // its native client is an optional dependency that may be missing).
 
-import { BackendUnavailableError } from '../errors.js';
+import { BackendUnavailableError, FdbError, FdbErrorCode } from '../errors.js';
 import { EmbeddedDatabase } from './embedded/embedded-database.js';
 import type { Database, DatabaseOptions, FoundationDbOptions } from './interfaces.js';
+import { describe } from './limits.js';
 
 /** Where the embedded engine keeps its data when no path is given. */
 export const DEFAULT_DATA_PATH = './.data/jobtree';
@@ -20,6 +21,9 @@ interface FoundationDbModule {
  * await db.doTransaction((tx) => tx.set(Buffer.from('k'), Buffer.from('v')));
  */
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `openDatabase options must be an object, got ${describe(options)}`);
+  }
   if ('clusterFile' in options && options.clusterFile !== undefined) {
     let adapter: FoundationDbModule;
     try {
@@ -30,6 +34,12 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     }
     return adapter.openFoundationDb(options);
   }
-  const path = 'path' in options && options.path !== undefined ? options.path : DEFAULT_DATA_PATH;
+  const path: unknown = 'path' in options && options.path !== undefined ? options.path : DEFAULT_DATA_PATH;
+  if (typeof path !== 'string' || path === '' || path.includes('\0')) {
+    throw new FdbError(
+      FdbErrorCode.invalid_option_value,
+      `path must be a non-empty string without NUL characters, got ${describe(path)}`,
+    );
+  }
   return EmbeddedDatabase.open({ path });
 }

@@ -3,8 +3,9 @@
 // retryable errors, after a short randomized backoff so that transactions
 // that conflicted with each other do not collide again in lockstep.
 
-import { FdbError } from '../errors.js';
+import { FdbError, FdbErrorCode } from '../errors.js';
 import type { TransactionOptions } from './interfaces.js';
+import { describe } from './limits.js';
 
 /**
  * One attempt: the backend's transaction, which also knows how to commit or
@@ -24,7 +25,7 @@ export interface Attempt {
   beforeRetry?(error: FdbError, attempt: number): Promise<void> | undefined;
 }
 
-const DEFAULT_RETRY_LIMIT = 100;
+export const DEFAULT_RETRY_LIMIT = 100;
 const MAX_BACKOFF_MS = 100;
 
 function backoff(attempt: number): Promise<void> {
@@ -33,13 +34,42 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Checks `doTransaction`'s arguments, for every backend, before anything
+ * runs, and returns the retry limit. A limit that is not a number would make
+ * `attempt >= retryLimit` never true, and the loop endless.
+ */
+export function checkTransactionArguments(body: unknown, options: unknown): number {
+  if (typeof body !== 'function') {
+    throw new FdbError(FdbErrorCode.client_invalid_operation, `the transaction body must be a function, got ${describe(body)}`);
+  }
+  if (options === undefined || options === null) return DEFAULT_RETRY_LIMIT;
+  if (typeof options !== 'object') {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `transaction options must be an object, got ${describe(options)}`);
+  }
+  const { retryLimit } = options as TransactionOptions;
+  if (retryLimit === undefined) return DEFAULT_RETRY_LIMIT;
+  if (
+    typeof retryLimit !== 'number' ||
+    !(retryLimit >= 0) ||
+    (!Number.isSafeInteger(retryLimit) && retryLimit !== Number.POSITIVE_INFINITY)
+  ) {
+    throw new FdbError(
+      FdbErrorCode.invalid_option_value,
+      `retryLimit must be a non-negative integer or Infinity, got ${describe(retryLimit)}`,
+    );
+  }
+  return retryLimit;
+}
+
 /** Whether `await` would wait for `value` (a promise or any other thenable). */
 function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
 /**
- * Runs `body` in attempts from `begin` until one commits. Each `await` costs
+ * Runs `body` in attempts from `begin` until one commits, retrying at most
+ * `retryLimit` times (checked by `checkTransactionArguments`). Each `await` costs
  * a turn of the microtask queue, a real share of a short transaction's time,
  * so a body that returns a plain value, and a commit with nothing to wait
  * for, are not awaited.
@@ -47,9 +77,8 @@ function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
 export async function retryTransaction<Tx extends Attempt, T>(
   begin: () => Tx,
   body: (tx: Tx) => Promise<T> | T,
-  options?: TransactionOptions,
+  retryLimit: number,
 ): Promise<T> {
-  const retryLimit = options?.retryLimit ?? DEFAULT_RETRY_LIMIT;
   for (let attempt = 0; ; attempt++) {
     const current = begin();
     let wait: Promise<void> | undefined;

@@ -23,7 +23,7 @@ import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { stampTemplate } from '../versionstamp.js';
 import { type BatchWrites, ConflictLog } from './conflict-log.js';
 import type { KeyChange, LmdbStore, StoreSnapshot } from './lmdb-store.js';
-import type { PendingWrites } from './pending-writes.js';
+import { type PendingWrites, clearedAfterStamp } from './pending-writes.js';
 import { type KeyWatch, WatchRegistry } from './watch-registry.js';
 
 /** Batch order is a 16-bit field of the versionstamp. */
@@ -261,8 +261,9 @@ export class CommitPipeline {
     for (const [keyString, mutation] of writes.points) this.#log.recordKey(batch.writes, mutation.key, keyString);
     for (const [start, end] of writes.clears) this.#log.recordRange(batch.writes, start, end);
     const stampedKeys: StampedChange[] = [];
-    for (const { template, offset, value } of writes.stampedKeys) {
+    for (const { template, offset, value, clearedAfter } of writes.stampedKeys) {
       const key = stampTemplate(template, offset, batch.version, order);
+      if (clearedAfterStamp(key, clearedAfter)) continue; // its range was cleared (and logged) after it was set
       const keyString = key.toString('latin1');
       this.#log.recordKey(batch.writes, key, keyString);
       stampedKeys.push({ key, keyString, value });

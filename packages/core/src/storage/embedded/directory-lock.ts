@@ -1,33 +1,53 @@
 // One owner per data directory. lmdb itself lets several processes share an
 // environment, but the engine keeps its conflict log and read versions in
-// memory, so a second owner would silently break isolation. The owner's pid
-// lives in a lock file; a lock whose process is gone (kill -9) is taken over.
+// memory, so a second owner would silently break isolation.
+//
+// Ownership is a lock the kernel arbitrates: an exclusive lock on the open
+// lock file (an open-file-description lock on Linux, via
+// fs-native-extensions), held for as long as the file stays open. The
+// kernel gives it to exactly one opener, however they race, and drops it the
+// moment the owner's process exits, even before its parent reaps it (a
+// zombie holds no files). There is no "stale lock" to judge and take over:
+// a lock file whose owner died is simply not locked. The pid written into
+// the file only names the owner in `DatabaseLockedError`.
+//
+// The owner unlinks the file on release, while still holding the lock. An
+// opener that locked a file in that instant holds the lock of a file that is
+// no longer at the path, so after locking it checks that the path still names
+// the file it locked, and starts over if not.
 
-import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseLockedError } from '../../errors.js';
+import { tryLock } from 'fs-native-extensions';
+import { DataDirectoryError, DatabaseLockedError } from '../../errors.js';
 
 const LOCK_FILE = 'jobtree.lock';
+/** Attempts when the lock file keeps being replaced under us by owners releasing it. */
+const MAX_ATTEMPTS = 100;
 
-/** Directories this process holds, so a second open in the same process fails too. */
+/** Directories this process holds, so a second open in the same process fails without touching the file. */
 const heldHere = new Set<string>();
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+function errnoOf(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-function readOwner(lockPath: string): number | undefined {
+/** The pid in an open lock file, or 0 when it holds none (yet). */
+function readOwner(fd: number): number {
+  const bytes = Buffer.alloc(32);
+  const length = readSync(fd, bytes, 0, bytes.length, 0);
+  const pid = Number.parseInt(bytes.toString('latin1', 0, length).trim(), 10);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
+}
+
+/** Whether `path` still names the file open as `fd`. */
+function stillAtPath(fd: number, path: string): boolean {
   try {
-    const pid = Number.parseInt(readFileSync(lockPath, 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    const open = fstatSync(fd);
+    const named = statSync(path);
+    return open.ino === named.ino && open.dev === named.dev;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errnoOf(error) === 'ENOENT') return false;
     throw error;
   }
 }
@@ -35,58 +55,73 @@ function readOwner(lockPath: string): number | undefined {
 export class DirectoryLock {
   readonly directory: string;
   readonly #lockPath: string;
-  #held = true;
+  #fd: number | undefined;
 
-  private constructor(directory: string, lockPath: string) {
+  private constructor(directory: string, lockPath: string, fd: number) {
     this.directory = directory;
     this.#lockPath = lockPath;
+    this.#fd = fd;
   }
 
-  /** Takes the directory (creating it), or throws `DatabaseLockedError` naming the owner. */
+  /**
+   * Takes the directory (creating it), or throws `DatabaseLockedError`
+   * naming the owner (pid 0 when the owner has not written its pid yet), or
+   * `DataDirectoryError` when the path cannot be a directory.
+   */
   static acquire(path: string): DirectoryLock {
-    mkdirSync(path, { recursive: true });
-    const directory = realpathSync(path);
+    let directory: string;
+    try {
+      mkdirSync(path, { recursive: true });
+      directory = realpathSync(path);
+      if (!statSync(directory).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    } catch (error) {
+      throw new DataDirectoryError(path, errnoOf(error) ?? String(error), { cause: error });
+    }
     if (heldHere.has(directory)) throw new DatabaseLockedError(directory, process.pid);
     const lockPath = join(directory, LOCK_FILE);
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      let fd: number;
       try {
-        const fd = openSync(lockPath, 'wx');
-        try {
-          writeSync(fd, `${process.pid}\n`);
-        } finally {
-          closeSync(fd);
-        }
-        heldHere.add(directory);
-        return new DirectoryLock(directory, lockPath);
+        fd = openSync(lockPath, 'a+', 0o644);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        throw new DataDirectoryError(directory, `its lock file cannot be opened (${errnoOf(error) ?? String(error)})`, {
+          cause: error,
+        });
       }
-      const owner = readOwner(lockPath);
-      if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
-        throw new DatabaseLockedError(directory, owner);
-      }
-      // Stale (its process died, or it is our own pid left by a process
-      // that reused it): take it over. Re-read right before unlinking so a
-      // concurrent taker's fresh lock is not removed.
-      if (readOwner(lockPath) === owner) {
-        try {
-          unlinkSync(lockPath);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
+      let kept = false;
+      try {
+        if (!tryLock(fd)) throw new DatabaseLockedError(directory, readOwner(fd));
+        if (!stillAtPath(fd, lockPath)) continue; // released and unlinked by its last owner: try the new file
+        ftruncateSync(fd, 0);
+        writeSync(fd, `${process.pid}\n`, 0);
+        heldHere.add(directory);
+        kept = true;
+        return new DirectoryLock(directory, lockPath, fd);
+      } catch (error) {
+        if (error instanceof DatabaseLockedError) throw error;
+        throw new DataDirectoryError(directory, `its lock file cannot be used (${errnoOf(error) ?? String(error)})`, {
+          cause: error,
+        });
+      } finally {
+        // Closing the descriptor is what drops a lock we do not keep.
+        if (!kept) closeSync(fd);
       }
     }
-    throw new DatabaseLockedError(directory, readOwner(lockPath) ?? 0);
+    throw new DatabaseLockedError(directory, 0);
   }
 
+  /** Gives the directory up: removes the lock file while still holding it, then closes it. */
   release(): void {
-    if (!this.#held) return;
-    this.#held = false;
+    const fd = this.#fd;
+    if (fd === undefined) return;
+    this.#fd = undefined;
     heldHere.delete(this.directory);
     try {
-      if (readOwner(this.#lockPath) === process.pid) unlinkSync(this.#lockPath);
+      unlinkSync(this.#lockPath);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if (errnoOf(error) !== 'ENOENT') throw error;
+    } finally {
+      closeSync(fd);
     }
   }
 }

@@ -1,9 +1,9 @@
 // The embedded backend: FoundationDB's transaction model over lmdb, in the
 // process that opened it (see commit-pipeline.ts for how commits work).
 
-import { FdbError, FdbErrorCode } from '../../errors.js';
+import { DataDirectoryError, FdbError, FdbErrorCode } from '../../errors.js';
 import type { Database, Transaction, TransactionOptions } from '../interfaces.js';
-import { retryTransaction } from '../retry-loop.js';
+import { checkTransactionArguments, retryTransaction } from '../retry-loop.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DirectoryLock } from './directory-lock.js';
 import { EmbeddedTransaction } from './embedded-transaction.js';
@@ -39,11 +39,19 @@ export class EmbeddedDatabase implements Database {
 
   static open(options: EmbeddedEngineOptions): EmbeddedDatabase {
     const lock = DirectoryLock.acquire(options.path);
+    let store: LmdbStore;
     try {
-      const store = new LmdbStore(lock.directory);
-      return new EmbeddedDatabase(lock, store, new CommitPipeline(store, options.now ?? Date.now));
+      store = new LmdbStore(lock.directory);
     } catch (error) {
       lock.release();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new DataDirectoryError(lock.directory, `lmdb cannot open it (${reason})`, { cause: error });
+    }
+    try {
+      return new EmbeddedDatabase(lock, store, new CommitPipeline(store, options.now ?? Date.now));
+    } catch (error) {
+      // The store opened but its first read failed: close it before giving the directory up.
+      void store.close().finally(() => lock.release());
       throw error;
     }
   }
@@ -57,7 +65,13 @@ export class EmbeddedDatabase implements Database {
     if (this.#closed !== undefined) {
       return Promise.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed'));
     }
-    return retryTransaction(this.#begin, body, options);
+    let retryLimit: number;
+    try {
+      retryLimit = checkTransactionArguments(body, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return retryTransaction(this.#begin, body, retryLimit);
   }
 
   /** Waits for accepted commits to be durable, cancels watches, closes lmdb and releases the directory. */

@@ -12,6 +12,8 @@ import {
   checkKey,
   checkRange,
   checkRangeEnd,
+  checkRangeLimit,
+  checkRangeOptions,
   checkValue,
   checkVersionstampOffset,
 } from '../limits.js';
@@ -48,14 +50,6 @@ function emitPoint(mutation: PointMutation, stored: Buffer | undefined, limit: n
   }
   if (value !== undefined) out.push({ key: Buffer.from(mutation.key), value });
   return out.length >= limit;
-}
-
-function checkLimit(limit: unknown): number {
-  if (limit === undefined) return Number.POSITIVE_INFINITY;
-  if (typeof limit !== 'number' || !(limit >= 0) || (!Number.isInteger(limit) && limit !== Number.POSITIVE_INFINITY)) {
-    throw new FdbError(FdbErrorCode.invalid_option_value, `range limit must be a non-negative integer, got ${String(limit)}`);
-  }
-  return limit === 0 ? Number.POSITIVE_INFINITY : limit;
 }
 
 /**
@@ -163,8 +157,9 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const start = checkKey(startBytes, 'range start');
     const end = checkRangeEnd(endBytes);
     checkRange(start, end);
-    const limit = checkLimit(options?.limit);
-    const reverse = options?.reverse === true;
+    const checked = checkRangeOptions(options);
+    const limit = checkRangeLimit(checked?.limit);
+    const reverse = checked?.reverse === true;
     this.#checkOpen();
     const snapshot = this.#readSnapshot();
     const writes = this.#writes;

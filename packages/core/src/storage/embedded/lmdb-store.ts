@@ -204,8 +204,12 @@ export class LmdbStore {
     // second `flushed` promise; the engine needs both moments (see commit-pipeline.ts).
     // maxReaders: every commit batch gets its own lmdb read snapshot, held
     // while any transaction reads at that version (up to the 5 s life).
+    // noSubdir false: lmdb-js would otherwise take a path with an extension
+    // (`jobs.db`, `tmp.Xy12`) for a single-file database, though the engine
+    // always gives it a directory.
     this.#root = open<Buffer, Buffer>({
       path,
+      noSubdir: false,
       keyEncoding: 'binary',
       encoding: 'binary',
       separateFlushed: true,

@@ -21,6 +21,13 @@ export interface StampedKey {
   template: Buffer;
   offset: number;
   value: Buffer;
+  /**
+   * Ranges cleared after this key was set that may hold it: whether they do
+   * depends on the stamp, so the commit drops the key if its final form
+   * falls in one (FoundationDB applies a transaction's mutations in call
+   * order, with the stamp filled in).
+   */
+  clearedAfter: Array<[Buffer, Buffer]> | undefined;
 }
 
 /** What a read of one key finds in the buffer. */
@@ -34,6 +41,13 @@ const CLEARED: BufferedRead = { found: true, value: undefined };
 
 function inside(key: Buffer, start: Buffer, end: Buffer): boolean {
   return Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0;
+}
+
+/** Whether a stamped key, once its stamp is known, falls in a range cleared after it was set. */
+export function clearedAfterStamp(key: Buffer, clearedAfter: Array<[Buffer, Buffer]> | undefined): boolean {
+  if (clearedAfter === undefined) return false;
+  for (const [start, end] of clearedAfter) if (inside(key, start, end)) return true;
+  return false;
 }
 
 export class PendingWrites {
@@ -63,12 +77,19 @@ export class PendingWrites {
     for (const [keyString, mutation] of this.points) {
       if (inside(mutation.key, start, end)) this.points.delete(keyString);
     }
-    // A versionstamped key whose every possible stamp falls in the range is cleared too.
+    // A versionstamped key whose every possible stamp falls in the range is
+    // cleared now; one that only some stamps put in the range is cleared at
+    // commit if its stamp does.
     for (let i = this.stampedKeys.length - 1; i >= 0; i--) {
-      const { template, offset } = this.stampedKeys[i] as StampedKey;
+      const stamped = this.stampedKeys[i] as StampedKey;
+      const { template, offset } = stamped;
       const lowest = Buffer.from(template).fill(0, offset, offset + VERSIONSTAMP_BYTES);
       const highest = Buffer.from(template).fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
       if (inside(lowest, start, end) && inside(highest, start, end)) this.stampedKeys.splice(i, 1);
+      else if (Buffer.compare(highest, start) >= 0 && Buffer.compare(lowest, end) < 0) {
+        stamped.clearedAfter ??= [];
+        stamped.clearedAfter.push([start, end]);
+      }
     }
     this.clears.push([start, end]);
     this.bytes += start.length + end.length;
@@ -106,7 +127,7 @@ export class PendingWrites {
   }
 
   setStampedKey(template: Buffer, offset: number, value: Buffer): void {
-    this.stampedKeys.push({ template, offset, value });
+    this.stampedKeys.push({ template, offset, value, clearedAfter: undefined });
     this.bytes += template.length + value.length;
   }
 

@@ -4,11 +4,10 @@
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { BackendKind, Database, Transaction, TransactionOptions } from '../interfaces.js';
+import { checkTransactionArguments } from '../retry-loop.js';
 import { type BindingDatabase, bindingErrorCode } from './binding.js';
 import { FdbTransaction, toFdbError } from './fdb-transaction.js';
 import type { Keyspace } from './keyspace.js';
-
-const DEFAULT_RETRY_LIMIT = 100;
 
 export class FoundationDbDatabase implements Database {
   readonly kind: BackendKind = 'foundationdb';
@@ -34,9 +33,9 @@ export class FoundationDbDatabase implements Database {
     return this.#keyspace.maxKeyBytes;
   }
 
-  async doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options: TransactionOptions = {}): Promise<T> {
+  async doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T> {
     if (this.#closed) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
-    const retryLimit = options.retryLimit ?? DEFAULT_RETRY_LIMIT;
+    const retryLimit = checkTransactionArguments(body, options);
     const tn = this.#db.rawCreateTransaction();
     for (let retries = 0; ; retries++) {
       const attempt = new FdbTransaction(tn, this.#keyspace);

@@ -7,7 +7,7 @@ import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { Bytes, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../interfaces.js';
 import { type BindingTransaction, MutationType, bindingErrorCode } from './binding.js';
 import type { Keyspace } from './keyspace.js';
-import { checkKey, checkRange, checkRangeEnd, checkValue } from '../limits.js';
+import { checkKey, checkRange, checkRangeEnd, checkRangeLimit, checkRangeOptions, checkValue } from '../limits.js';
 import { addMutationOperand, versionstampedKeyOperand, versionstampedValueOperand } from './mutation-operands.js';
 
 /** The binding's errors become ours; anything else (a bug, a TypeError) passes through untouched. */
@@ -51,16 +51,16 @@ class FdbReads implements ReadTransaction {
     return mapErrors(this.#tn.get(this.#keyspace.pack(checkKey(key))));
   }
 
-  async getRange(start: Bytes, end: Bytes, options: RangeOptions = {}): Promise<KeyValue[]> {
+  async getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
     this.#owner.assertUsable();
-    const { limit = 0, reverse = false } = options;
-    if (!Number.isInteger(limit) || limit < 0) {
-      throw new FdbError(FdbErrorCode.invalid_option_value, `limit must be a non-negative integer, got ${limit}`);
-    }
+    const checked = checkRangeOptions(options);
+    const unbounded = checkRangeLimit(checked?.limit);
+    // 0 means no limit, as in FoundationDB.
+    const limit = unbounded === Number.POSITIVE_INFINITY ? 0 : unbounded;
+    const reverse = checked?.reverse === true;
     const from = this.#keyspace.pack(checkKey(start, 'range start'));
     const to = this.#keyspace.pack(checkRangeEnd(end));
     checkRange(from, to);
-    // 0 means no limit, as in FoundationDB.
     const pairs = await mapErrors(this.#tn.getRangeAll(from, to, { limit, reverse }));
     return pairs.map(([key, value]) => ({ key: this.#keyspace.unpack(key), value }));
   }

@@ -1,0 +1,51 @@
+// What each compared system (jobtree and its variants, BullMQ, graphile-worker
+// and its variants) offers the peer benchmark: the scenarios it can run. A
+// system leaves out a scenario it has no way to run (graphile-worker has no
+// worker-thread handlers; the batched jobtree variant adds nothing to the
+// single-call latency test), and its cell stays empty.
+
+export interface DrainResult {
+  jobs: number;
+  /** From starting the workers until the last job's completion was confirmed. */
+  seconds: number;
+  perSecond: number;
+  /** CPU seconds of adding and draining the jobs: this process plus the system's server, if any. */
+  cpuSeconds: number;
+}
+
+export interface LatencyResult {
+  /** Milliseconds from calling add to the handler starting. */
+  p50: number;
+  p99: number;
+}
+
+export interface RateResult {
+  perSecond: number;
+}
+
+export interface BenchSystem {
+  /** Column header. */
+  readonly label: string;
+  /** How durable an acknowledged add or completion is, in a few words. */
+  readonly durability: string;
+  /** Adds `count` no-op jobs, then drains them with `workers` in-process workers. */
+  drain?(count: number, workers: number): Promise<DrainResult>;
+  /** One add at a time, each awaited: adds per second. */
+  sequentialAdds?(count: number): Promise<RateResult>;
+  /** add -> handler start with one idle worker, `gapMs` between adds. */
+  latency?(samples: number, gapMs: number): Promise<LatencyResult>;
+  /** Like `drain`, with handlers in worker threads (`workers` running at once). */
+  threadedDrain?(count: number, workers: number): Promise<DrainResult>;
+  close(): Promise<void>;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+}
+
+export function latencyOf(samples: number[]): LatencyResult {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99) };
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

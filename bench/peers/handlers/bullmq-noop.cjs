@@ -1,0 +1,10 @@
+// BullMQ's sandboxed processor for the peer benchmark: a no-op that reports
+// the job's id to the main thread (see bench/peers/systems/handler-runs.ts).
+const { BroadcastChannel } = require('node:worker_threads');
+
+const runs = new BroadcastChannel('jobtree-bench-peers:runs');
+runs.unref(); // the thread may end while the channel is open
+
+module.exports = async (job) => {
+  runs.postMessage(job.data.id);
+};

@@ -1,0 +1,34 @@
+// Handlers that run in worker threads report each job they run on a
+// BroadcastChannel (it reaches every thread of the process), so the main
+// thread can count runs per job id for the exactly-once check without the
+// systems' own bookkeeping.
+
+import { BroadcastChannel } from 'node:worker_threads';
+import type { CompletionLedger } from '../completion-ledger.js';
+
+/** The channel name the handlers in bench/peers/handlers post to. */
+export const HANDLER_RUNS_CHANNEL = 'jobtree-bench-peers:runs';
+
+export interface HandlerRuns {
+  /** Resolves once every job of the ledger has run at least once. */
+  allRun(): Promise<void>;
+  close(): void;
+}
+
+export function listenToHandlerRuns(ledger: CompletionLedger): HandlerRuns {
+  const channel = new BroadcastChannel(HANDLER_RUNS_CHANNEL);
+  let wake: (() => void) | undefined;
+  channel.onmessage = (event) => {
+    ledger.markRun(String((event as MessageEvent).data));
+    if (ledger.ran === ledger.count) wake?.();
+  };
+  return {
+    allRun: () =>
+      ledger.ran === ledger.count
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            wake = resolve;
+          }),
+    close: () => channel.close(),
+  };
+}

@@ -1,0 +1,265 @@
+// jobtree in the peer benchmark, through the packages' public API only:
+// `openJobs` from @jobtree/core with in-process workers (N concurrent
+// accept -> finish loops), the batch calls when the core has them, and the
+// processors of @jobtree/supervisor's `startJobs` when that exists.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Job, type Jobs, openJobs } from '@jobtree/core';
+import type { BenchSystem, DrainResult, LatencyResult, RateResult } from '../bench-system.js';
+import { latencyOf, sleep } from '../bench-system.js';
+import { CompletionLedger } from '../completion-ledger.js';
+import { PeerBenchError } from '../errors.js';
+import { CpuMeter } from '../process-cpu.js';
+import { deadlineMs, watchRun } from '../run-watch.js';
+import { type HandlerRuns, listenToHandlerRuns } from './handler-runs.js';
+
+const TYPE = 'bench';
+const TYPE_TIMEOUT_SECONDS = 60;
+/** Adds in flight while filling the queue with single calls. */
+const FILL_IN_FLIGHT = 64;
+/** Jobs per addMany call while filling. */
+const FILL_BATCH = 1_000;
+/** Jobs taken but not yet run, across all workers: graphile-worker's local queue size in this benchmark. */
+export const LOCAL_QUEUE = 500;
+
+/** The batch calls of the jobs API, as far as this benchmark uses them; present once the core has them. */
+interface Settled {
+  status: 'fulfilled' | 'rejected';
+  reason?: unknown;
+}
+interface BatchCalls {
+  /** Resolves with each job's state; rejects when one fails. */
+  addMany(type: string, specs: readonly { id: string; data?: unknown }[]): Promise<readonly unknown[]>;
+  acceptMany(type: string, max: number): Promise<readonly Job[]>;
+  finishMany(items: readonly { job: Job }[]): Promise<readonly Settled[]>;
+}
+
+export function batchCalls(jobs: Jobs): BatchCalls | undefined {
+  const calls = jobs as unknown as Partial<BatchCalls>;
+  const present = typeof calls.addMany === 'function' && typeof calls.acceptMany === 'function' && typeof calls.finishMany === 'function';
+  return present ? (calls as BatchCalls) : undefined;
+}
+
+function checkSettled(what: string, outcomes: readonly Settled[]): void {
+  const failed = outcomes.find((outcome) => outcome.status !== 'fulfilled');
+  if (failed) throw new PeerBenchError('not_exactly_once', `jobtree ${what} refused a job: ${String(failed.reason)}`);
+}
+
+export type JobtreeVariant = 'single calls' | 'batched';
+
+export class JobtreeSystem implements BenchSystem {
+  readonly label: string;
+  readonly durability = 'fsync per group commit';
+  readonly #scratch: string;
+  readonly #variant: JobtreeVariant;
+
+  /** Whether this build of @jobtree/core has the batch calls (`addMany`, `acceptMany`, `finishMany`). */
+  static async hasBatchCalls(scratch: string): Promise<boolean> {
+    return JobtreeSystem.#withJobs(scratch, async (jobs) => batchCalls(jobs) !== undefined);
+  }
+
+  constructor(scratch: string, variant: JobtreeVariant) {
+    this.#scratch = scratch;
+    this.#variant = variant;
+    this.label = variant === 'batched' ? 'jobtree batched' : 'jobtree';
+    if (variant === 'single calls') {
+      this.sequentialAdds = this.#sequentialAdds;
+      this.latency = this.#latency;
+    }
+  }
+
+  sequentialAdds?: (count: number) => Promise<RateResult>;
+  latency?: (samples: number, gapMs: number) => Promise<LatencyResult>;
+
+  /** Opens a fresh store in the scratch folder, runs `body`, closes and deletes it. */
+  static async #withJobs<T>(scratch: string, body: (jobs: Jobs) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(join(scratch, 'jobtree-'));
+    const jobs = await openJobs({ path: dir });
+    try {
+      await jobs.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
+      return await body(jobs);
+    } finally {
+      await jobs.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async #fill(jobs: Jobs, ledger: CompletionLedger): Promise<void> {
+    const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
+    if (batch) {
+      for (let start = 0; start < ledger.count; start += FILL_BATCH) {
+        const specs = [];
+        for (let i = start; i < Math.min(ledger.count, start + FILL_BATCH); i++) specs.push({ id: ledger.id(i), data: { i } });
+        const states = await batch.addMany(TYPE, specs);
+        if (states.length !== specs.length) throw new PeerBenchError('not_exactly_once', `addMany answered ${states.length} of ${specs.length} jobs`);
+      }
+      return;
+    }
+    let next = 0;
+    const loop = async () => {
+      for (let i = next++; i < ledger.count; i = next++) await jobs.add(TYPE, ledger.id(i), { i });
+    };
+    await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, loop));
+  }
+
+  async drain(count: number, workers: number): Promise<DrainResult> {
+    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+      const ledger = new CompletionLedger('j', count);
+      const cpu = new CpuMeter([]);
+      cpu.start();
+      await this.#fill(jobs, ledger);
+      const started = performance.now();
+      const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
+      const perWorker = Math.ceil(LOCAL_QUEUE / workers);
+      // A worker whose accept finds nothing stops: the queue was filled
+      // before the drain, so an empty queue means every job is taken.
+      const worker = batch
+        ? async () => {
+            for (;;) {
+              const taken = await batch.acceptMany(TYPE, perWorker);
+              if (taken.length === 0) return;
+              for (const job of taken) ledger.markRun(job.id);
+              checkSettled('finishMany', await batch.finishMany(taken.map((job) => ({ job }))));
+              for (const job of taken) ledger.markComplete(job.id);
+            }
+          }
+        : async () => {
+            for (let job = await jobs.accept(TYPE); job !== undefined; job = await jobs.accept(TYPE)) {
+              ledger.markRun(job.id);
+              await jobs.finish(job);
+              ledger.markComplete(job.id);
+            }
+          };
+      const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
+      await watchRun(what, Promise.all(Array.from({ length: workers }, worker)), deadlineMs(count), ledger);
+      const seconds = (performance.now() - started) / 1000;
+      const cpuSeconds = cpu.elapsed();
+      ledger.verify(this.label);
+      const left = await jobs.pendingCount(TYPE);
+      if (left !== 0) throw new PeerBenchError('not_exactly_once', `${what}: ${left} jobs still pending after the drain`);
+      return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
+    });
+  }
+
+  async #sequentialAdds(count: number): Promise<RateResult> {
+    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+      const started = performance.now();
+      for (let i = 0; i < count; i++) await jobs.add(TYPE, `a${i}`, { i });
+      return { perSecond: count / ((performance.now() - started) / 1000) };
+    });
+  }
+
+  async close(): Promise<void> {}
+
+  async #latency(samples: number, gapMs: number): Promise<LatencyResult> {
+    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+      const addedAt = new Map<string, number>();
+      const latencies: number[] = [];
+      let stop = false;
+      const worker = (async () => {
+        while (!stop) {
+          // A bounded wait, so the loop sees `stop` soon after the last job.
+          const job = await jobs.accept(TYPE, { timeout: 200 });
+          if (!job) continue;
+          latencies.push(performance.now() - (addedAt.get(job.id) ?? Number.NaN));
+          await jobs.finish(job);
+        }
+      })();
+      await sleep(50); // let the worker block in accept first: the worker is idle
+      const work = (async () => {
+        for (let i = 0; i < samples; i++) {
+          const id = `l${i}`;
+          addedAt.set(id, performance.now());
+          await jobs.add(TYPE, id, { i });
+          await sleep(gapMs);
+        }
+        while (latencies.length < samples) await sleep(10);
+      })();
+      await watchRun(`${this.label}, add -> start latency`, work, deadlineMs(samples * 10));
+      stop = true;
+      await worker;
+      return latencyOf(latencies);
+    });
+  }
+}
+
+/** `startJobs` of @jobtree/supervisor and the parts of its app that this benchmark uses. */
+interface ProcessorApp {
+  setTypeTimeout(type: string, seconds: number): Promise<void>;
+  add(type: string, id: string, data?: unknown): Promise<unknown>;
+  process(type: string, handlerModule: string, options?: { maxJobs?: number }): Promise<unknown> | unknown;
+  pendingCount(type: string): Promise<number>;
+  getActiveJobIds(type: string): Promise<string[]>;
+  foldJobs<A>(type: string, fold: (accumulator: A, job: { id: string; state: string }) => A, initial: A): Promise<A>;
+  close(): Promise<void>;
+}
+type StartJobs = (options: { path: string }) => Promise<ProcessorApp>;
+
+/** `startJobs` when @jobtree/supervisor exports it and its app has `process`; otherwise why not. */
+export async function findStartJobs(): Promise<StartJobs | string> {
+  const supervisor: Record<string, unknown> = await import('@jobtree/supervisor');
+  if (typeof supervisor.startJobs !== 'function') return '@jobtree/supervisor has no startJobs yet';
+  const app = supervisor.JobsApp as { prototype?: Record<string, unknown> } | undefined;
+  if (typeof app?.prototype?.process !== 'function') return "@jobtree/supervisor's app has no process() yet";
+  return supervisor.startJobs as StartJobs;
+}
+
+/** jobtree's processors: handlers in worker threads, run by `app.process`. */
+export class JobtreeProcessorsSystem implements BenchSystem {
+  readonly label = 'jobtree processors';
+  readonly durability = 'fsync per group commit';
+  readonly #scratch: string;
+  readonly #startJobs: StartJobs;
+
+  constructor(scratch: string, startJobs: StartJobs) {
+    this.#scratch = scratch;
+    this.#startJobs = startJobs;
+  }
+
+  async threadedDrain(count: number, workers: number): Promise<DrainResult> {
+    const dir = await mkdtemp(join(this.#scratch, 'jobtree-app-'));
+    const app = await this.#startJobs({ path: dir });
+    const ledger = new CompletionLedger('p', count);
+    let runs: HandlerRuns | undefined;
+    try {
+      if (typeof app.process !== 'function') throw new PeerBenchError('server_failed', 'startJobs() returned an app without process()');
+      await app.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
+      runs = listenToHandlerRuns(ledger);
+      const cpu = new CpuMeter([]);
+      cpu.start();
+      let next = 0;
+      const fill = async () => {
+        for (let i = next++; i < count; i = next++) await app.add(TYPE, ledger.id(i), { i });
+      };
+      await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, fill));
+      const started = performance.now();
+      await app.process(TYPE, new URL('../handlers/jobtree-noop.mjs', import.meta.url).href, { maxJobs: workers });
+      const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
+      const done = (async () => {
+        await runs.allRun();
+        // Every handler ran; the run ends when no job is pending or running any more.
+        while ((await app.pendingCount(TYPE)) > 0 || (await app.getActiveJobIds(TYPE)).length > 0) await sleep(10);
+      })();
+      await watchRun(what, done, deadlineMs(count), ledger);
+      const seconds = (performance.now() - started) / 1000;
+      const cpuSeconds = cpu.elapsed();
+      await app.foldJobs(
+        TYPE,
+        (finished, job) => {
+          if (job.state === 'finished') ledger.markComplete(job.id);
+          return finished + (job.state === 'finished' ? 1 : 0);
+        },
+        0,
+      );
+      ledger.verify(this.label);
+      return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
+    } finally {
+      runs?.close();
+      await app.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,96 @@
+// The options of `startJobs`, their defaults (couch_jobs' where it has one)
+// and their validation.
+
+import { availableParallelism } from 'node:os';
+import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError } from '@jobtree/core';
+
+/** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
+export type JobsStoreOptions = EmbeddedOptions | FoundationDbOptions | { database: Database };
+
+export interface JobsAppSettings {
+  /**
+   * Host threads for the jobs actors (activity monitors, notifiers, type
+   * monitors) and your pooled actors. Per-type actors share them: hundreds
+   * of types do not mean hundreds of threads.
+   * @default os.availableParallelism()
+   */
+  threads: number;
+  /** How often the jobs server looks for new and removed types (couch_jobs' type_check_period_msec). @default 15000 */
+  typeCheckPeriodMs: number;
+  /** Random extra delay of each type check, up to this (type_check_max_jitter_msec). @default 5000 */
+  typeCheckMaxJitterMs: number;
+  /** Random extra delay of each activity check, up to this and never more than an eighth of the type timeout. @default 10000 */
+  activityMonitorMaxJitterMs: number;
+  /** How often an activity monitor whose type lost its timeout looks again. @default 5000 */
+  missingTimeoutCheckMs: number;
+  /** At most one notification per type per this many ms (type_monitor_holdoff_msec). @default 50 */
+  typeMonitorHoldoffMs: number;
+  /** The longest single wait of a type monitor on its type's activity; it is then renewed. @default 60000 */
+  typeMonitorPollMs: number;
+  /** Pause of a periodic actor before it retries after a retryable storage error. @default 100 */
+  retryDelayMs: number;
+  /** How long a subscription waits for a dead notifier's successor before it ends with `unavailable`. @default 30000 */
+  resubscribeTimeoutMs: number;
+  /** The user supervisor's restart intensity (restarts per `userPeriodMs`). @default 3 */
+  userIntensity: number;
+  /** @default 5000 */
+  userPeriodMs: number;
+  /**
+   * How long a killed actor may stay in one synchronous handler before its
+   * thread is terminated (see @jobtree/actors).
+   * @default 1000
+   */
+  killTimeoutMs: number;
+}
+
+export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings>;
+
+export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads'>> = {
+  typeCheckPeriodMs: 15_000,
+  typeCheckMaxJitterMs: 5_000,
+  activityMonitorMaxJitterMs: 10_000,
+  missingTimeoutCheckMs: 5_000,
+  typeMonitorHoldoffMs: 50,
+  typeMonitorPollMs: 60_000,
+  retryDelayMs: 100,
+  resubscribeTimeoutMs: 30_000,
+  userIntensity: 3,
+  userPeriodMs: 5_000,
+  killTimeoutMs: 1_000,
+};
+
+const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
+const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database']);
+
+/** Splits and checks `startJobs`' options; every mistake is a JobsError `invalid_option`. */
+export function checkStartOptions(options: unknown): { store: JobsStoreOptions; settings: JobsAppSettings } {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new JobsError('invalid_option', `startJobs takes an options object, got ${show(options)}`);
+  }
+  const given = options as Record<string, unknown>;
+  const store: Record<string, unknown> = {};
+  const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism() };
+  for (const [name, value] of Object.entries(given)) {
+    if (value === undefined) continue;
+    if (STORE_NAMES.has(name)) {
+      store[name] = value;
+      continue;
+    }
+    if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', `startJobs has no option ${show(name)}`);
+    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : 0;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
+      throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
+    }
+    settings[name] = value;
+  }
+  return { store: store as JobsStoreOptions, settings: settings as unknown as JobsAppSettings };
+}
+
+function show(value: unknown): string {
+  try {
+    return typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,420 @@
+// `startJobs`: the jobs application, re-creating couch_jobs_app and
+// couch_jobs_sup. It opens the store, starts the actor system and the tree
+//
+//   jobs_sup (rest_for_one, 3 restarts per 10 s)
+//    ├─ core                 serves the database to every thread (the bridge)
+//    ├─ user_sup             (one_for_one) your actors and supervisors
+//    ├─ activity_monitor_sup (one_for_one, 10 per 3 s) activity_monitor:<type>, temporary
+//    ├─ notifier_sup         (one_for_one, 10 per 3 s) notifier:<type> (+ linked type_monitor:<type>), temporary
+//    └─ jobs_server          starts/stops the per-type children, crashes when one dies
+//
+// and offers the jobs API, subscriptions and the live tree on one object.
+
+import type {
+  ActorDefinition,
+  ActorId,
+  ActorRef,
+  ActorSystem,
+  ExitReason,
+  Inbox,
+  InboxOptions,
+  SpawnOptions,
+  ThreadId,
+} from '@jobtree/actors';
+import { createActorSystem } from '@jobtree/actors';
+import {
+  type AcceptOptions,
+  type AddOptions,
+  type Database,
+  type Job,
+  type JobInfo,
+  type JobState,
+  Jobs,
+  JobsError,
+  type JsonValue,
+  type PendingCountOptions,
+  type ResubmitOptions,
+  type WorkerResubmitOptions,
+  openDatabase,
+} from '@jobtree/core';
+import type { ChildSpec, SupervisorSpec } from '../interfaces.js';
+import { Supervisor, actorStart, createSupervisorEvents, startSupervisor, supervisorChild } from '../supervisor.js';
+import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from './app-options.js';
+import coreServer from './core-server.js';
+import type { SubscriptionState } from './job-event.js';
+import { JobsBridge } from './jobs-bridge.js';
+import jobsServer, { type JobsServerMessage } from './jobs-server.js';
+import { LiveTree, type TreeNode } from './live-tree.js';
+import type { JobStateChange, Subscription } from './subscription.js';
+import { SubscriptionHub } from './subscription-hub.js';
+
+/** The registered names of the jobs tree's own actors. */
+export const SYSTEM_NAMES = {
+  root: 'jobs_sup',
+  core: 'core',
+  user: 'user_sup',
+  activityMonitorSup: 'activity_monitor_sup',
+  notifierSup: 'notifier_sup',
+  server: 'jobs_server',
+} as const;
+
+/** The app's actor system, as `app.system` offers it. */
+export interface JobsAppSystem {
+  /** The actor registered under `name` now; it changes when the actor restarts. */
+  whereis(name: string): ActorId | undefined;
+  /** Kills an actor abruptly and untrappably (fault injection); resolves once it is dead. */
+  kill(target: string | ActorRef | ActorId): Promise<void>;
+  /** The live supervision tree: every place, the actor in it, its thread and restarts. */
+  tree(): TreeNode;
+  /** Resolves with the reason when the actor ends. */
+  monitor(target: string | ActorRef | ActorId): Promise<ExitReason>;
+  /** A mailbox for main-thread code (see @jobtree/actors). */
+  inbox<Msg = unknown>(options?: InboxOptions): Inbox<Msg>;
+  /** The host threads alive now. */
+  threads(): ThreadId[];
+  cast<M>(to: ActorRef<M> | string, msg: M): void;
+  call<R = unknown, M = unknown>(to: ActorRef<M> | string, msg: M, timeoutMs?: number): Promise<R>;
+  /**
+   * Starts one of your actors under `user_sup` (a permanent child unless the
+   * spec says otherwise); it is stopped when the app closes.
+   */
+  startChild(spec: ChildSpec): Promise<ActorRef | undefined>;
+  /** Starts an actor definition under `user_sup` with the id `options.name ?? id`. */
+  startActor<M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>): Promise<ActorRef<M>>;
+  /** Starts a supervisor of yours under `user_sup`. */
+  startSupervisor(id: string, spec: SupervisorSpec): Promise<Supervisor>;
+  /** The runtime itself, for everything else. */
+  readonly actors: ActorSystem;
+}
+
+/** Starts the jobs application. Rejects with a JobsError `invalid_option` for bad options. */
+export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
+  const { store, settings } = checkStartOptions(options);
+  const ownsDatabase = !('database' in store);
+  const database = 'database' in store ? store.database : await openDatabase(store);
+  const app = new JobsApp(database, ownsDatabase, settings);
+  try {
+    await app.start();
+  } catch (error) {
+    await app.close().catch(() => {});
+    throw error;
+  }
+  return app;
+}
+
+/**
+ * A running jobs application: everything `Jobs` offers, plus subscriptions,
+ * the supervision tree and your actors. Make it with {@link startJobs}.
+ */
+export class JobsApp {
+  readonly #database: Database;
+  readonly #ownsDatabase: boolean;
+  readonly #settings: JobsAppSettings;
+  readonly #actors: ActorSystem;
+  readonly #tree: LiveTree;
+  /** Every handle the core ever made: a killed core's handle keeps serving calls already running on it. */
+  readonly #handles = new Set<Jobs>();
+  readonly #bridges = new Set<JobsBridge>();
+  #jobs: Jobs;
+  #root: Supervisor | undefined;
+  #hub: SubscriptionHub | undefined;
+  #closing: Promise<void> | undefined;
+  readonly system: JobsAppSystem;
+
+  /** @internal use startJobs */
+  constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings) {
+    this.#database = database;
+    this.#ownsDatabase = ownsDatabase;
+    this.#settings = settings;
+    this.#actors = createActorSystem({ threads: settings.threads, killTimeoutMs: settings.killTimeoutMs });
+    this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
+    // The main thread's calls never wait for a restarting core: they use the newest handle.
+    this.#jobs = this.#newHandle();
+    this.#actors.events.on('exited', (event) => {
+      for (const bridge of this.#bridges) bridge.ownerExited(event.id);
+    });
+    this.system = this.#systemFacade();
+  }
+
+  /** @internal */
+  async start(): Promise<void> {
+    const s = this.#settings;
+    const rootEvents = createSupervisorEvents();
+    this.#tree.follow([], rootEvents);
+    const user = supervisorChild(SYSTEM_NAMES.user, { strategy: 'one_for_one', intensity: s.userIntensity, period: s.userPeriodMs, children: [] }, { name: SYSTEM_NAMES.user });
+    const monitors = supervisorChild(SYSTEM_NAMES.activityMonitorSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.activityMonitorSup });
+    const notifiers = supervisorChild(SYSTEM_NAMES.notifierSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.notifierSup });
+    this.#tree.follow([SYSTEM_NAMES.user], user.events);
+    this.#tree.follow([SYSTEM_NAMES.activityMonitorSup], monitors.events, { dropOnExit: true, nameOf: (type) => `activity_monitor:${type}` });
+    this.#tree.follow([SYSTEM_NAMES.notifierSup], notifiers.events, {
+      dropOnExit: true,
+      nameOf: (type) => `notifier:${type}`,
+      companion: (name) => `type_monitor:${name.slice('notifier:'.length)}`,
+    });
+    this.#root = await startSupervisor(
+      this.#actors,
+      {
+        strategy: 'rest_for_one',
+        intensity: 3,
+        period: 10_000,
+        children: [
+          {
+            id: SYSTEM_NAMES.core,
+            start: actorStart(coreServer, { attach: () => this.#attachCore(), detach: (bridge) => this.#detachCore(bridge) }, { name: SYSTEM_NAMES.core, placement: 'main' }),
+          },
+          user,
+          monitors,
+          notifiers,
+          {
+            id: SYSTEM_NAMES.server,
+            start: actorStart(
+              jobsServer,
+              {
+                supervisor: SYSTEM_NAMES.root,
+                periodMs: s.typeCheckPeriodMs,
+                maxJitterMs: s.typeCheckMaxJitterMs,
+                activityMonitorSup: SYSTEM_NAMES.activityMonitorSup,
+                notifierSup: SYSTEM_NAMES.notifierSup,
+                activityMonitor: { maxJitterMs: s.activityMonitorMaxJitterMs, missingTimeoutCheckMs: s.missingTimeoutCheckMs },
+                notifier: { holdoffMs: s.typeMonitorHoldoffMs, pollTimeoutMs: s.typeMonitorPollMs, retryDelayMs: s.retryDelayMs },
+              },
+              { name: SYSTEM_NAMES.server, placement: 'main' },
+            ),
+          },
+        ],
+      },
+      { name: SYSTEM_NAMES.root, events: rootEvents },
+    );
+    this.#hub = new SubscriptionHub(this.#actors, {
+      notifierOf: (type, previous) => this.#notifierOf(type, previous),
+      resubscribeTimeoutMs: s.resubscribeTimeoutMs,
+    });
+  }
+
+  /** The database the app runs on. */
+  get database(): Database {
+    return this.#database;
+  }
+
+  /** The core's current jobs handle (the one the main thread's calls use). */
+  get jobs(): Jobs {
+    this.#checkOpen();
+    return this.#jobs;
+  }
+
+  // --- the jobs API ----------------------------------------------------------
+
+  /** Sets a type's timeout; the jobs server starts its activity monitor and notifier before this resolves. */
+  async setTypeTimeout(type: string, seconds: number): Promise<void> {
+    await this.jobs.setTypeTimeout(type, seconds);
+    await this.#checkTypes();
+  }
+
+  getTypeTimeout(type: string): Promise<number | undefined> {
+    return this.jobs.getTypeTimeout(type);
+  }
+
+  /** Removes a type's timeout; its activity monitor and notifier stop before this resolves. */
+  async clearTypeTimeout(type: string): Promise<void> {
+    await this.jobs.clearTypeTimeout(type);
+    await this.#checkTypes();
+  }
+
+  getTypes(): Promise<string[]> {
+    return this.jobs.getTypes();
+  }
+
+  add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+    return this.jobs.add(type, id, data, options);
+  }
+
+  remove(type: string, id: string): Promise<boolean> {
+    return this.jobs.remove(type, id);
+  }
+
+  resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
+  resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
+  resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
+    if (typeof typeOrJob === 'object' && typeOrJob !== null) return this.jobs.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined);
+    return this.jobs.resubmit(typeOrJob, idOrOptions as string, options);
+  }
+
+  getJobState(type: string, id: string): Promise<JobState | undefined> {
+    return this.jobs.getJobState(type, id);
+  }
+
+  getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+    return this.jobs.getJobData(type, id);
+  }
+
+  getJob(type: string, id: string): Promise<JobInfo | undefined> {
+    return this.jobs.getJob(type, id);
+  }
+
+  getJobs(type?: string): Promise<JobInfo[]> {
+    return this.jobs.getJobs(type);
+  }
+
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+    return this.jobs.foldJobs(type, fold, initial);
+  }
+
+  pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
+    return this.jobs.pendingCount(type, options);
+  }
+
+  getActiveJobIds(type: string): Promise<string[]> {
+    return this.jobs.getActiveJobIds(type);
+  }
+
+  accept(type: string, options?: AcceptOptions): Promise<Job | undefined> {
+    return this.jobs.accept(type, options);
+  }
+
+  update(job: Job, data?: unknown): Promise<Job> {
+    return this.jobs.update(job, data);
+  }
+
+  finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+    return this.jobs.finish(job, data);
+  }
+
+  isResubmitted(job: Job): boolean {
+    return this.jobs.isResubmitted(job);
+  }
+
+  // --- subscriptions -----------------------------------------------------------
+
+  /**
+   * Subscribes to a job: `sub.state`/`sub.data` are its state now, and the
+   * subscription iterates its later state changes. A finished job gives an
+   * already-ended subscription; a missing one rejects with `not_found`.
+   * Subscribing twice to one job gives the same subscription.
+   */
+  subscribe(type: string, id: string): Promise<Subscription> {
+    return this.#subscriptions().subscribe(type, id);
+  }
+
+  /** Ends a subscription and drops the events it had queued. */
+  unsubscribe(sub: Subscription): Promise<void> {
+    return this.#subscriptions().unsubscribe(sub);
+  }
+
+  /**
+   * The next event (in `state`, when given) of `sub`, or of whichever of
+   * `subs` has the oldest one; the others' events stay queued. `'timeout'`
+   * after `timeoutMs` (default: no limit) or when no event can come any more.
+   */
+  wait(subs: Subscription | Subscription[], state?: SubscriptionState, timeoutMs = Number.POSITIVE_INFINITY): Promise<JobStateChange | 'timeout'> {
+    return this.#subscriptions().wait(subs, state, timeoutMs);
+  }
+
+  // --- lifecycle -----------------------------------------------------------------
+
+  /**
+   * Stops the tree in reverse start order, ends every subscription, waits
+   * for transactions in flight, stops every thread and closes the store (if
+   * the app opened it). Running jobs stay running in the store; the next
+   * start's activity monitors re-enqueue them. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#hub?.close();
+    if (this.#root !== undefined) await this.#root.stop().catch(() => {});
+    await this.#actors.shutdown();
+    for (const handle of this.#handles) await handle.close();
+    if (this.#ownsDatabase) await this.#database.close();
+  }
+
+  // --- internals -------------------------------------------------------------------
+
+  #newHandle(): Jobs {
+    const handle = new Jobs(this.#database);
+    this.#handles.add(handle);
+    return handle;
+  }
+
+  #attachCore(): JobsBridge {
+    // A restarted core re-attaches to the database with a fresh handle.
+    if (this.#bridges.size > 0) this.#jobs = this.#newHandle();
+    const bridge = new JobsBridge(this.#jobs);
+    this.#bridges.add(bridge);
+    this.#actors.setCore(bridge);
+    return bridge;
+  }
+
+  async #detachCore(bridge: JobsBridge): Promise<void> {
+    this.#bridges.delete(bridge);
+    this.#actors.setCore(undefined);
+    if (this.#closing === undefined) return;
+    await bridge.jobs.close();
+  }
+
+  async #checkTypes(): Promise<void> {
+    await this.#actors.call<string[], JobsServerMessage>(SYSTEM_NAMES.server, { type: 'check_types' }, 30_000);
+  }
+
+  /** The notifier of `type`: asks the jobs server to check types when there is none (or only `previous`). */
+  async #notifierOf(type: string, previous?: ActorId): Promise<ActorId | undefined> {
+    const name = `notifier:${type}`;
+    const now = this.#actors.whereis(name);
+    if (now !== undefined && now !== previous) return now;
+    if (this.#actors.whereis(SYSTEM_NAMES.server) === undefined) return undefined;
+    await this.#checkTypes();
+    const after = this.#actors.whereis(name);
+    return after === previous ? undefined : after;
+  }
+
+  #subscriptions(): SubscriptionHub {
+    this.#checkOpen();
+    if (this.#hub === undefined) throw new JobsError('closed', 'the jobs app is not started');
+    return this.#hub;
+  }
+
+  #checkOpen(): void {
+    if (this.#closing !== undefined) throw new JobsError('closed', 'the jobs app is closed');
+  }
+
+  #userSup(): Supervisor {
+    this.#checkOpen();
+    const id = this.#actors.whereis(SYSTEM_NAMES.user);
+    if (id === undefined) throw new JobsError('closed', 'user_sup is not running');
+    return new Supervisor(this.#actors, id, createSupervisorEvents());
+  }
+
+  #systemFacade(): JobsAppSystem {
+    const actors = this.#actors;
+    return {
+      actors,
+      whereis: (name) => actors.whereis(name),
+      kill: async (target) => {
+        const id = typeof target === 'string' ? (actors.whereis(target) ?? target) : typeof target === 'object' ? target.id : target;
+        const dead = actors.monitor(id);
+        actors.kill(id);
+        await dead;
+      },
+      tree: () => this.#tree.snapshot(),
+      monitor: (target) => actors.monitor(target),
+      inbox: (options) => actors.inbox(options),
+      threads: () => actors.threads(),
+      cast: (to, msg) => actors.cast(to, msg),
+      call: (to, msg, timeoutMs) => actors.call(to, msg, timeoutMs),
+      startChild: (spec) => this.#userSup().startChild(spec),
+      startActor: async <M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>) => {
+        const ref = await this.#userSup().startChild({ id, start: actorStart(definition, args, options) });
+        if (ref === undefined) throw new JobsError('not_found', `actor ${id} did not start`);
+        return ref as ActorRef<M>;
+      },
+      startSupervisor: async (id, spec) => {
+        const child = supervisorChild(id, spec);
+        const ref = await this.#userSup().startChild(child);
+        if (ref === undefined) throw new JobsError('not_found', `supervisor ${id} did not start`);
+        return new Supervisor(actors, ref, child.events);
+      },
+    };
+  }
+}

@@ -1,0 +1,217 @@
+// The core's face toward actors: what the jobs actors (activity monitors,
+// type monitors, notifiers) and job-processing actors call from their worker
+// threads. A `Database`, a transaction or a watch cannot cross a thread, so
+// every method here is one whole transaction (or a bounded long poll) that
+// takes and returns plain, structured-cloneable data.
+
+import type { AcceptOptions, Job, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
+
+/** One job as a notifier needs it: its state and data, or `not_found`. */
+export interface JobSnapshot {
+  id: string;
+  state: JobState | 'not_found';
+  data: JsonValue | undefined;
+}
+
+/** What a notifier reads on each wake-up, in one call. */
+export interface NotifierSnapshot {
+  /** The type's activity stamp as of this read. */
+  versionstamp: Versionstamp | undefined;
+  /** Ids among those asked for that were accepted or updated at or after `since`. */
+  active: string[];
+  jobs: JobSnapshot[];
+}
+
+/** Options of a bridge `accept`: the jobs API's, plus who is waiting. */
+export interface BridgeAcceptOptions extends AcceptOptions {
+  /**
+   * The actor that waits. When it dies before a job is handed over, the
+   * wait is cancelled and a job taken for it is given back (pending again),
+   * so a killed actor never ends up holding a job.
+   */
+  owner?: string;
+}
+
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The facade the app exposes as the actor system's core. `jobs` is the core
+ * child's current handle; the app swaps the whole bridge when `core` restarts.
+ */
+export class JobsBridge {
+  readonly #jobs: Jobs;
+  /** Waiting accepts by owner actor, so an owner's death cancels them. */
+  readonly #acceptsByOwner = new Map<string, Set<AbortController>>();
+  /** Called after setTypeTimeout/clearTypeTimeout, so the jobs server checks types at once. */
+  readonly #onTypesChanged: () => void;
+
+  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}) {
+    this.#jobs = jobs;
+    this.#onTypesChanged = onTypesChanged;
+  }
+
+  get jobs(): Jobs {
+    return this.#jobs;
+  }
+
+  // --- types ---------------------------------------------------------------
+
+  getTypes(): Promise<string[]> {
+    return this.#jobs.getTypes();
+  }
+
+  getTypeTimeout(type: string): Promise<number | undefined> {
+    return this.#jobs.getTypeTimeout(type);
+  }
+
+  async setTypeTimeout(type: string, seconds: number): Promise<void> {
+    await this.#jobs.setTypeTimeout(type, seconds);
+    this.#onTypesChanged();
+  }
+
+  // --- creation and monitoring -----------------------------------------------
+
+  add(type: string, id: string, data?: unknown, options?: Parameters<Jobs['add']>[3]): Promise<JobState> {
+    return this.#jobs.add(type, id, data, options);
+  }
+
+  remove(type: string, id: string): Promise<boolean> {
+    return this.#jobs.remove(type, id);
+  }
+
+  getJob(type: string, id: string): Promise<JobInfo | undefined> {
+    return this.#jobs.getJob(type, id);
+  }
+
+  getJobState(type: string, id: string): Promise<JobState | undefined> {
+    return this.#jobs.getJobState(type, id);
+  }
+
+  getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+    return this.#jobs.getJobData(type, id);
+  }
+
+  // --- job processing ----------------------------------------------------------
+
+  /**
+   * `accept`, cancellable: when `owner` dies while it waits, the wait ends
+   * and, should a job have been taken for it in that instant, the job is
+   * given back to the queue.
+   */
+  async accept(type: string, options: BridgeAcceptOptions = {}): Promise<Job | undefined> {
+    const { owner, ...acceptOptions } = options;
+    if (owner === undefined) return this.#jobs.accept(type, acceptOptions);
+    const controller = new AbortController();
+    let waits = this.#acceptsByOwner.get(owner);
+    if (waits === undefined) {
+      waits = new Set();
+      this.#acceptsByOwner.set(owner, waits);
+    }
+    waits.add(controller);
+    try {
+      const taking = this.#jobs.accept(type, acceptOptions);
+      const aborted = new Promise<'aborted'>((resolve) => controller.signal.addEventListener('abort', () => resolve('aborted')));
+      const first = await Promise.race([taking, aborted]);
+      if (first !== 'aborted') return first;
+      // The owner is dead: whatever the wait still takes goes back to the queue.
+      taking.then((job) => (job === undefined ? undefined : this.#giveBack(job))).catch(() => {});
+      return undefined;
+    } finally {
+      waits.delete(controller);
+      if (waits.size === 0) this.#acceptsByOwner.delete(owner);
+    }
+  }
+
+  update(job: Job, data?: unknown): Promise<Job> {
+    return this.#jobs.update(job, data);
+  }
+
+  finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+    return this.#jobs.finish(job, data);
+  }
+
+  /** Flags the caller's running job to run again and ends this run: it is pending at once. */
+  async release(job: Job): Promise<void> {
+    await this.#giveBack(job);
+  }
+
+  /** The actor `owner` died: end its waiting accepts. */
+  ownerExited(owner: string): void {
+    const waits = this.#acceptsByOwner.get(owner);
+    if (waits === undefined) return;
+    for (const controller of waits) controller.abort();
+  }
+
+  async #giveBack(job: Job): Promise<void> {
+    const flagged = await this.#jobs.resubmit(job);
+    await this.#jobs.finish(flagged);
+  }
+
+  // --- activity: the activity monitor, type monitors and notifiers ------------
+
+  getActivityVersionstamp(type: string): Promise<Versionstamp | undefined> {
+    return this.#jobs.getActivityVersionstamp(type);
+  }
+
+  /**
+   * A long poll on the type's activity stamp (a watch cannot cross threads):
+   * resolves with the stamp as soon as it differs from `since`, or
+   * `'timeout'` after `timeoutMs` without a change.
+   */
+  async waitActivity(
+    type: string,
+    since: Versionstamp | undefined,
+    timeoutMs: number,
+  ): Promise<{ versionstamp: Versionstamp | undefined } | 'timeout'> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const { versionstamp, watch } = await this.#jobs.watchActivity(type);
+      if (versionstamp !== since) {
+        watch.cancel();
+        return { versionstamp };
+      }
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) {
+        watch.cancel();
+        return 'timeout';
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const fired = await Promise.race([
+        watch.promise.then(
+          () => true,
+          () => true,
+        ),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), Math.min(remaining, MAX_TIMER_MS));
+        }),
+      ]);
+      clearTimeout(timer);
+      watch.cancel();
+      if (!fired && performance.now() >= deadline) return 'timeout';
+    }
+  }
+
+  /** Re-enqueues running jobs not updated after `since`; resolves with their ids. */
+  reEnqueueInactive(type: string, since: Versionstamp): Promise<string[]> {
+    return this.#jobs.reEnqueueInactive(type, since);
+  }
+
+  /**
+   * Everything a notifier needs per wake-up: the activity stamp, which of
+   * `ids` were active since `since`, and each one's state and data.
+   */
+  async notifierSnapshot(type: string, ids: string[], since: Versionstamp | undefined): Promise<NotifierSnapshot> {
+    const [versionstamp, active, states] = await Promise.all([
+      this.#jobs.getActivityVersionstamp(type),
+      since === undefined ? Promise.resolve([] as string[]) : this.#jobs.getActiveSince(type, since),
+      this.#jobs.getJobStates(type, ids),
+    ]);
+    const wanted = new Set(ids);
+    return {
+      versionstamp,
+      active: active.filter((id) => wanted.has(id)),
+      jobs: states.map((job) => ({ id: job.id, state: job.state ?? 'not_found', data: job.data })),
+    };
+  }
+}

@@ -1,0 +1,240 @@
+// The main thread's subscriber: one inbox (a mailbox with an actor id) that
+// every notifier casts the main thread's job events to, and that monitors
+// those notifiers. It hands events to their Subscription, and when a notifier
+// dies it subscribes again with the new one and reports what changed in
+// between, so a subscriber is never left waiting because its notifier died.
+
+import type { ActorId, ActorSystem, Inbox, MonitorRef } from '@jobtree/actors';
+import { JobsError } from '@jobtree/core';
+import { type JobEvent, type SubscriptionState, isJobEvent, isTerminal } from './job-event.js';
+import type { NotifierMessage, SubscribeReply } from './notifier.js';
+import { type JobStateChange, Subscription, notifierLost } from './subscription.js';
+
+export interface SubscriptionHubOptions {
+  /** Finds (starting it if needed) the notifier of a type; undefined when the type has no timeout. */
+  notifierOf(type: string, previous?: ActorId): Promise<ActorId | undefined>;
+  /** How long to wait for a dead notifier's successor before ending its subscriptions with `unavailable`. */
+  resubscribeTimeoutMs: number;
+}
+
+/** How long an event whose subscription is not known yet is kept (it raced the subscribe reply). */
+const EARLY_EVENT_MS = 10_000;
+
+export class SubscriptionHub {
+  readonly #system: ActorSystem;
+  readonly #inbox: Inbox<JobEvent>;
+  readonly #options: SubscriptionHubOptions;
+  readonly #byRef = new Map<string, Subscription>();
+  /** Live subscriptions by "type\0id": subscribing twice gives the same one. */
+  readonly #byJob = new Map<string, Subscription>();
+  readonly #notifiers = new Map<string, { id: ActorId; monitor: MonitorRef }>();
+  readonly #early = new Map<string, { events: JobEvent[]; at: number }>();
+  #seq = 0;
+  #closed = false;
+  readonly #loop: Promise<void>;
+
+  constructor(system: ActorSystem, options: SubscriptionHubOptions) {
+    this.#system = system;
+    this.#options = options;
+    this.#inbox = system.inbox<JobEvent>();
+    this.#loop = this.#dispatch();
+  }
+
+  /** The inbox's id: the subscriber the notifiers see. */
+  get id(): ActorId {
+    return this.#inbox.ref.id;
+  }
+
+  async subscribe(type: string, id: string): Promise<Subscription> {
+    this.#checkOpen();
+    const key = `${type}\u0000${id}`;
+    const live = this.#byJob.get(key);
+    if (live !== undefined && !live.ended) return live;
+    const notifier = await this.#options.notifierOf(type);
+    if (notifier === undefined) {
+      throw new JobsError('no_type_timeout', `job type ${JSON.stringify(type)} has no timeout, so no notifier: set one first`);
+    }
+    const reply = await this.#callSubscribe(notifier, id);
+    if (reply.state === 'not_found') throw new JobsError('not_found', `no job ${JSON.stringify(id)} of type ${JSON.stringify(type)}`);
+    const sub = new Subscription(type, id, reply.state, reply.data, reply.ref);
+    if (reply.ref === undefined) return sub;
+    this.#watchNotifier(type, notifier);
+    this.#byRef.set(reply.ref, sub);
+    this.#byJob.set(key, sub);
+    this.#deliverEarly(reply.ref);
+    return sub;
+  }
+
+  async unsubscribe(sub: Subscription): Promise<void> {
+    if (!(sub instanceof Subscription)) throw new JobsError('invalid_subscription', 'unsubscribe takes a Subscription from subscribe()');
+    const ref = sub.ref;
+    sub.drop();
+    if (ref === undefined) return;
+    this.#forget(ref, sub);
+    const notifier = this.#notifiers.get(sub.type);
+    if (notifier !== undefined && !this.#closed) {
+      await this.#system.call<boolean, NotifierMessage>(notifier.id, { type: 'unsubscribe', ref }).catch(() => false);
+    }
+  }
+
+  /**
+   * The oldest event of any of `subs` in `state` (any state when omitted),
+   * taken from its subscription; the others' events stay queued.
+   */
+  async wait(
+    subs: Subscription | Subscription[],
+    state: SubscriptionState | undefined,
+    timeoutMs: number,
+  ): Promise<JobStateChange | 'timeout'> {
+    const list = Array.isArray(subs) ? subs : [subs];
+    if (list.length === 0 || !list.every((sub) => sub instanceof Subscription)) {
+      throw new JobsError('invalid_subscription', 'wait takes a Subscription or a non-empty array of them');
+    }
+    if (state !== undefined && !['pending', 'running', 'finished', 'not_found'].includes(state)) {
+      throw new JobsError('invalid_option', `wait's state is pending, running, finished or not_found, got ${JSON.stringify(state)}`);
+    }
+    if (!(timeoutMs >= 0)) throw new JobsError('invalid_timeout', `wait's timeout is a number of ms >= 0, got ${String(timeoutMs)}`);
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      let best: { sub: Subscription; event: { seq: number } } | undefined;
+      for (const sub of list) {
+        const event = sub.peek(state);
+        if (event !== undefined && (best === undefined || event.seq < best.event.seq)) best = { sub, event };
+      }
+      if (best !== undefined) return best.sub.take(best.event as Parameters<Subscription['take']>[0]);
+      const failed = list.find((sub) => sub.ended && sub.error !== undefined);
+      if (failed !== undefined) throw failed.error;
+      // An ended subscription with nothing queued: its last state is final.
+      const done = list.find((sub) => sub.ended && isTerminal(sub.state) && (state === undefined || sub.state === state));
+      if (done !== undefined) return { type: done.type, id: done.id, state: done.state, data: done.data };
+      if (list.every((sub) => sub.ended)) return 'timeout';
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) return 'timeout';
+      await new Promise<void>((resolve) => {
+        const offs = list.map((sub) => sub.onChange(finish));
+        const timer = Number.isFinite(remaining) ? setTimeout(finish, Math.min(remaining, 2 ** 31 - 1)) : undefined;
+        function finish(): void {
+          for (const off of offs) off();
+          if (timer !== undefined) clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  }
+
+  /** Ends every subscription (their iterators finish) and closes the inbox. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const sub of this.#byRef.values()) sub.end();
+    this.#byRef.clear();
+    this.#byJob.clear();
+    this.#inbox.close();
+    await this.#loop;
+  }
+
+  async #dispatch(): Promise<void> {
+    for await (const msg of this.#inbox) {
+      const message = msg as JobEvent | { type: 'DOWN'; ref: MonitorRef; id: ActorId };
+      if (isJobEvent(message)) this.#onEvent(message);
+      else if (message.type === 'DOWN') this.#onNotifierDown(message.ref, message.id);
+    }
+  }
+
+  #onEvent(event: JobEvent): void {
+    const sub = this.#byRef.get(event.ref);
+    if (sub === undefined) {
+      // The event may have overtaken the subscribe reply that tells its ref.
+      const now = performance.now();
+      for (const [ref, early] of this.#early) if (now - early.at > EARLY_EVENT_MS) this.#early.delete(ref);
+      const early = this.#early.get(event.ref) ?? { events: [], at: now };
+      early.events.push(event);
+      this.#early.set(event.ref, early);
+      return;
+    }
+    sub.push({ type: event.jobType, id: event.id, state: event.state, data: event.data, seq: ++this.#seq });
+    if (isTerminal(event.state)) this.#forget(event.ref, sub);
+  }
+
+  #deliverEarly(ref: string): void {
+    const early = this.#early.get(ref);
+    if (early === undefined) return;
+    this.#early.delete(ref);
+    for (const event of early.events) this.#onEvent(event);
+  }
+
+  #forget(ref: string, sub: Subscription): void {
+    this.#byRef.delete(ref);
+    const key = `${sub.type}\u0000${sub.id}`;
+    if (this.#byJob.get(key) === sub) this.#byJob.delete(key);
+  }
+
+  #watchNotifier(type: string, notifier: ActorId): void {
+    const known = this.#notifiers.get(type);
+    if (known?.id === notifier) return;
+    if (known !== undefined) this.#inbox.demonitor(known.monitor);
+    this.#notifiers.set(type, { id: notifier, monitor: this.#inbox.monitor(notifier) });
+  }
+
+  #onNotifierDown(monitor: MonitorRef, dead: ActorId): void {
+    const entry = [...this.#notifiers].find(([, known]) => known.monitor === monitor);
+    if (entry === undefined || this.#closed) return;
+    const [type] = entry;
+    this.#notifiers.delete(type);
+    const orphans = [...this.#byRef].filter(([, sub]) => sub.type === type);
+    for (const [ref, sub] of orphans) this.#forget(ref, sub);
+    void this.#resubscribe(type, dead, orphans.map(([, sub]) => sub));
+  }
+
+  async #resubscribe(type: string, dead: ActorId, subs: Subscription[]): Promise<void> {
+    const deadline = performance.now() + this.#options.resubscribeTimeoutMs;
+    let notifier: ActorId | undefined;
+    let lastError = 'no notifier was started again';
+    while (!this.#closed && performance.now() < deadline) {
+      try {
+        notifier = await this.#options.notifierOf(type, dead);
+        if (notifier !== undefined && notifier !== dead) break;
+      } catch (error) {
+        lastError = error instanceof Error ? error.message : String(error);
+      }
+      notifier = undefined;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (this.#closed) return;
+    if (notifier !== undefined) this.#watchNotifier(type, notifier);
+    for (const sub of subs) {
+      if (sub.ended) continue;
+      if (notifier === undefined) {
+        sub.end(notifierLost(type, lastError));
+        continue;
+      }
+      try {
+        const reply = await this.#callSubscribe(notifier, sub.id);
+        const known = sub.lastKnown;
+        if (reply.state !== known.state || JSON.stringify(reply.data) !== known.data) {
+          sub.push({ type, id: sub.id, state: reply.state, data: reply.data, seq: ++this.#seq });
+        }
+        if (reply.ref !== undefined && !sub.ended) {
+          sub.ref = reply.ref;
+          this.#byRef.set(reply.ref, sub);
+          this.#byJob.set(`${type}\u0000${sub.id}`, sub);
+          this.#deliverEarly(reply.ref);
+        }
+      } catch (error) {
+        sub.end(notifierLost(type, error instanceof Error ? error.message : String(error)));
+      }
+    }
+  }
+
+  async #callSubscribe(notifier: ActorId, id: string): Promise<SubscribeReply> {
+    return this.#system.call<SubscribeReply, NotifierMessage>(
+      notifier,
+      { type: 'subscribe', id, subscriber: this.#inbox.ref.id },
+      30_000,
+    );
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new JobsError('closed', 'the jobs app is closed');
+  }
+}

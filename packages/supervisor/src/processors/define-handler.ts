@@ -1,0 +1,36 @@
+// A handler module's default export: the function and the URL worker
+// threads load it from, typed by the job data and the result.
+
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { JsonValue } from '@jobtree/core';
+import { SchedulerError } from './errors.js';
+import type { Handler, HandlerDefinition } from './interfaces.js';
+
+/**
+ * Defines a job handler. Put it in a module of its own, as the default
+ * export, and pass `import.meta.url`:
+ *
+ * @example
+ * // resize.ts
+ * export default defineHandler<{ size: number }, { url: string }>(import.meta.url, async (job, ctx) => {
+ *   await ctx.update({ size: job.data.size });
+ *   return { url: `https://cdn.example/${job.id}` };
+ * });
+ */
+export function defineHandler<D = JsonValue, R = unknown>(url: string | URL, run: Handler<D, R>): HandlerDefinition<D, R> {
+  if (typeof run !== 'function') throw new SchedulerError('invalid_handler', 'defineHandler needs a handler function');
+  return Object.freeze({ url: String(url), run });
+}
+
+/** The URL a handler option points at (a definition's, or a module's given by URL or absolute path). */
+export function handlerUrl(handler: HandlerDefinition<never, unknown> | string | URL): string {
+  if (handler instanceof URL) return handler.href;
+  if (typeof handler === 'string') {
+    if (isAbsolute(handler)) return pathToFileURL(handler).href;
+    if (URL.canParse(handler)) return handler;
+    throw new SchedulerError('invalid_handler', `a handler module is a URL or an absolute path, got ${JSON.stringify(handler)}`);
+  }
+  if (typeof handler === 'object' && handler !== null && typeof handler.url === 'string') return handler.url;
+  throw new SchedulerError('invalid_handler', 'a handler is a defineHandler() definition, or a module URL or path');
+}

@@ -1,0 +1,273 @@
+// The handler threads: a piscina pool whose every thread runs one lane (a
+// long task running many handlers, see lane-worker.ts). Jobs go to the
+// least busy lane in one message per lane per batch. A lane whose thread
+// dies, or that stops ticking for `stuckThreadMs`, is gone with its thread;
+// its jobs are reported lost, the one the thread was executing marked as
+// the culprit, and the next jobs get a new lane on a new thread.
+
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import type { JsonValue } from '@jobtree/core';
+import { Piscina } from 'piscina';
+import type { AbortCause } from './interfaces.js';
+import type { FromLane, LaneJob, LaneResult, LaneTask, SerializedError, ToLane } from './lane-protocol.js';
+import { CURRENT, TICK, createLaneStatus } from './lane-status.js';
+
+export interface HandlerPoolEvents {
+  /** A handler ended: resolved with its result or rejected with its error. */
+  settled(result: LaneResult): void;
+  /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
+  update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
+  /**
+   * A handler's thread is gone. `culprit`: the thread was executing this
+   * job's code when it died or got stuck (a crash of that job); the other
+   * jobs of the thread did nothing wrong.
+   */
+  lost(serial: number, culprit: boolean, reason: string): void;
+}
+
+export interface HandlerPoolOptions {
+  handlerUrl: string;
+  threads: number;
+  stuckThreadMs: number;
+  events: HandlerPoolEvents;
+}
+
+interface Lane {
+  readonly port: MessagePort;
+  readonly status: Int32Array;
+  readonly controller: AbortController;
+  readonly jobs: Set<number>;
+  threadId: number | undefined;
+  ready: boolean;
+  broken: SerializedError | undefined;
+  lastTick: number;
+  lastTickAt: number;
+  /** Why the main thread ended it, when it did. */
+  killReason: string | undefined;
+  dead: boolean;
+}
+
+const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
+const LANE_ENTRY = new URL('./lane-entry.mjs', import.meta.url);
+const LANE_MODULE = new URL(RUNNING_TYPESCRIPT ? './lane-worker.ts' : './lane-worker.js', import.meta.url).href;
+/** tsx's register API, for lane threads to load `.ts` (see lane-entry.mjs). */
+const TSX_API = RUNNING_TYPESCRIPT ? resolveOrUndefined('tsx/esm/api') : undefined;
+
+export class HandlerPool {
+  readonly #options: HandlerPoolOptions;
+  readonly #pool: Piscina<LaneTask, void>;
+  readonly #lanes = new Set<Lane>();
+  readonly #laneOf = new Map<number, Lane>();
+  readonly #watchdog: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: HandlerPoolOptions) {
+    this.#options = options;
+    this.#pool = new Piscina<LaneTask, void>({
+      filename: LANE_ENTRY.href,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      // One lane per thread: a lane's thread is what a stuck handler costs.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: { tsxApi: TSX_API, laneModule: LANE_MODULE },
+    });
+    if (Number.isFinite(options.stuckThreadMs)) {
+      const every = Math.max(10, Math.min(1000, options.stuckThreadMs / 4));
+      this.#watchdog = setInterval(() => this.#checkStuck(), every);
+      this.#watchdog.unref();
+    }
+  }
+
+  /** The pool's worker threads (for monitoring and fault injection). */
+  get threads(): readonly import('node:worker_threads').Worker[] {
+    return this.#pool.threads;
+  }
+
+  /** The thread id running a job's handler, once its lane has started. */
+  threadIdOf(serial: number): number | undefined {
+    return this.#laneOf.get(serial)?.threadId;
+  }
+
+  /** Sends jobs to lanes: each to the least busy lane, one message per lane. */
+  start(jobs: readonly LaneJob[]): void {
+    if (jobs.length === 0) return;
+    const batches = new Map<Lane, LaneJob[]>();
+    for (const job of jobs) {
+      const lane = this.#pickLane();
+      lane.jobs.add(job.serial);
+      this.#laneOf.set(job.serial, lane);
+      const batch = batches.get(lane);
+      if (batch === undefined) batches.set(lane, [job]);
+      else batch.push(job);
+    }
+    for (const [lane, batch] of batches) {
+      if (lane.broken !== undefined) this.#failBroken(lane, batch);
+      else send(lane, { kind: 'start', jobs: batch });
+    }
+  }
+
+  /** Aborts the signals of running handlers. */
+  abort(serials: readonly number[], cause: AbortCause): void {
+    const byLane = new Map<Lane, number[]>();
+    for (const serial of serials) {
+      const lane = this.#laneOf.get(serial);
+      if (lane === undefined) continue;
+      const list = byLane.get(lane);
+      if (list === undefined) byLane.set(lane, [serial]);
+      else list.push(serial);
+    }
+    for (const [lane, list] of byLane) send(lane, { kind: 'abort', serials: list, cause });
+  }
+
+  /** Terminates the thread running a job's handler (its other jobs are reported lost as bystanders). */
+  killThreadOf(serial: number, reason: string): void {
+    const lane = this.#laneOf.get(serial);
+    if (lane !== undefined) this.#kill(lane, reason);
+  }
+
+  /** Terminates every thread at once; running jobs are reported lost. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    for (const lane of this.#lanes) {
+      lane.killReason ??= 'the scheduler stopped';
+      send(lane, { kind: 'close' });
+    }
+    await this.#pool.destroy();
+  }
+
+  #pickLane(): Lane {
+    let best: Lane | undefined;
+    for (const lane of this.#lanes) {
+      if (lane.dead || lane.killReason !== undefined) continue;
+      if (best === undefined || lane.jobs.size < best.jobs.size) best = lane;
+    }
+    if (best === undefined || (best.jobs.size > 0 && this.#liveLanes() < this.#options.threads)) return this.#newLane();
+    return best;
+  }
+
+  #liveLanes(): number {
+    let count = 0;
+    for (const lane of this.#lanes) if (!lane.dead && lane.killReason === undefined) count++;
+    return count;
+  }
+
+  #newLane(): Lane {
+    const channel = new MessageChannel();
+    const { buffer, view } = createLaneStatus();
+    const lane: Lane = {
+      port: channel.port1,
+      status: view,
+      controller: new AbortController(),
+      jobs: new Set(),
+      threadId: undefined,
+      ready: false,
+      broken: undefined,
+      lastTick: 0,
+      lastTickAt: performance.now(),
+      killReason: undefined,
+      dead: false,
+    };
+    this.#lanes.add(lane);
+    lane.port.on('message', (message: FromLane) => this.#receive(lane, message));
+    const task: LaneTask = { handlerUrl: this.#options.handlerUrl, port: channel.port2, status: buffer };
+    this.#pool
+      .run(task, { transferList: [channel.port2], signal: lane.controller.signal })
+      .then(
+        () => this.#ended(lane, 'the handler thread ended its lane'),
+        (error: unknown) => this.#ended(lane, error instanceof Error ? error.message : String(error)),
+      );
+    return lane;
+  }
+
+  #receive(lane: Lane, message: FromLane): void {
+    switch (message.kind) {
+      case 'ready':
+        lane.ready = true;
+        lane.threadId = message.threadId;
+        lane.lastTickAt = performance.now();
+        break;
+      case 'broken':
+        lane.broken = message.error;
+        // Every job sent before the lane knew is answered now; later ones at once (see start).
+        break;
+      case 'settled':
+        for (const result of message.results) {
+          if (!lane.jobs.delete(result.serial)) continue;
+          this.#laneOf.delete(result.serial);
+          this.#options.events.settled(result);
+        }
+        break;
+      case 'update':
+        if (!lane.jobs.has(message.serial)) {
+          send(lane, { kind: 'updated', request: message.request, error: { name: 'SchedulerError', code: 'halt', message: 'the job has ended' } });
+          break;
+        }
+        this.#options.events.update(message.serial, message.data, (error) =>
+          send(lane, error === undefined ? { kind: 'updated', request: message.request } : { kind: 'updated', request: message.request, error }),
+        );
+        break;
+    }
+    if (lane.broken !== undefined && lane.jobs.size > 0) this.#failBroken(lane, []);
+  }
+
+  /** A lane whose handler module did not load answers every job with that error. */
+  #failBroken(lane: Lane, batch: readonly LaneJob[]): void {
+    const error = lane.broken as SerializedError;
+    const serials = new Set([...lane.jobs, ...batch.map((job) => job.serial)]);
+    for (const serial of serials) {
+      lane.jobs.delete(serial);
+      this.#laneOf.delete(serial);
+      this.#options.events.settled({ serial, ok: false, error });
+    }
+  }
+
+  #kill(lane: Lane, reason: string): void {
+    if (lane.dead || lane.killReason !== undefined) return;
+    lane.killReason = reason;
+    lane.controller.abort(reason);
+  }
+
+  #ended(lane: Lane, error: string): void {
+    if (lane.dead) return;
+    lane.dead = true;
+    this.#lanes.delete(lane);
+    lane.port.close();
+    const culprit = Atomics.load(lane.status, CURRENT);
+    const reason = lane.killReason ?? `the handler thread died: ${error}`;
+    const serials = [...lane.jobs];
+    lane.jobs.clear();
+    for (const serial of serials) {
+      this.#laneOf.delete(serial);
+      this.#options.events.lost(serial, serial === culprit, reason);
+    }
+  }
+
+  #checkStuck(): void {
+    const now = performance.now();
+    for (const lane of this.#lanes) {
+      if (!lane.ready || lane.dead || lane.killReason !== undefined) continue;
+      const tick = Atomics.load(lane.status, TICK);
+      if (tick !== lane.lastTick) {
+        lane.lastTick = tick;
+        lane.lastTickAt = now;
+      } else if (now - lane.lastTickAt > this.#options.stuckThreadMs && lane.jobs.size > 0) {
+        this.#kill(lane, `the handler thread made no progress for ${Math.round(now - lane.lastTickAt)} ms`);
+      }
+    }
+  }
+}
+
+function send(lane: Lane, message: ToLane): void {
+  if (!lane.dead) lane.port.postMessage(message);
+}
+
+function resolveOrUndefined(specifier: string): string | undefined {
+  try {
+    return import.meta.resolve(specifier);
+  } catch {
+    return undefined;
+  }
+}

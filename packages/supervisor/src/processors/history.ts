@@ -1,0 +1,84 @@
+// Re-creates the history arithmetic of couch_replicator_scheduler: bounded
+// per-job event lists, consecutive crashes under a health threshold, and the
+// exponential crash backoff. Pure functions of their arguments; times are
+// epoch milliseconds and histories are newest first.
+
+/** What happened to a job, as the scheduler records it. */
+export type HistoryEventType = 'added' | 'started' | 'stopped' | 'crashed';
+
+export interface HistoryEvent {
+  readonly type: HistoryEventType;
+  /** Epoch milliseconds. */
+  readonly at: number;
+  /** For `crashed`: why (the handler's error message); for `stopped`: what stopped it. */
+  readonly reason?: string;
+}
+
+/** A crash backoff doubles per consecutive crash up to 2^10 times the base. */
+export const MAX_BACKOFF_EXPONENT = 10;
+/** The backoff after one crash. */
+export const BACKOFF_BASE_MS = 30_000;
+
+/**
+ * How long a job that crashed `crashes` times in a row waits before it may
+ * run again: 30 s · 2^(n−1), the exponent capped at 10 (about 8.5 hours).
+ * No crash, no wait.
+ */
+export function backoffMs(crashes: number): number {
+  if (crashes <= 0) return 0;
+  return 2 ** Math.min(crashes - 1, MAX_BACKOFF_EXPONENT) * BACKOFF_BASE_MS;
+}
+
+/**
+ * Crashes in a row at the head of `history`. A crash counts when it came
+ * within `healthThresholdSeconds` of the event before it (a crash right
+ * after starting, after another crash, after being stopped or added); a run
+ * that lasted longer than the threshold, or a clean stop of a started run,
+ * ends the streak.
+ */
+export function consecutiveCrashes(history: readonly HistoryEvent[], healthThresholdSeconds: number): number {
+  const thresholdMs = healthThresholdSeconds * 1000;
+  let count = 0;
+  for (let i = 0; i < history.length; i++) {
+    const event = history[i] as HistoryEvent;
+    const previous = history[i + 1];
+    if (event.type === 'crashed' && previous !== undefined) {
+      if (event.at - previous.at > thresholdMs) return count;
+      count++;
+    } else if (event.type === 'stopped' && previous?.type === 'started') {
+      return count;
+    }
+  }
+  return count;
+}
+
+/** When the job last crashed; 0 when it never did (as far as the history goes). */
+export function latestCrashTime(history: readonly HistoryEvent[]): number {
+  return history.find((event) => event.type === 'crashed')?.at ?? 0;
+}
+
+/** When the job last started; 0 when it never did. */
+export function lastStarted(history: readonly HistoryEvent[]): number {
+  return history.find((event) => event.type === 'started')?.at ?? 0;
+}
+
+/** Sort order: the job that started longest ago (or never) first. */
+export function oldestJobFirst(a: { history: readonly HistoryEvent[] }, b: { history: readonly HistoryEvent[] }): number {
+  return lastStarted(a.history) - lastStarted(b.history);
+}
+
+/**
+ * Whether a job is out of its crash backoff at `now`: a job that was only
+ * added, or was last stopped cleanly, always is.
+ */
+export function notRecentlyCrashed(history: readonly HistoryEvent[], now: number, healthThresholdSeconds: number): boolean {
+  const head = history[0];
+  if (head === undefined || head.type === 'stopped' || (head.type === 'added' && history.length === 1)) return true;
+  const crashes = consecutiveCrashes(history, healthThresholdSeconds);
+  return now - latestCrashTime(history) >= backoffMs(crashes);
+}
+
+/** `history` with `event` in front, cut to `maxHistory` events. */
+export function withEvent(history: readonly HistoryEvent[], event: HistoryEvent, maxHistory: number): HistoryEvent[] {
+  return [event, ...history.slice(0, Math.max(0, maxHistory - 1))];
+}

@@ -1,0 +1,50 @@
+// The public surface of the scheduler and its processors, picked by hand.
+export { SchedulerError, type SchedulerErrorCode } from './errors.js';
+export {
+  BACKOFF_BASE_MS,
+  MAX_BACKOFF_EXPONENT,
+  type HistoryEvent,
+  type HistoryEventType,
+  backoffMs,
+  consecutiveCrashes,
+  lastStarted,
+  latestCrashTime,
+  notRecentlyCrashed,
+  oldestJobFirst,
+  withEvent,
+} from './history.js';
+export {
+  DEFAULT_SCHEDULER_OPTIONS,
+  type ResolvedSchedulerOptions,
+  type SchedulerOptions,
+  resolveSchedulerOptions,
+} from './scheduler-options.js';
+export {
+  type CrashResult,
+  type RescheduleResult,
+  type ScheduleEntry,
+  ScheduleTable,
+  type SchedulerStats,
+} from './schedule-table.js';
+export type {
+  AbortCause,
+  Attempts,
+  Clock,
+  FailedOutcome,
+  Handler,
+  HandlerAbort,
+  HandlerContext,
+  HandlerDefinition,
+  HandlerJob,
+  HistoryEventJson,
+  JobSummary,
+  ProcessorOptions,
+  SchedulerJobs,
+  StartSchedulerOptions,
+  StopOptions,
+} from './interfaces.js';
+export { HandlerAbortError } from './errors.js';
+export { systemClock } from './clock.js';
+export { defineHandler } from './define-handler.js';
+export { DEFAULT_GRACE_MS, DEFAULT_ONE_SHOT_ATTEMPTS, DEFAULT_STUCK_THREAD_MS } from './processor-options.js';
+export { Scheduler, type SchedulerEventTypes, startScheduler } from './scheduler.js';

@@ -1,0 +1,185 @@
+// The public types of job processors and their scheduler, in one place.
+
+import type { Jobs, JsonValue } from '@jobtree/core';
+import type { HistoryEventType } from './history.js';
+import type { SchedulerOptions } from './scheduler-options.js';
+
+/** What a handler gets: a plain copy of the job (the lock stays with the scheduler). */
+export interface HandlerJob<D = JsonValue> {
+  readonly type: string;
+  readonly id: string;
+  /** The job's data as of its accept, or its last `ctx.update`. */
+  readonly data: D;
+  readonly priority: number;
+  /** Epoch seconds. */
+  readonly scheduledTime: number;
+  readonly continuous: boolean;
+  /** 1 for a first run; n + 1 after n crashes in a row. */
+  readonly attempt: number;
+}
+
+/** Why a handler's `ctx.signal` aborted (its `reason` is a {@link HandlerAbort}). */
+export type AbortCause = 'cancel' | 'rotation' | 'shutdown';
+
+/** The reason object of an aborted `ctx.signal`. */
+export interface HandlerAbort {
+  readonly name: 'AbortError';
+  readonly cause: AbortCause;
+  readonly message: string;
+}
+
+export interface HandlerContext<D = JsonValue> {
+  /**
+   * Aborts when the job was removed (`cancel`), when the scheduler rotates
+   * it out for a waiting job (`rotation`) or when the scheduler stops
+   * (`shutdown`); `signal.reason` is a {@link HandlerAbort}. A handler that
+   * ignores it longer than the grace period loses its thread.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Records progress: replaces the job's data in the store (subscribers see
+   * it) and is where a rotated or restarted run resumes. Rejects with a
+   * `SchedulerError` of code `halt` when the job is no longer this
+   * processor's (its signal aborts too).
+   */
+  update(data: D): Promise<void>;
+}
+
+/** A handler: runs one job in a worker thread and resolves with its result (the job's new data). */
+export type Handler<D = JsonValue, R = unknown> = (job: HandlerJob<D>, ctx: HandlerContext<D>) => Promise<R> | R;
+
+/**
+ * A handler module's default export, made by `defineHandler(import.meta.url, fn)`:
+ * the module's URL (worker threads load it from there) and the function,
+ * typed by the job data and result.
+ */
+export interface HandlerDefinition<D = JsonValue, R = unknown> {
+  readonly url: string;
+  readonly run: Handler<D, R>;
+}
+
+/** How many crashes in a row a job may have before it is given up. */
+export interface Attempts {
+  /** @default 3 */
+  oneShot?: number;
+  /** @default Infinity (a continuous job is retried for ever, with backoff) */
+  continuous?: number;
+}
+
+/** Injectable time: every time the scheduler reads or waits on goes through one clock. */
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface ProcessorOptions extends SchedulerOptions {
+  /**
+   * Crashes in a row after which a job finishes with a {@link FailedOutcome}.
+   * A number applies to both kinds of job.
+   * @default { oneShot: 3, continuous: Infinity }
+   */
+  attempts?: number | Attempts;
+  /**
+   * Worker threads running handlers. Jobs share threads: each thread runs
+   * many handlers concurrently.
+   * @default min(maxJobs, available parallelism), at least 1
+   */
+  threads?: number;
+  /**
+   * Milliseconds a handler has to end after its signal aborted before its
+   * thread is terminated (and, at `stop`, the default grace period).
+   * @default 5_000
+   */
+  graceMs?: number;
+  /**
+   * Milliseconds a handler thread may go without returning to its event loop
+   * (a synchronous loop) before it is terminated and the handler that held it
+   * counts as crashed. `Infinity` turns the check off.
+   * @default 10_000
+   */
+  stuckThreadMs?: number;
+  /**
+   * Milliseconds between heartbeats of the jobs the scheduler holds (each is
+   * an `update` of the job, in one batch).
+   * @default a third of the type's activity timeout
+   */
+  heartbeatMs?: number;
+  /**
+   * Milliseconds an idle scheduler waits in one blocking accept before it
+   * asks again (a new job wakes it at once).
+   * @default min(interval, 1_000)
+   */
+  acceptWaitMs?: number;
+  /** @default the system clock */
+  clock?: Clock;
+}
+
+export interface StartSchedulerOptions<D = JsonValue, R = unknown> extends ProcessorOptions {
+  /** The jobs API the scheduler accepts, heartbeats and finishes through (main thread). */
+  jobs: Jobs;
+  type: string;
+  /** A handler definition, or the URL or path of a module whose default export is one (or a handler function). */
+  handler: HandlerDefinition<D, R> | string | URL;
+}
+
+/**
+ * What a job's data becomes when it is given up after its attempts. Retry
+ * it by hand with `jobs.resubmit(type, id, { data: outcome.data })`.
+ */
+export interface FailedOutcome {
+  outcome: 'failed';
+  /** The last crash's message. */
+  error: string;
+  /** Crashes in a row. */
+  attempts: number;
+  /** The job's data when it last ran. */
+  data: JsonValue;
+  history: HistoryEventJson[];
+}
+
+/** One history event as JSON. */
+export interface HistoryEventJson {
+  /** ISO 8601. */
+  timestamp: string;
+  type: HistoryEventType;
+  reason?: string;
+}
+
+/** One job, shaped like an entry of CouchDB's `_scheduler/jobs`. */
+export interface JobSummary {
+  id: string;
+  type: string;
+  /** `crashing`: not running, and its last run crashed (it waits out its backoff). */
+  state: 'pending' | 'running' | 'crashing';
+  /** The last crash's message while crashing, else null. */
+  info: string | null;
+  error_count: number;
+  /** The handler thread's id while running, else null. */
+  pid: string | null;
+  node: string;
+  continuous: boolean;
+  /** ISO 8601 of the job's oldest event kept. */
+  start_time: string;
+  /** ISO 8601 of its newest event. */
+  last_updated: string;
+  history: HistoryEventJson[];
+}
+
+/** All jobs of a scheduler, shaped like CouchDB's `_scheduler/jobs` response. */
+export interface SchedulerJobs {
+  total_rows: number;
+  offset: number;
+  jobs: JobSummary[];
+}
+
+export interface StopOptions {
+  /**
+   * Milliseconds running handlers have to end after their signal aborts;
+   * handlers still running then lose their threads. Their jobs go back to
+   * the queue either way.
+   * @default the scheduler's graceMs
+   */
+  graceMs?: number;
+}

@@ -1,0 +1,290 @@
+// Re-creates couch_replicator_scheduler's decisions (its ets table of jobs
+// and the reschedule cycle) as pure logic: no timers, no I/O, the time is an
+// argument. The runtime (scheduler.ts) carries the decisions out.
+
+import { SchedulerError } from './errors.js';
+import {
+  type HistoryEvent,
+  backoffMs,
+  consecutiveCrashes,
+  lastStarted,
+  notRecentlyCrashed,
+  oldestJobFirst,
+  withEvent,
+} from './history.js';
+import { type ResolvedSchedulerOptions, type SchedulerOptions, resolveSchedulerOptions } from './scheduler-options.js';
+
+/** One job as the scheduler tracks it. */
+export interface ScheduleEntry {
+  readonly id: string;
+  /** Continuous jobs may be rotated out; one-shot jobs run to the end once started. */
+  continuous: boolean;
+  /** Its handler runs. */
+  running: boolean;
+  /**
+   * The scheduler holds the job (it accepted it and owns its lock), so it can
+   * start it. A job given back to the queue stays in the table, not held, to
+   * keep its history and crash count until it comes back.
+   */
+  held: boolean;
+  /** Newest first, at most `maxHistory` events. */
+  history: HistoryEvent[];
+  /** Crashes in a row, like the history's count but not bounded by its length (attempts are counted on it). */
+  failures: number;
+}
+
+/** What a reschedule changed: jobs to start and jobs to stop (net: a job stopped and restarted in one cycle is in neither). */
+export interface RescheduleResult {
+  started: string[];
+  stopped: string[];
+}
+
+export interface CrashResult {
+  entry: ScheduleEntry;
+  /** `retry`: the job stays, to run again after `backoffMs`; `failed`: out of attempts, it left the table. */
+  outcome: 'retry' | 'failed';
+  backoffMs: number;
+}
+
+/** Counts and average ages in seconds (since the job's last event) of each kind of job. */
+export interface SchedulerStats {
+  total: number;
+  pending: number;
+  running: number;
+  crashed: number;
+  averageAgeSeconds: { pending: number; running: number; crashed: number };
+}
+
+/** Entries that are not held are forgotten this long after their backoff ends. */
+const FORGET_AFTER_MS = 10 * 60_000;
+
+export class ScheduleTable {
+  readonly #entries = new Map<string, ScheduleEntry>();
+  #options: ResolvedSchedulerOptions;
+
+  constructor(options?: SchedulerOptions) {
+    this.#options = resolveSchedulerOptions(options);
+  }
+
+  get options(): Readonly<ResolvedSchedulerOptions> {
+    return this.#options;
+  }
+
+  /** Changes options between cycles (they apply from the next decision on). */
+  configure(options: SchedulerOptions): void {
+    this.#options = resolveSchedulerOptions({ ...this.#options, ...options });
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get(id: string): ScheduleEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  entries(): IterableIterator<ScheduleEntry> {
+    return this.#entries.values();
+  }
+
+  /** Puts an entry in as it is (a restore, or a test's fixture). */
+  insert(entry: ScheduleEntry): void {
+    this.#entries.set(entry.id, entry);
+  }
+
+  /**
+   * A job the scheduler now holds: a new entry with an `added` event, or an
+   * entry it knew (given back earlier) held again, its history kept.
+   */
+  add(id: string, continuous: boolean, now: number): ScheduleEntry {
+    const known = this.#entries.get(id);
+    if (known !== undefined) {
+      known.held = true;
+      known.continuous = continuous;
+      return known;
+    }
+    const entry: ScheduleEntry = {
+      id,
+      continuous,
+      running: false,
+      held: true,
+      history: [{ type: 'added', at: now }],
+      failures: 0,
+    };
+    this.#entries.set(id, entry);
+    return entry;
+  }
+
+  /** Drops a job (it finished, failed for good, or was removed). */
+  remove(id: string): boolean {
+    return this.#entries.delete(id);
+  }
+
+  /** The job went back to the queue: the scheduler no longer holds it. */
+  release(id: string): void {
+    const entry = this.#entries.get(id);
+    if (entry !== undefined) entry.held = false;
+  }
+
+  get runningCount(): number {
+    let count = 0;
+    for (const entry of this.#entries.values()) if (entry.running) count++;
+    return count;
+  }
+
+  /** Held jobs that are not running. */
+  get pendingCount(): number {
+    let count = 0;
+    for (const entry of this.#entries.values()) if (entry.held && !entry.running) count++;
+    return count;
+  }
+
+  /** Up to `count` held, not running jobs out of their backoff, the one that started longest ago first. */
+  pendingJobs(count: number, now: number): ScheduleEntry[] {
+    if (count <= 0) return [];
+    const threshold = this.#options.healthThreshold;
+    const candidates: ScheduleEntry[] = [];
+    for (const entry of this.#entries.values()) {
+      if (entry.held && !entry.running && notRecentlyCrashed(entry.history, now, threshold)) candidates.push(entry);
+    }
+    // Stable on equal start times: insertion order, like the queue they came from.
+    candidates.sort(oldestJobFirst);
+    return candidates.slice(0, count);
+  }
+
+  /** Marks a job started. */
+  start(id: string, now: number): ScheduleEntry {
+    const entry = this.#require(id);
+    if (entry.running) return entry;
+    entry.running = true;
+    entry.held = true;
+    entry.history = withEvent(entry.history, { type: 'started', at: now }, this.#options.maxHistory);
+    return entry;
+  }
+
+  /** Marks a running job stopped (not a crash); a clean stop ends a streak of crashes. */
+  stop(id: string, now: number, reason?: string): ScheduleEntry {
+    const entry = this.#require(id);
+    if (!entry.running) return entry;
+    entry.running = false;
+    const event: HistoryEvent = reason === undefined ? { type: 'stopped', at: now } : { type: 'stopped', at: now, reason };
+    entry.history = withEvent(entry.history, event, this.#options.maxHistory);
+    entry.failures = 0;
+    return entry;
+  }
+
+  /**
+   * Records a crash. With attempts left (consecutive crashes below
+   * `attempts`) the job stays, to run again after its backoff; out of
+   * attempts it leaves the table.
+   */
+  crash(id: string, reason: string, now: number, attempts = Number.POSITIVE_INFINITY): CrashResult {
+    const entry = this.#require(id);
+    const previous = entry.history[0];
+    const healthy = previous !== undefined && now - previous.at > this.#options.healthThreshold * 1000;
+    entry.failures = healthy ? 1 : entry.failures + 1;
+    entry.running = false;
+    entry.history = withEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
+    const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
+    if (entry.failures >= attempts) {
+      this.#entries.delete(id);
+      return { entry, outcome: 'failed', backoffMs: wait };
+    }
+    return { entry, outcome: 'retry', backoffMs: wait };
+  }
+
+  /** Starts pending jobs into free slots (after an add, a finish or a crash). Resolves with the started ids. */
+  fill(now: number): string[] {
+    const running = this.runningCount;
+    const pending = this.pendingCount;
+    if (running >= this.#options.maxJobs || pending === 0) return [];
+    return this.#startJobs(this.#options.maxJobs - running, now);
+  }
+
+  /**
+   * One scheduling cycle: stop jobs above `maxJobs` (continuous ones first,
+   * oldest start first), start pending jobs into free slots, and when the
+   * slots were full and jobs waited, rotate up to `maxChurn` continuous jobs
+   * out for them. As in the original, every step decides on the counts
+   * taken at the start of the cycle.
+   */
+  reschedule(now: number): RescheduleResult {
+    const before = new Set<string>();
+    for (const entry of this.#entries.values()) if (entry.running) before.add(entry.id);
+    const running = before.size;
+    const pending = this.pendingCount;
+    const { maxJobs, maxChurn } = this.#options;
+    const excess = running - maxJobs;
+    if (excess > 0) {
+      const stopped = this.#stopJobs(excess, true, now);
+      if (excess - stopped > 0) this.#stopJobs(excess - stopped, false, now);
+    }
+    if (running < maxJobs && pending > 0) this.#startJobs(maxJobs - running, now);
+    if (running === maxJobs && pending > 0) {
+      const rotate = Math.min(pending, running, maxChurn);
+      const stopped = this.#stopJobs(rotate, true, now);
+      this.#startJobs(stopped, now);
+    }
+    const result: RescheduleResult = { started: [], stopped: [] };
+    for (const entry of this.#entries.values()) {
+      if (entry.running && !before.has(entry.id)) result.started.push(entry.id);
+      if (!entry.running && before.has(entry.id)) result.stopped.push(entry.id);
+    }
+    return result;
+  }
+
+  /** Counts and average ages of pending (held or given back), running and crashed jobs. */
+  stats(now: number): SchedulerStats {
+    const sums = { pending: 0, running: 0, crashed: 0 };
+    const counts = { pending: 0, running: 0, crashed: 0 };
+    for (const entry of this.#entries.values()) {
+      const kind = entry.running ? 'running' : entry.history[0]?.type === 'crashed' ? 'crashed' : 'pending';
+      const since = entry.running ? lastStarted(entry.history) : (entry.history[0]?.at ?? now);
+      sums[kind] += Math.max(0, Math.round((now - since) / 1000));
+      counts[kind]++;
+    }
+    const average = (kind: keyof typeof sums): number => (counts[kind] === 0 ? 0 : Math.round(sums[kind] / counts[kind]));
+    return {
+      total: this.#entries.size,
+      ...counts,
+      averageAgeSeconds: { pending: average('pending'), running: average('running'), crashed: average('crashed') },
+    };
+  }
+
+  /**
+   * Forgets jobs given back long ago (another node may have run them since):
+   * an entry that is not held is dropped once its backoff has ended and 10
+   * more minutes have passed. Resolves with the forgotten ids.
+   */
+  forget(now: number): string[] {
+    const forgotten: string[] = [];
+    for (const entry of this.#entries.values()) {
+      if (entry.held || entry.running) continue;
+      const last = entry.history[0]?.at ?? 0;
+      const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
+      if (now - last > wait + FORGET_AFTER_MS) forgotten.push(entry.id);
+    }
+    for (const id of forgotten) this.#entries.delete(id);
+    return forgotten;
+  }
+
+  #startJobs(count: number, now: number): string[] {
+    return this.pendingJobs(count, now).map((entry) => this.start(entry.id, now).id);
+  }
+
+  /** Stops up to `count` running jobs of one kind, the one that started longest ago first. */
+  #stopJobs(count: number, continuous: boolean, now: number): number {
+    if (count <= 0) return 0;
+    const running = [...this.#entries.values()].filter((entry) => entry.running && entry.continuous === continuous);
+    running.sort(oldestJobFirst);
+    const chosen = running.slice(0, count);
+    for (const entry of chosen) this.stop(entry.id, now);
+    return chosen.length;
+  }
+
+  #require(id: string): ScheduleEntry {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new SchedulerError('not_found', `the scheduler has no job ${JSON.stringify(id)}`);
+    return entry;
+  }
+}

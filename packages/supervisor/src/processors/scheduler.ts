@@ -1,0 +1,631 @@
+// Re-creates couch_replicator_scheduler's gen_server (with the replication
+// job supervisor's part) on the main thread: it takes jobs of one type from
+// the jobs store in batches, runs their handlers in worker threads (see
+// handler-pool.ts), heartbeats them, finishes them with their results,
+// retries crashes with backoff through the job's scheduled time, rotates
+// continuous jobs every interval, and on stop gives back what it holds.
+// The decisions are ScheduleTable's; this file carries them out.
+
+import { type Job, JobsError, type Jobs, type JsonValue } from '@jobtree/core';
+import { EventEmitter } from 'eventemitter3';
+import { systemClock } from './clock.js';
+import { handlerUrl } from './define-handler.js';
+import { SchedulerError } from './errors.js';
+import { HandlerPool } from './handler-pool.js';
+import type { HistoryEvent } from './history.js';
+import type {
+  AbortCause,
+  FailedOutcome,
+  JobSummary,
+  SchedulerJobs,
+  StartSchedulerOptions,
+  StopOptions,
+} from './interfaces.js';
+import type { LaneJob, LaneResult, SerializedError } from './lane-protocol.js';
+import { historyJson, jobSummary } from './job-summary.js';
+import { type ResolvedProcessorOptions, resolveProcessorOptions } from './processor-options.js';
+import { ScheduleTable, type SchedulerStats } from './schedule-table.js';
+
+/** The scheduler's events, one namespace per subject. */
+export interface SchedulerEventTypes {
+  'job:started': [event: { id: string; attempt: number }];
+  'job:finished': [event: { id: string; state: 'pending' | 'finished' }];
+  /** A run crashed and the job will run again from `retryAt` (epoch ms). */
+  'job:crashed': [event: { id: string; error: string; attempt: number; retryAt: number }];
+  /** Out of attempts: the job finished with a FailedOutcome. */
+  'job:failed': [event: { id: string; error: string; attempts: number }];
+  /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
+  'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel'> | 'thread_lost' }];
+  /** The job was removed (or taken over) while this scheduler held it. */
+  'job:cancelled': [event: { id: string }];
+  /** A store operation failed in the background (the scheduler carries on). */
+  error: [error: Error];
+}
+
+/** One held job: accepted by this scheduler, its lock owned. */
+interface Held {
+  job: Job;
+  /** performance.now() when accepted. */
+  readonly takenAt: number;
+  /** The current run's serial while a handler runs it. */
+  serial: number | undefined;
+  /** Set once its handler's signal was aborted. */
+  abort: AbortCause | undefined;
+  graceTimer: unknown;
+  /** Threads lost under it in a row without being named the culprit. */
+  losses: number;
+}
+
+type RunOutcome = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** A job that was on this many lost threads in a row counts as their cause even when not caught in the act. */
+const MAX_UNEXPLAINED_LOSSES = 3;
+
+/**
+ * Starts a scheduler for one job type. The type must have an activity
+ * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it.
+ */
+export async function startScheduler<D = JsonValue, R = unknown>(options: StartSchedulerOptions<D, R>): Promise<Scheduler> {
+  if (typeof options !== 'object' || options === null || typeof options.jobs?.acceptMany !== 'function') {
+    throw new SchedulerError('invalid_option', 'startScheduler needs { jobs, type, handler }');
+  }
+  const url = handlerUrl(options.handler as never);
+  const resolved = resolveProcessorOptions(options);
+  const timeout = await options.jobs.getTypeTimeout(options.type);
+  if (timeout === undefined) {
+    throw new SchedulerError('invalid_option', `job type ${JSON.stringify(options.type)} has no activity timeout: call setTypeTimeout first`);
+  }
+  return new Scheduler(options.jobs, options.type, url, resolved, timeout * 1000);
+}
+
+export class Scheduler {
+  readonly type: string;
+  readonly events = new EventEmitter<SchedulerEventTypes>();
+  readonly #jobs: Jobs;
+  readonly #options: ResolvedProcessorOptions;
+  readonly #table: ScheduleTable;
+  readonly #pool: HandlerPool;
+  readonly #heartbeatMs: number;
+  /** Jobs accepted but not started are given back after this long. */
+  readonly #holdLimitMs: number;
+  readonly #held = new Map<string, Held>();
+  readonly #bySerial = new Map<number, Held>();
+  readonly #writes = new Set<Promise<void>>();
+  readonly #idle = new Set<() => void>();
+  #finishQueue: { held: Held; data: unknown }[] = [];
+  #finishScheduled = false;
+  #nextSerial = 1;
+  #active = true;
+  #stopped: Promise<void> | undefined;
+  /** Cycles and pumps run one at a time, in order. */
+  #work: Promise<void> = Promise.resolve();
+  #pumpQueued = false;
+  #waiter: Promise<void> | undefined;
+  #tickTimer: unknown;
+  #heartbeatTimer: unknown;
+  #heartbeating = false;
+
+  /** Prefer {@link startScheduler}, which checks the type and reads its timeout. */
+  constructor(jobs: Jobs, type: string, handler: string, options: ResolvedProcessorOptions, typeTimeoutMs: number) {
+    this.type = type;
+    this.#jobs = jobs;
+    this.#options = options;
+    this.#table = new ScheduleTable(options.scheduler);
+    this.#heartbeatMs = options.heartbeatMs ?? Math.max(1, typeTimeoutMs / 3);
+    this.#holdLimitMs = typeTimeoutMs / 2;
+    this.#pool = new HandlerPool({
+      handlerUrl: handler,
+      threads: options.threads,
+      stuckThreadMs: options.stuckThreadMs,
+      events: {
+        settled: (result) => this.#settled(result),
+        update: (serial, data, reply) => this.#update(serial, data, reply),
+        lost: (serial, culprit, reason) => this.#lost(serial, culprit, reason),
+      },
+    });
+    this.#scheduleTick();
+    this.#scheduleHeartbeat();
+    this.#requestPump();
+  }
+
+  // --- monitoring -----------------------------------------------------------
+
+  /** Every job the scheduler tracks (held, running, or given back with a crash to remember), like `_scheduler/jobs`. */
+  jobs(): SchedulerJobs {
+    const jobs: JobSummary[] = [];
+    for (const entry of this.#table.entries()) jobs.push(this.#summary(entry.id) as JobSummary);
+    return { total_rows: jobs.length, offset: 0, jobs };
+  }
+
+  /** One job's summary, or undefined when this scheduler does not track it. */
+  job(type: string, id: string): JobSummary | undefined {
+    return type === this.type ? this.#summary(id) : undefined;
+  }
+
+  /** Counts and average ages of pending, running and crashed jobs. */
+  stats(): SchedulerStats {
+    return this.#table.stats(this.#options.clock.now());
+  }
+
+  /** The handler threads (for monitoring and fault injection). */
+  get threads(): readonly import('node:worker_threads').Worker[] {
+    return this.#pool.threads;
+  }
+
+  /** Runs a scheduling cycle now (stop excess, start pending, rotate), as the interval timer does. */
+  reschedule(): Promise<void> {
+    return this.#enqueue(() => this.#cycle());
+  }
+
+  // --- stopping -------------------------------------------------------------
+
+  /**
+   * Stops: takes no more jobs, gives back the jobs not started, aborts the
+   * running handlers' signals (cause `shutdown`) and waits up to `graceMs`
+   * for them. A one-shot handler that resolves in that time finishes its
+   * job; every other job goes back to the queue, its last progress kept.
+   * Nothing is lost. A second call returns the same promise.
+   */
+  stop(options: StopOptions = {}): Promise<void> {
+    this.#stopped ??= this.#stop(options.graceMs ?? this.#options.graceMs);
+    return this.#stopped;
+  }
+
+  async #stop(graceMs: number): Promise<void> {
+    this.#active = false;
+    const clock = this.#options.clock;
+    clock.clearTimeout(this.#tickTimer);
+    await this.#work;
+    await this.#waiter;
+    for (const held of [...this.#held.values()]) if (held.serial === undefined) this.#giveBack(held);
+    const running = [...this.#held.values()].filter((held) => held.serial !== undefined && held.abort === undefined);
+    for (const held of running) held.abort = 'shutdown';
+    this.#pool.abort(
+      running.map((held) => held.serial as number),
+      'shutdown',
+    );
+    await this.#whenIdle(graceMs);
+    // Handlers still running lose their threads; their jobs go back.
+    const left = [...this.#held.values()].filter((held) => held.serial !== undefined);
+    for (const held of left) this.#detach(held);
+    await this.#pool.close();
+    for (const held of left) this.#giveBack(held);
+    this.#flushFinishes();
+    while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
+    clock.clearTimeout(this.#heartbeatTimer);
+  }
+
+  /** Resolves when no handler runs, or after `ms`. */
+  #whenIdle(ms: number): Promise<void> {
+    if (!this.#anyRunning()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#idle.delete(check);
+        this.#options.clock.clearTimeout(timer);
+        resolve();
+      };
+      const check = (): void => {
+        if (!this.#anyRunning()) done();
+      };
+      const timer = this.#options.clock.setTimeout(done, ms);
+      this.#idle.add(check);
+    });
+  }
+
+  #anyRunning(): boolean {
+    for (const held of this.#held.values()) if (held.serial !== undefined) return true;
+    return false;
+  }
+
+  // --- taking jobs ----------------------------------------------------------
+
+  #enqueue(step: () => Promise<void>): Promise<void> {
+    const next = this.#work.then(step).catch((error: unknown) => this.#emitError(error));
+    this.#work = next;
+    return next;
+  }
+
+  #requestPump(): void {
+    if (this.#pumpQueued || !this.#active) return;
+    this.#pumpQueued = true;
+    void this.#enqueue(async () => {
+      this.#pumpQueued = false;
+      await this.#pump();
+    });
+  }
+
+  /** Fills free slots: starts held jobs, takes more in one batch, and leaves a blocking accept waiting for the rest. */
+  async #pump(): Promise<void> {
+    if (!this.#active) return;
+    this.#startDue();
+    const free = this.#table.options.maxJobs - this.#held.size;
+    if (free <= 0 || this.#waiter !== undefined) return;
+    const taken = await this.#jobs.acceptMany(this.type, free, this.#bound());
+    this.#hold(taken);
+    this.#startDue();
+    if (taken.length === free) this.#requestPump();
+    else this.#armWaiter();
+  }
+
+  #armWaiter(): void {
+    const count = this.#table.options.maxJobs - this.#held.size;
+    if (this.#waiter !== undefined || !this.#active || count <= 0) return;
+    this.#waiter = (async () => {
+      let retryAfter = 0;
+      try {
+        const taken = await this.#jobs.acceptMany(this.type, count, { ...this.#bound(), timeout: this.#options.acceptWaitMs });
+        this.#hold(taken);
+        if (this.#active) this.#startDue();
+        else for (const job of taken) this.#giveBack(this.#held.get(job.id) as Held);
+      } catch (error) {
+        if (this.#active) this.#emitError(error);
+        retryAfter = this.#options.acceptWaitMs;
+      } finally {
+        this.#waiter = undefined;
+      }
+      if (!this.#active) return;
+      if (retryAfter > 0) this.#options.clock.setTimeout(() => this.#requestPump(), retryAfter);
+      else this.#requestPump();
+    })();
+  }
+
+  /** With the system clock the store decides what is due (and wakes for future jobs); another clock bounds accepts by its time. */
+  #bound(): { maxSchedTime?: number } {
+    const clock = this.#options.clock;
+    return clock === systemClock ? {} : { maxSchedTime: clock.now() / 1000 };
+  }
+
+  #hold(jobs: readonly Job[]): void {
+    const now = this.#options.clock.now();
+    for (const job of jobs) {
+      const known = this.#held.get(job.id);
+      if (known !== undefined) {
+        known.job = job;
+        continue;
+      }
+      this.#table.add(job.id, job.continuous === true, now);
+      this.#held.set(job.id, { job, takenAt: performance.now(), serial: undefined, abort: undefined, graceTimer: undefined, losses: 0 });
+    }
+  }
+
+  /** Starts held jobs into free slots. */
+  #startDue(): void {
+    if (this.#active) this.#launch(this.#table.fill(this.#options.clock.now()));
+  }
+
+  #launch(ids: readonly string[]): void {
+    const batch: LaneJob[] = [];
+    for (const id of ids) {
+      const held = this.#held.get(id);
+      const entry = this.#table.get(id);
+      if (held === undefined || entry === undefined || held.serial !== undefined) continue;
+      const serial = this.#nextSerial++;
+      held.serial = serial;
+      this.#bySerial.set(serial, held);
+      const { job } = held;
+      const attempt = entry.failures + 1;
+      batch.push({
+        serial,
+        job: {
+          type: job.type,
+          id: job.id,
+          data: job.data,
+          priority: job.priority,
+          scheduledTime: job.scheduledTime,
+          continuous: job.continuous === true,
+          attempt,
+        },
+      });
+      this.events.emit('job:started', { id, attempt });
+    }
+    this.#pool.start(batch);
+  }
+
+  // --- the scheduling cycle -------------------------------------------------
+
+  #scheduleTick(): void {
+    if (!this.#active) return;
+    this.#tickTimer = this.#options.clock.setTimeout(() => {
+      void this.#enqueue(() => this.#cycle()).then(() => this.#scheduleTick());
+    }, this.#table.options.interval);
+  }
+
+  async #cycle(): Promise<void> {
+    if (!this.#active) return;
+    const clock = this.#options.clock;
+    const { maxJobs, maxChurn } = this.#table.options;
+    let continuousRunning = 0;
+    for (const entry of this.#table.entries()) if (entry.running && entry.continuous) continuousRunning++;
+    // Slots full and jobs waiting in the store: take some for the cycle to rotate in.
+    if (this.#table.runningCount >= maxJobs && maxChurn > 0 && continuousRunning > 0 && this.#table.pendingCount === 0) {
+      const limit = Math.min(maxChurn, continuousRunning);
+      const waiting = await this.#jobs.pendingCount(this.type, { maxSchedTime: clock.now() / 1000, limit });
+      if (waiting > 0 && this.#active) this.#hold(await this.#jobs.acceptMany(this.type, waiting, this.#bound()));
+    }
+    if (!this.#active) return;
+    const now = clock.now();
+    const { started, stopped } = this.#table.reschedule(now);
+    for (const id of stopped) this.#stopRun(id, 'rotation');
+    this.#launch(started);
+    // Jobs taken for the cycle that it did not start go back at once.
+    for (const held of [...this.#held.values()]) if (held.serial === undefined) this.#giveBack(held);
+    this.#table.forget(now);
+    this.#requestPump();
+  }
+
+  /** Aborts a run the cycle stopped; when its handler ends the job goes back to the queue. */
+  #stopRun(id: string, cause: 'rotation'): void {
+    const held = this.#held.get(id);
+    if (held === undefined || held.serial === undefined) return;
+    // Not startable while its handler winds down: it is on its way back to the queue.
+    this.#table.release(id);
+    held.abort = cause;
+    this.#pool.abort([held.serial], cause);
+    this.#armGrace(held);
+  }
+
+  #armGrace(held: Held): void {
+    const serial = held.serial;
+    if (serial === undefined) return;
+    const graceMs = this.#options.graceMs;
+    held.graceTimer = this.#options.clock.setTimeout(() => {
+      if (held.serial === serial) this.#pool.killThreadOf(serial, `the handler ignored its abort signal for ${graceMs} ms`);
+    }, graceMs);
+  }
+
+  // --- runs ending ----------------------------------------------------------
+
+  #settled(result: LaneResult): void {
+    const held = this.#detachSerial(result.serial);
+    if (held === undefined) return;
+    held.losses = 0;
+    this.#afterRun(held, result.ok ? { ok: true, value: result.value } : { ok: false, reason: describeError(result.error) });
+  }
+
+  #lost(serial: number, culprit: boolean, reason: string): void {
+    const held = this.#detachSerial(serial);
+    if (held === undefined) return;
+    held.losses++;
+    if (held.abort !== undefined || culprit || held.losses >= MAX_UNEXPLAINED_LOSSES) {
+      this.#afterRun(held, { ok: false, reason });
+      return;
+    }
+    // A bystander of another job's fault: run it again, no crash counted.
+    const now = this.#options.clock.now();
+    if (this.#table.get(held.job.id)?.running) this.#table.stop(held.job.id, now, `thread lost: ${reason}`);
+    this.events.emit('job:stopped', { id: held.job.id, cause: 'thread_lost' });
+    if (this.#active) {
+      this.#startDue();
+      this.#requestPump();
+    } else {
+      this.#giveBack(held);
+    }
+    this.#notifyIdle();
+  }
+
+  #afterRun(held: Held, outcome: RunOutcome): void {
+    const { id } = held.job;
+    switch (held.abort) {
+      case 'cancel':
+        break; // already dropped
+      case 'rotation':
+        this.#giveBack(held);
+        this.events.emit('job:stopped', { id, cause: 'rotation' });
+        break;
+      case 'shutdown':
+        if (outcome.ok && !held.job.continuous) this.#finish(held, outcome.value);
+        else {
+          this.#giveBack(held);
+          this.events.emit('job:stopped', { id, cause: 'shutdown' });
+        }
+        break;
+      default:
+        if (outcome.ok) this.#finish(held, outcome.value);
+        else this.#crash(held, outcome.reason);
+    }
+    this.#notifyIdle();
+    if (this.#active) {
+      this.#startDue();
+      this.#requestPump();
+    }
+  }
+
+  #detachSerial(serial: number): Held | undefined {
+    const held = this.#bySerial.get(serial);
+    if (held === undefined || held.serial !== serial) return undefined;
+    this.#detach(held);
+    return held;
+  }
+
+  /** The run is over for the scheduler (its handler ended, or is being abandoned). */
+  #detach(held: Held): void {
+    if (held.serial !== undefined) this.#bySerial.delete(held.serial);
+    held.serial = undefined;
+    this.#options.clock.clearTimeout(held.graceTimer);
+  }
+
+  #notifyIdle(): void {
+    for (const check of [...this.#idle]) check();
+  }
+
+  #finish(held: Held, data: unknown): void {
+    this.#held.delete(held.job.id);
+    this.#table.remove(held.job.id);
+    // Finishes of handlers that end together go to the store in one batch.
+    this.#finishQueue.push({ held, data });
+    if (!this.#finishScheduled) {
+      this.#finishScheduled = true;
+      setImmediate(() => this.#flushFinishes());
+    }
+  }
+
+  #flushFinishes(): void {
+    this.#finishScheduled = false;
+    const queue = this.#finishQueue;
+    if (queue.length === 0) return;
+    this.#finishQueue = [];
+    this.#track(
+      this.#jobs.finishMany(queue.map(({ held, data }) => ({ job: held.job, data }))).then((outcomes) => {
+        outcomes.forEach((outcome, index) => {
+          const { held, data } = queue[index] as { held: Held; data: unknown };
+          if (outcome.status === 'fulfilled') this.events.emit('job:finished', { id: held.job.id, state: outcome.value });
+          else if (isHalt(outcome.reason)) this.events.emit('job:cancelled', { id: held.job.id });
+          else if (outcome.reason instanceof JobsError && outcome.reason.code === 'invalid_job_data' && !isFailedOutcome(data)) {
+            // A result the store cannot keep is the handler's fault: the job fails with that error.
+            this.#track(this.#finishFailed(held, `the handler's result is not storable: ${outcome.reason.message}`, 1, []));
+          } else this.#emitError(outcome.reason);
+        });
+      }),
+    );
+  }
+
+  #crash(held: Held, reason: string): void {
+    const { job } = held;
+    const now = this.#options.clock.now();
+    this.#held.delete(job.id);
+    const attempts = job.continuous ? this.#options.attempts.continuous : this.#options.attempts.oneShot;
+    const { outcome, backoffMs, entry } = this.#table.crash(job.id, reason, now, attempts);
+    if (outcome === 'failed') {
+      this.events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
+      this.#track(this.#finishFailed(held, reason, entry.failures, entry.history));
+      return;
+    }
+    this.#table.release(job.id);
+    this.events.emit('job:crashed', { id: job.id, error: reason, attempt: entry.failures, retryAt: now + backoffMs });
+    this.#track(this.#resubmit(job, (now + backoffMs) / 1000));
+  }
+
+  async #finishFailed(held: Held, reason: string, attempts: number, history: readonly HistoryEvent[]): Promise<void> {
+    const failed: FailedOutcome = { outcome: 'failed', error: reason, attempts, data: held.job.data, history: historyJson(history) };
+    try {
+      await this.#jobs.finish(held.job, failed);
+    } catch (error) {
+      if (!isHalt(error)) throw error;
+    }
+  }
+
+  /** The job goes back to the queue, due now, with its last progress. */
+  #giveBack(held: Held): void {
+    const { id } = held.job;
+    this.#detach(held);
+    this.#held.delete(id);
+    const entry = this.#table.get(id);
+    const now = this.#options.clock.now();
+    if (entry?.running) this.#table.stop(id, now);
+    this.#table.release(id);
+    this.#track(this.#resubmit(held.job, now / 1000));
+  }
+
+  async #resubmit(job: Job, scheduledTime: number): Promise<void> {
+    try {
+      const flagged = await this.#jobs.resubmit(job, { scheduledTime });
+      await this.#jobs.finish(flagged);
+    } catch (error) {
+      if (!isHalt(error)) throw error;
+    }
+  }
+
+  #track(write: Promise<void>): void {
+    const tracked = write.catch((error: unknown) => this.#emitError(error)).finally(() => this.#writes.delete(tracked));
+    this.#writes.add(tracked);
+  }
+
+  // --- heartbeats, progress and cancellation --------------------------------
+
+  #scheduleHeartbeat(): void {
+    this.#heartbeatTimer = this.#options.clock.setTimeout(() => {
+      void this.#heartbeat().finally(() => {
+        if (this.#active || this.#held.size > 0 || this.#writes.size > 0) this.#scheduleHeartbeat();
+      });
+    }, this.#heartbeatMs);
+  }
+
+  /** One `updateMany` for every held job, so the activity monitor never takes a live job back. */
+  async #heartbeat(): Promise<void> {
+    if (this.#heartbeating) return;
+    this.#heartbeating = true;
+    try {
+      const now = performance.now();
+      const beats: Held[] = [];
+      for (const held of [...this.#held.values()]) {
+        if (held.serial === undefined && this.#active && now - held.takenAt > this.#holdLimitMs) this.#giveBack(held);
+        else beats.push(held);
+      }
+      if (beats.length === 0) return;
+      const outcomes = await this.#jobs.updateMany(beats.map((held) => ({ job: held.job })));
+      outcomes.forEach((outcome, index) => {
+        const held = beats[index] as Held;
+        if (this.#held.get(held.job.id) !== held) return;
+        // Keep the data of the handle: a ctx.update may have replaced it meanwhile.
+        if (outcome.status === 'fulfilled') held.job = { ...outcome.value, data: held.job.data };
+        else if (isHalt(outcome.reason)) this.#cancel(held);
+        else this.#emitError(outcome.reason);
+      });
+    } catch (error) {
+      this.#emitError(error);
+    } finally {
+      this.#heartbeating = false;
+    }
+  }
+
+  #update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void {
+    const held = this.#bySerial.get(serial);
+    if (held === undefined || held.abort === 'cancel') {
+      reply({ name: 'SchedulerError', code: 'halt', message: 'the job is no longer this processor\'s' });
+      return;
+    }
+    this.#jobs.update(held.job, data).then(
+      (job) => {
+        if (this.#held.get(job.id) === held) held.job = job;
+        reply();
+      },
+      (error: unknown) => {
+        if (isHalt(error)) {
+          reply({ name: 'SchedulerError', code: 'halt', message: (error as Error).message });
+          if (this.#held.get(held.job.id) === held) this.#cancel(held);
+          return;
+        }
+        const serialized = error instanceof Error ? error : new Error(String(error));
+        reply({ name: serialized.name, code: (error as { code?: unknown }).code === undefined ? 'error' : String((error as { code: unknown }).code), message: serialized.message });
+      },
+    );
+  }
+
+  /** The job was removed or taken over: drop it, and abort its handler. */
+  #cancel(held: Held): void {
+    const { id } = held.job;
+    this.#held.delete(id);
+    this.#table.remove(id);
+    this.events.emit('job:cancelled', { id });
+    if (held.serial !== undefined && held.abort === undefined) {
+      held.abort = 'cancel';
+      this.#pool.abort([held.serial], 'cancel');
+      this.#armGrace(held);
+    }
+    if (this.#active) this.#requestPump();
+  }
+
+  #summary(id: string): JobSummary | undefined {
+    const entry = this.#table.get(id);
+    if (entry === undefined) return undefined;
+    const serial = this.#held.get(id)?.serial;
+    const threadId = serial === undefined ? undefined : this.#pool.threadIdOf(serial);
+    return jobSummary(this.type, entry, this.#table.options.healthThreshold, threadId);
+  }
+
+  #emitError(error: unknown): void {
+    this.events.emit('error', error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function isHalt(error: unknown): boolean {
+  return error instanceof JobsError && error.code === 'halt';
+}
+
+function isFailedOutcome(data: unknown): boolean {
+  return typeof data === 'object' && data !== null && (data as { outcome?: unknown }).outcome === 'failed';
+}
+
+function describeError(error: SerializedError): string {
+  return error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message;
+}

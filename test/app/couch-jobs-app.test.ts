@@ -1,0 +1,202 @@
+// The couch_jobs tests (couch_jobs_tests.erl) that need the application: the
+// server and its per-type children, restarts on bad messages, subscriptions,
+// and re-enqueueing by the activity monitor.
+
+import test from 'ava';
+import { JobsError } from '@jobtree/core';
+import { T1, T2, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
+
+const J1 = 'j1';
+const J2 = 'j2';
+
+test.serial('type_timeouts_and_server: a type with a timeout gets an activity monitor and a notifier; clearing it stops them', async (t) => {
+  const { app } = await startTempApp(t);
+  for (const type of [T1, T2]) {
+    t.truthy(app.system.whereis(`activity_monitor:${type}`));
+    t.truthy(app.system.whereis(`notifier:${type}`));
+    t.truthy(app.system.whereis(`type_monitor:${type}`));
+  }
+  await app.clearTypeTimeout(T2);
+  t.is(app.system.whereis(`activity_monitor:${T2}`), undefined);
+  t.is(app.system.whereis(`notifier:${T2}`), undefined);
+  await eventually(() => app.system.whereis(`type_monitor:${T2}`) === undefined, 5_000, 'the linked type monitor to end');
+  t.truthy(app.system.whereis(`notifier:${T1}`), 'the other type keeps its children');
+  await app.setTypeTimeout(T2, 5);
+  t.truthy(app.system.whereis(`notifier:${T2}`));
+  t.deepEqual((await app.getTypes()).sort(), [T1, T2]);
+});
+
+test.serial('dead_notifier_restarts_jobs_server: a dead notifier makes the server crash and restart, and it re-creates the children', async (t) => {
+  const { app } = await startTempApp(t);
+  const server = app.system.whereis('jobs_server');
+  const notifier = app.system.whereis(`notifier:${T1}`);
+  const monitor = app.system.whereis('activity_monitor_sup');
+  await app.system.kill(`notifier:${T1}`);
+  await restarted(app, 'jobs_server', server);
+  const newNotifier = await restarted(app, `notifier:${T1}`, notifier);
+  t.not(newNotifier, notifier);
+  t.is(app.system.whereis('activity_monitor_sup'), monitor, 'rest_for_one leaves older siblings alone');
+  const tree = app.system.tree();
+  t.is(tree.children.find((node) => node.name === 'jobs_server')?.restarts, 1);
+});
+
+for (const [name, kind] of [
+  ['jobs_server', 'server'],
+  [`notifier:${T1}`, 'notifier'],
+  [`activity_monitor:${T1}`, 'activity_monitor'],
+] as const) {
+  test.serial(`bad_cast_restarts_${kind}: a cast it does not understand stops ${name}, and it comes back`, async (t) => {
+    const { app } = await startTempApp(t);
+    const before = app.system.whereis(name)!;
+    const down = app.system.monitor(before);
+    app.system.cast(name, { type: 'garbage' });
+    const reason = await down;
+    t.like(reason, { error: { code: 'bad_cast' } });
+    await restarted(app, name, before);
+  });
+
+  test.serial(`bad_call_restarts_${kind}: ${name} replies to a call it does not understand, then stops and comes back`, async (t) => {
+    const { app } = await startTempApp(t);
+    const before = app.system.whereis(name)!;
+    const down = app.system.monitor(before);
+    const reply = await app.system.call(name, { type: 'garbage' }, 5_000);
+    t.deepEqual(reply, { error: 'bad_call' });
+    t.like(await down, { error: { code: 'bad_call' } });
+    await restarted(app, name, before);
+  });
+
+  test.serial(`bad_info_restarts_${kind}: an info message it does not understand stops ${name}, and it comes back`, async (t) => {
+    const { app } = await startTempApp(t);
+    const before = app.system.whereis(name)!;
+    const down = app.system.monitor(before);
+    // An exit signal from a process it is not linked to is, for a jobs
+    // actor (they trap exits), a message it does not understand.
+    app.system.actors.exit(before, { shutdown: 'stray' });
+    t.like(await down, { error: { code: 'bad_info' } });
+    await restarted(app, name, before);
+  });
+}
+
+test.serial('subscribe: the current state and data, then running on accept and on update, then finished', async (t) => {
+  const { app } = await startTempApp(t);
+  await t.throwsAsync(app.subscribe(T1, 'missing'), { instanceOf: JobsError, code: 'not_found' });
+  await app.add(T1, J1, { a: 1 });
+  const sub = await app.subscribe(T1, J1);
+  t.is(sub.state, 'pending');
+  t.deepEqual(sub.data, { a: 1 });
+  t.is(await app.subscribe(T1, J1), sub, 'subscribing twice gives the same subscription');
+
+  const job = await app.accept(T1);
+  t.like(await app.wait(sub, 'running', 10_000), { type: T1, id: J1, state: 'running', data: { a: 1 } });
+  const updated = await app.update(job!, { a: 2 });
+  t.like(await app.wait(sub, 'running', 10_000), { state: 'running', data: { a: 2 } });
+  await app.finish(updated, { done: true });
+  t.like(await app.wait(sub, 'finished', 10_000), { state: 'finished', data: { done: true } });
+  t.true(sub.ended);
+
+  const finished = await app.subscribe(T1, J1);
+  t.is(finished.state, 'finished');
+  t.deepEqual(finished.data, { done: true });
+  t.true(finished.ended, 'a finished job gives an already-ended subscription');
+  const events = [];
+  for await (const event of finished) events.push(event);
+  t.deepEqual(events, []);
+});
+
+test.serial('the iterator yields each state change and ends after finished', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, { step: 0 });
+  const sub = await app.subscribe(T1, J1);
+  const seen: string[] = [];
+  const reading = (async () => {
+    for await (const event of sub) seen.push(event.state);
+  })();
+  const job = await app.accept(T1);
+  await eventually(() => seen.includes('running'), 10_000, 'running');
+  await app.finish(job!);
+  await reading;
+  t.deepEqual(seen, ['running', 'finished']);
+});
+
+test.serial('remove_when_subscribed_and_pending: removing a pending job sends not_found and ends the subscription', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, { a: 1 });
+  const sub = await app.subscribe(T1, J1);
+  await app.remove(T1, J1);
+  t.like(await app.wait(sub, undefined, 10_000), { state: 'not_found', data: undefined });
+  t.true(sub.ended);
+});
+
+test.serial('remove_when_subscribed_and_running: removing a running job sends not_found, and its worker gets halt', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, { a: 1 });
+  const sub = await app.subscribe(T1, J1);
+  const job = await app.accept(T1);
+  t.like(await app.wait(sub, 'running', 10_000), { state: 'running' });
+  await app.remove(T1, J1);
+  t.like(await app.wait(sub, 'not_found', 10_000), { state: 'not_found' });
+  await t.throwsAsync(app.update(job!), { instanceOf: JobsError, code: 'halt' });
+});
+
+test.serial('subscribe_wait_multiple: waiting on several subscriptions takes the oldest event, keeps the others, and filters by state', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, {});
+  await app.add(T2, J2, {});
+  const s1 = await app.subscribe(T1, J1);
+  const s2 = await app.subscribe(T2, J2);
+  const j1 = await app.accept(T1);
+  const j2 = await app.accept(T2);
+  const first = await app.wait([s1, s2], 'running', 10_000);
+  const second = await app.wait([s1, s2], 'running', 10_000);
+  t.deepEqual(new Set([first, second].map((event) => event !== 'timeout' && event.id)), new Set([J1, J2]));
+  await app.finish(j1!);
+  await app.finish(j2!);
+  // The filter applies to every subscription waited on.
+  t.is(await app.wait([s1, s2], 'pending', 300), 'timeout');
+  const done = [await app.wait([s1, s2], 'finished', 10_000), await app.wait([s1, s2], 'finished', 10_000)];
+  t.deepEqual(new Set(done.map((event) => event !== 'timeout' && event.id)), new Set([J1, J2]));
+});
+
+test.serial('unsubscribe drops the events already queued and ends the subscription', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, {});
+  const sub = await app.subscribe(T1, J1);
+  const job = await app.accept(T1);
+  await eventually(() => sub.lastKnown.state === 'running', 10_000, 'the running event to be queued');
+  await app.unsubscribe(sub);
+  t.true(sub.ended);
+  t.is(await app.wait(sub, 'running', 200), 'timeout');
+  await app.finish(job!);
+  t.is(await app.wait(sub, undefined, 300), 'timeout');
+  await t.throwsAsync(app.unsubscribe({} as never), { instanceOf: JobsError, code: 'invalid_subscription' });
+  await t.throwsAsync(app.wait([], undefined, 10), { instanceOf: JobsError, code: 'invalid_subscription' });
+  await t.throwsAsync(app.wait(sub, 'bogus' as never, 10), { instanceOf: JobsError, code: 'invalid_option' });
+});
+
+test.serial('enqueue_inactive: the activity monitor re-enqueues a job whose worker went silent for a whole timeout', async (t) => {
+  const { app } = await startTempApp(t, { activityMonitorMaxJitterMs: 0 }, { [T1]: 1 });
+  await app.add(T1, J1, { a: 1 });
+  const sub = await app.subscribe(T1, J1);
+  const job = await app.accept(T1);
+  t.like(await app.wait(sub, 'running', 10_000), { state: 'running' });
+  const silentSince = Date.now();
+  t.like(await app.wait(sub, 'pending', 10_000), { state: 'pending' }, 'the silent job is pending again');
+  const waited = Date.now() - silentSince;
+  t.true(waited >= 1_000, `re-enqueued after ${waited} ms, not before a whole timeout`);
+  await t.throwsAsync(app.update(job!), { instanceOf: JobsError, code: 'halt' });
+  const again = await app.accept(T1);
+  t.is(again?.id, J1);
+});
+
+test.serial('a job kept alive by updates is never re-enqueued', async (t) => {
+  const { app } = await startTempApp(t, { activityMonitorMaxJitterMs: 0 }, { [T1]: 1 });
+  await app.add(T1, J1, {});
+  let job = (await app.accept(T1))!;
+  const until = Date.now() + 3_000;
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    job = await app.update(job);
+  }
+  t.is(await app.getJobState(T1, J1), 'running');
+  await app.finish(job);
+});

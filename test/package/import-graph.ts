@@ -1,0 +1,98 @@
+// The module graph of the workspace's sources, and the cycles in it. Type-only
+// imports count: a cycle of types still ties two modules into one concept.
+
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+
+/** Module file -> the module files it imports (static, dynamic, type-only and re-exports). */
+export type ImportGraph = Map<string, Set<string>>;
+
+const SOURCE = /\.(ts|mts|mjs|js)$/;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return SOURCE.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** A relative specifier as NodeNext writes it (`./x.js` for `x.ts`), resolved to the file on disk. */
+function resolveRelative(from: string, specifier: string): string | undefined {
+  const target = resolve(dirname(from), specifier);
+  const candidates = [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), join(target, 'index.ts')];
+  return candidates.find((file) => existsSync(file) && statSync(file).isFile());
+}
+
+/**
+ * The graph of every module under `packages/<name>/src`, with imports of a
+ * workspace package (`@scope/name`) pointing at that package's `src/index.ts`.
+ */
+export function workspaceImportGraph(root: string): ImportGraph {
+  const packagesDir = join(root, 'packages');
+  const entryByName = new Map<string, string>();
+  const files: string[] = [];
+  for (const name of readdirSync(packagesDir)) {
+    const manifestPath = join(packagesDir, name, 'package.json');
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string };
+    entryByName.set(manifest.name, join(packagesDir, name, 'src', 'index.ts'));
+    files.push(...sourceFiles(join(packagesDir, name, 'src')));
+  }
+  const graph: ImportGraph = new Map();
+  for (const file of files) {
+    const imports = new Set<string>();
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      const target = specifier.startsWith('.') ? resolveRelative(file, specifier) : entryByName.get(specifier);
+      if (target !== undefined && target !== file) imports.add(target);
+    }
+    graph.set(file, imports);
+  }
+  return graph;
+}
+
+/**
+ * The strongly connected components with more than one module (Tarjan's
+ * algorithm): each is a set of modules that import one another in a cycle.
+ */
+export function importCycles(graph: ImportGraph): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const connect = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next);
+    next++;
+    stack.push(node);
+    onStack.add(node);
+    for (const target of graph.get(node) ?? []) {
+      if (!index.has(target)) {
+        connect(target);
+        low.set(node, Math.min(low.get(node) as number, low.get(target) as number));
+      } else if (onStack.has(target)) {
+        low.set(node, Math.min(low.get(node) as number, index.get(target) as number));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) connect(node);
+  return cycles;
+}
+
+/** A cycle as repository-relative paths, for a failure message. */
+export function describeCycle(root: string, cycle: readonly string[]): string {
+  return cycle.map((file) => relative(root, file)).join(' <-> ');
+}

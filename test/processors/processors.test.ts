@@ -1,0 +1,146 @@
+// Handlers run by the scheduler end to end, on a real store.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import type { FailedOutcome } from '../../packages/supervisor/src/processors/index.js';
+import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
+
+test('a one-shot job runs its handler and finishes with its result', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('thumb', 'noop');
+  const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'a');
+  await h.jobs.add('thumb', 'a', { n: 7 });
+  t.is((await finished).state, 'finished');
+  t.is(await h.jobs.getJobState('thumb', 'a'), 'finished');
+  t.deepEqual(await h.jobs.getJobData('thumb', 'a'), { done: true, n: 7 });
+});
+
+test('more continuous jobs than slots all make progress: rotation gives every job a turn', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('follow', 'progress', { maxJobs: 2, maxChurn: 2, interval: 300, acceptWaitMs: 200 });
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+  for (const id of ids) await h.jobs.add('follow', id, { runs: 0, ticks: 0 }, { continuous: true });
+  await eventually(async () => {
+    for (const id of ids) {
+      const data = (await h.jobs.getJobData('follow', id)) as { runs: number };
+      if (data.runs < 1) return false;
+    }
+    return true;
+  });
+  t.true(scheduler.stats().running <= 2);
+  await scheduler.stop({ graceMs: 2000 });
+  for (const id of ids) t.is(await h.jobs.getJobState('follow', id), 'pending', `${id} went back to the queue`);
+});
+
+test('a crashing job is held back by its backoff and ends failed after its attempts', async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const scheduler = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
+  const crashed = nextEvent(scheduler, 'job:crashed');
+  await h.jobs.add('fragile', 'x', { keep: 'me' });
+  const first = await crashed;
+  t.is(first.error, 'boom');
+  t.is(first.retryAt - clock.now() > 29_000, true, 'the retry waits about 30 s');
+  const job = await h.jobs.getJob('fragile', 'x');
+  t.is(job?.state, 'pending');
+  t.true((job?.scheduledTime ?? 0) * 1000 >= first.retryAt - 1);
+  t.is(scheduler.job('fragile', 'x')?.state, 'crashing');
+  t.is(scheduler.job('fragile', 'x')?.error_count, 1);
+  const failed = nextEvent(scheduler, 'job:failed');
+  clock.skip(31_000);
+  t.is((await failed).attempts, 2);
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'finished');
+  const data = (await h.jobs.getJobData('fragile', 'x')) as FailedOutcome;
+  t.is(data.outcome, 'failed');
+  t.is(data.error, 'boom');
+  t.is(data.attempts, 2);
+  t.deepEqual(data.data, { keep: 'me' });
+  t.deepEqual(
+    data.history.map((event) => event.type),
+    ['crashed', 'started', 'crashed', 'started', 'added'],
+  );
+  t.is(scheduler.job('fragile', 'x'), undefined, 'a failed job leaves the scheduler');
+});
+
+test('removing a running job aborts its handler signal with cause cancel', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('watch', 'abort-marker', { heartbeatMs: 100 });
+  const started = nextEvent(scheduler, 'job:started');
+  await h.jobs.add('watch', 'w1', { dir: h.dir });
+  await started;
+  const cancelled = nextEvent(scheduler, 'job:cancelled');
+  await h.jobs.remove('watch', 'w1');
+  await cancelled;
+  await eventually(() => existsSync(join(h.dir, 'w1')));
+  t.is(readFileSync(join(h.dir, 'w1'), 'utf8'), 'cancel');
+  t.is(await h.jobs.getJobState('watch', 'w1'), undefined);
+});
+
+test('killing a handler thread mid-job loses no job and counts no crash', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('work', 'misbehave', { threads: 1 });
+  let crashes = 0;
+  scheduler.events.on('job:crashed', () => crashes++);
+  const ids = ['k1', 'k2', 'k3'];
+  const starts = Promise.all(ids.map((id) => nextEvent(scheduler, 'job:started', (event) => event.id === id)));
+  for (const id of ids) await h.jobs.add('work', id, { sleepMs: 1500 });
+  await starts;
+  const lost = nextEvent(scheduler, 'job:stopped', (event) => event.cause === 'thread_lost');
+  await eventually(() => scheduler.threads.length > 0);
+  await scheduler.threads[0]?.terminate();
+  await lost;
+  await eventually(async () => {
+    for (const id of ids) if ((await h.jobs.getJobState('work', id)) !== 'finished') return false;
+    return true;
+  });
+  for (const id of ids) t.deepEqual(await h.jobs.getJobData('work', id), { ok: true });
+  t.is(crashes, 0);
+});
+
+test('stop during processing loses no job', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('batch', 'misbehave', { maxJobs: 4 });
+  const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
+  for (const [i, id] of ids.entries()) {
+    // Some end quickly, some honour their signal, some ignore it past the grace period.
+    const orders = i % 3 === 0 ? { sleepMs: 5 } : i % 3 === 1 ? { sleepMs: 30_000, honour: true } : { sleepMs: 30_000 };
+    await h.jobs.add('batch', id, orders);
+  }
+  await nextEvent(scheduler, 'job:started');
+  await eventually(() => scheduler.stats().running === 4);
+  await scheduler.stop({ graceMs: 300 });
+  const states = await Promise.all(ids.map((id) => h.jobs.getJobState('batch', id)));
+  for (const [i, state] of states.entries()) t.true(state === 'pending' || state === 'finished', `${ids[i]} is ${state}`);
+  t.deepEqual(await h.jobs.getActiveJobIds('batch'), [], 'no job is left running');
+});
+
+test('a handler in an infinite loop costs only its thread: it fails, its neighbours finish', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('spin', 'misbehave', { threads: 1, stuckThreadMs: 500, attempts: 1 });
+  const crashedIds: string[] = [];
+  scheduler.events.on('job:crashed', (event) => crashedIds.push(event.id));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('spin', 'n1', { sleepMs: 2000 });
+  await h.jobs.add('spin', 'n2', { sleepMs: 2000 });
+  await nextEvent(scheduler, 'job:started', (event) => event.id === 'n2');
+  await h.jobs.add('spin', 'loop', { loop: true });
+  const failure = await failed;
+  t.is(failure.id, 'loop');
+  t.regex(failure.error, /no progress/);
+  await eventually(async () => (await h.jobs.getJobState('spin', 'n1')) === 'finished' && (await h.jobs.getJobState('spin', 'n2')) === 'finished');
+  t.deepEqual(await h.jobs.getJobData('spin', 'n1'), { ok: true });
+  t.deepEqual(crashedIds, [], 'the neighbours did not crash');
+  t.is(((await h.jobs.getJobData('spin', 'loop')) as FailedOutcome).outcome, 'failed');
+});
+
+test('a handler that calls process.exit crashes only its own job', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('quit', 'misbehave', { threads: 1, attempts: 1 });
+  await h.jobs.add('quit', 'steady', { sleepMs: 1000 });
+  await nextEvent(scheduler, 'job:started', (event) => event.id === 'steady');
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('quit', 'quitter', { exit: true });
+  t.is((await failed).id, 'quitter');
+  await eventually(async () => (await h.jobs.getJobState('quit', 'steady')) === 'finished');
+  t.deepEqual(await h.jobs.getJobData('quit', 'steady'), { ok: true });
+});
