@@ -2,6 +2,7 @@
 // counter after it is killed, even when it is stuck in a synchronous loop.
 // Run: pnpm exec tsx examples/supervision-demo.ts
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createActorSystem } from '@jobtree/actors';
 import { actorStart, startSupervisor } from '@jobtree/supervisor';
 import counter, { type CounterMessage } from './actors/counter.js';
@@ -31,9 +32,14 @@ console.log(`  counter ${system.whereis('counter')} = ${await get()} (state star
 
 console.log('== 3. a handler stuck in a synchronous loop: its host thread is terminated and replaced');
 const restartedAgain = new Promise((resolve) => supervisor.events.once('child_restarted', resolve));
-system.cast<CounterMessage>('counter', { type: 'spin' });
+const replaced = new Promise((resolve) => system.events.once('thread_replaced', resolve));
+// A kill travels apart from messages and could overtake the spin: wait until the counter is looping.
+const flag = new SharedArrayBuffer(4);
+system.cast<CounterMessage>('counter', { type: 'spin', spinning: flag });
+while (Atomics.load(new Int32Array(flag), 0) === 0) await sleep(5);
+console.log('  the counter is looping; kill it');
 system.kill('counter');
-await restartedAgain;
+await Promise.all([restartedAgain, replaced]);
 console.log(`  counter ${system.whereis('counter')} = ${await get()}`);
 
 console.log('== 4. the tree');

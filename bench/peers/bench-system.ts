@@ -6,7 +6,7 @@
 
 export interface DrainResult {
   jobs: number;
-  /** From starting the workers until the last job's completion was confirmed. */
+  /** From the first handler start until the last job's completion was confirmed. */
   seconds: number;
   perSecond: number;
   /** CPU seconds of adding and draining the jobs: this process plus the system's server, if any. */

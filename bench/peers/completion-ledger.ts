@@ -12,6 +12,7 @@ export class CompletionLedger {
   #completed = 0;
   #ran = 0;
   #onComplete: (() => void) | undefined;
+  #firstRunAt: number | undefined;
 
   /** Jobs are named `${prefix}${i}` for i in [0, count). */
   constructor(prefix: string, count: number) {
@@ -33,6 +34,15 @@ export class CompletionLedger {
     return this.#ran;
   }
 
+  /**
+   * performance.now() when the first handler started: a drain is timed from
+   * there, so that connecting and starting a worker pool (a one-time cost
+   * that differs between systems) is not counted as draining.
+   */
+  get firstRunAt(): number {
+    return this.#firstRunAt ?? Number.NaN;
+  }
+
   id(index: number): string {
     return `${this.#prefix}${index}`;
   }
@@ -40,6 +50,7 @@ export class CompletionLedger {
   /** A handler started job `id`. */
   markRun(id: string): void {
     const index = this.#index(id);
+    this.#firstRunAt ??= performance.now();
     if (this.#runs[index] === 0) this.#ran++;
     this.#runs[index] = (this.#runs[index] ?? 0) + 1;
   }

@@ -72,7 +72,7 @@ function layout(rows: readonly (readonly string[])[]): string {
 
 export function formatReport(labels: readonly string[], durability: ReadonlyMap<string, string>, rows: readonly ReportRow[]): string {
   const table: string[][] = [
-    ['metric', ...labels, 'jobtree / best peer', 'target', 'result'],
+    ['metric', ...labels, 'jobtree/best', 'target', 'result'],
     ['durability', ...labels.map((label) => durability.get(label) ?? '-'), '', '', ''],
   ];
   for (const row of rows) {

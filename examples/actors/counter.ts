@@ -3,14 +3,20 @@
 
 import { defineActor } from '@jobtree/actors';
 
-export type CounterMessage = { type: 'add'; by: number } | { type: 'get' } | { type: 'spin' };
+export type CounterMessage =
+  | { type: 'add'; by: number }
+  | { type: 'get' }
+  /** Loop forever; first set slot 0 of `spinning` (a shared Int32 slot) to 1, to say so. */
+  | { type: 'spin'; spinning: SharedArrayBuffer };
 
 export default defineActor<CounterMessage, { start: number }, number>(import.meta.url, {
   init: (args) => args.start,
   handleCast(msg, total) {
     if (msg.type === 'add') return total + msg.by;
     if (msg.type === 'spin') {
-      // A handler stuck in a synchronous loop: only terminating its thread stops it.
+      // A handler stuck in a synchronous loop: only terminating its thread stops it. It can send
+      // no message (its thread never gets to post one), so it says it is looping through shared memory.
+      Atomics.store(new Int32Array(msg.spinning), 0, 1);
       for (;;) {
         /* spin */
       }

@@ -14,6 +14,17 @@ async function runExample(file: string): Promise<string> {
   return stdout;
 }
 
+test('the app demo processes jobs with worker actors, survives kills, and re-enqueues a silent worker\'s job', async (t) => {
+  const out = await runExample('examples/app-demo.ts');
+  t.regex(out, /kill notifier_sup\n(?:.*\n)*?\s+restarted: [^\n]*notifier_sup[^\n]*jobs_server/);
+  t.regex(out, /kept running: [^\n]*activity_monitor_sup/);
+  t.regex(out, /all 12 jobs finished: true/);
+  t.regex(out, /stuck-1 is pending again after/);
+  t.regex(out, /stuck-1 is finished/);
+  t.regex(out, /jobs: 13 finished of 13/);
+  t.regex(out, /closed\s*$/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);

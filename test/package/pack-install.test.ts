@@ -73,6 +73,15 @@ function pnpmCommand(): [string, string[]] {
   }
 }
 
+/** The `.mjs` files under a package's src/, relative to it. */
+function javaScriptSources(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
+    const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.isDirectory()) return javaScriptSources(dir, path);
+    return entry.name.endsWith('.mjs') ? [path] : [];
+  });
+}
+
 async function exec(file: string, args: string[], cwd: string): Promise<string> {
   try {
     const { stdout } = await run(file, args, { cwd, env: userEnv(), timeout: STEP_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
@@ -83,27 +92,58 @@ async function exec(file: string, args: string[], cwd: string): Promise<string> 
   }
 }
 
-test('packed packages install with npm and run in a plain Node app and a TypeScript consumer', async (t) => {
-  t.timeout(4 * STEP_TIMEOUT_MS);
+interface Installed {
+  scratch: string;
+  app: string;
+  /** package name -> tarball path */
+  packed: Map<string, string>;
+  /** package name -> its src/ directory */
+  sourceDirs: Map<string, string>;
+}
+
+let installed: Installed | undefined;
+
+function theInstall(): Installed {
+  if (installed === undefined) throw new Error('the pack and install step did not run');
+  return installed;
+}
+
+test.before('pack every package and install the tarballs with npm into an app outside the workspace', async (t) => {
+  t.timeout(3 * STEP_TIMEOUT_MS);
   const scratch = mkdtempSync(join(tmpdir(), 'jobtree-pack-'));
-  t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
   const tarballs = join(scratch, 'tarballs');
   const app = join(scratch, 'app');
   mkdirSync(tarballs);
+  installed = { scratch, app, packed: new Map(), sourceDirs: new Map() };
 
   // Pack: each pack runs the package's prepack (a clean build into dist/).
   const [pnpm, pnpmArgs] = pnpmCommand();
-  const packed = new Map<string, string>();
   for (const { dir, manifest } of workspacePackages()) {
+    installed.sourceDirs.set(manifest.name, join(dir, 'src'));
     const before = new Set(readdirSync(tarballs));
     await exec(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], dir);
     const tarball = readdirSync(tarballs).find((file) => !before.has(file));
     if (tarball === undefined) throw new Error(`pnpm pack wrote no tarball for ${manifest.name}`);
-    packed.set(manifest.name, join(tarballs, tarball));
+    installed.packed.set(manifest.name, join(tarballs, tarball));
   }
-  t.true(packed.size >= 3, `packed: ${[...packed.keys()].join(', ')}`);
 
-  // What each tarball holds: built JavaScript and declarations, no sources, a manifest pointing at them.
+  // Install like a user: npm, from the registry for third-party dependencies.
+  // --ignore-scripts: lmdb's native code comes prebuilt in optional packages;
+  // the only install script that would do work is foundationdb's source build.
+  cpSync(FIXTURE, app, { recursive: true });
+  const dependencies = Object.fromEntries([...installed.packed].map(([name, tarball]) => [name, `file:${tarball}`]));
+  const manifest = { name: 'jobtree-pack-test-app', private: true, type: 'module', dependencies };
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  await exec('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], app);
+});
+
+test.after.always('remove the temporary app and tarballs', () => {
+  if (installed !== undefined) rmSync(installed.scratch, { recursive: true, force: true });
+});
+
+test.serial('each tarball holds built JavaScript, declarations and worker entries, with a manifest pointing at them', async (t) => {
+  const { packed, sourceDirs, scratch } = theInstall();
+  t.deepEqual([...packed.keys()].sort(), ['@jobtree/actors', '@jobtree/core', '@jobtree/supervisor']);
   for (const [name, tarball] of packed) {
     const files = (await exec('tar', ['tzf', tarball], scratch)).split('\n').filter(Boolean);
     t.true(files.includes('package/dist/index.js'), `${name} ships dist/index.js`);
@@ -112,6 +152,10 @@ test('packed packages install with npm and run in a plain Node app and a TypeScr
       files.some((file) => file.startsWith('package/src/') || file.endsWith('.tsbuildinfo')),
       `${name} ships no sources or build info`,
     );
+    // Worker entry modules are plain JavaScript next to the sources; the build must carry them into dist.
+    for (const entry of javaScriptSources(sourceDirs.get(name) ?? '')) {
+      t.true(files.includes(`package/dist/${entry}`), `${name} ships dist/${entry}`);
+    }
     const manifest = JSON.parse(await exec('tar', ['xzfO', tarball, 'package/package.json'], scratch)) as Manifest;
     t.deepEqual(manifest.exports, { '.': { types: './dist/index.d.ts', default: './dist/index.js' } }, `${name} exports`);
     const deps = { ...manifest.dependencies, ...manifest.optionalDependencies };
@@ -121,31 +165,13 @@ test('packed packages install with npm and run in a plain Node app and a TypeScr
     );
     t.false('tsx' in deps, `${name} does not depend on tsx`);
   }
-  const actorFiles = await exec('tar', ['tzf', packed.get('@jobtree/actors') ?? ''], scratch);
-  t.true(actorFiles.includes('package/dist/host-entry.mjs'), 'the host threads entry ships beside the built runtime');
+});
 
-  // Install like a user: npm, from the registry for third-party dependencies.
-  // --ignore-scripts: lmdb's native code comes prebuilt in optional packages;
-  // the only install script that would do work is foundationdb's source build.
-  cpSync(FIXTURE, app, { recursive: true });
-  writeFileSync(
-    join(app, 'package.json'),
-    `${JSON.stringify(
-      {
-        name: 'jobtree-pack-test-app',
-        private: true,
-        type: 'module',
-        dependencies: Object.fromEntries([...packed].map(([name, tarball]) => [name, `file:${tarball}`])),
-      },
-      null,
-      2,
-    )}\n`,
-  );
-  await exec('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], app);
+test.serial('a plain Node app runs jobs, actors on host threads, supervisors and the jobs application with no tsx installed', async (t) => {
+  const { app, scratch } = theInstall();
   t.false(existsSync(join(app, 'node_modules', 'tsx')), 'no tsx is installed for the app');
   t.false(existsSync(join(app, 'node_modules', 'typescript')), 'no typescript is installed for the app');
-
-  // Run: plain node, built JavaScript in the main thread and in every host thread.
+  // Built JavaScript in the main thread and in every worker thread.
   const stdout = await exec(process.execPath, ['app.mjs', join(scratch, 'data')], app);
   const steps = Object.fromEntries(
     stdout
@@ -167,13 +193,15 @@ test('packed packages install with npm and run in a plain Node app and a TypeScr
     'subscription saw': 'finished',
     closed: true,
   });
+});
 
-  // Type-check the consumer against the installed declaration files, with the
-  // workspace's TypeScript and Node types (skipLibCheck off: the .d.ts files themselves are checked).
+test.serial('a TypeScript consumer type-checks against the published declaration files', async (t) => {
+  const { app } = theInstall();
+  // The workspace's TypeScript and Node types; skipLibCheck is off, so the .d.ts files themselves are checked.
   const require = createRequire(import.meta.url);
   const tsc = join(require.resolve('typescript/package.json'), '..', 'bin', 'tsc');
   const withNodeTypes = { extends: './tsconfig.json', compilerOptions: { typeRoots: [join(ROOT, 'node_modules', '@types')] } };
   writeFileSync(join(app, 'tsconfig.check.json'), JSON.stringify(withNodeTypes));
   await exec(process.execPath, [tsc, '-p', 'tsconfig.check.json'], app);
-  t.pass('the TypeScript consumer type-checks against the published types');
+  t.pass();
 });

@@ -12,6 +12,7 @@ import { ActorError, callFailure } from './errors.js';
 import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
 import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
+import type { Coordinator, SpawnOrder, SpawnRequest } from './host-protocol.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -19,39 +20,10 @@ import type {
   Behaviour,
   ExitReason,
   MonitorRef,
-  Placement,
   Remote,
   SpawnOptions,
   ThreadId,
 } from './interfaces.js';
-
-/** What an actor asks for when it spawns; crosses threads (no functions) unless `definition` is set on the main thread. */
-export interface SpawnRequest {
-  module: string;
-  exportName: string;
-  /** Only on the main thread, for `placement: 'main'`: the definition by reference. */
-  definition?: ActorDefinition<unknown, unknown>;
-  args: unknown;
-  placement: Placement;
-  name: string | undefined;
-  /** spawn_link: the spawner. */
-  linkTo: ActorId | undefined;
-  /** spawn_monitor: the spawner and its monitor ref. */
-  monitor: { ref: MonitorRef; by: ActorId } | undefined;
-}
-
-/** What the thread that hosts the new actor is told. */
-export type SpawnOrder = Omit<SpawnRequest, 'definition' | 'placement'>;
-
-/** The main thread's part in operations that need a system-wide view. */
-export interface Coordinator {
-  requestSpawn(request: SpawnRequest): Promise<ActorId>;
-  /** Kill an actor on another thread (the main thread watches for a stuck host). */
-  requestKill(id: ActorId): void;
-  /** A local actor took `name` (already in this thread's table). */
-  registerName(id: ActorId, name: string): void;
-  actorExited(id: ActorId, name: string | undefined, reason: ExitReason): void;
-}
 
 /**
  * A port to another thread, with its outbox. The outbox is one flat array of

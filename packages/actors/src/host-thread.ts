@@ -2,36 +2,15 @@
 // thread (a MessagePort of its own, see HostThreadData.main) and, through MessagePorts set up by the main thread, to
 // every other host thread directly.
 
-import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { ActorHost, type Coordinator, type MessageSource, type SpawnOrder, type SpawnRequest } from './actor-host.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { ActorHost, type MessageSource } from './actor-host.js';
 import { MAIN_THREAD } from './actor-id.js';
 import { loadDefinition } from './define-actor.js';
-import { ActorError, type ActorErrorCode } from './errors.js';
+import { ActorError } from './errors.js';
 import { Kind } from './envelope.js';
 import { crashReason } from './exit-reason.js';
-import type { ActorId, ExitReason, ThreadId } from './interfaces.js';
-
-/** What the main thread hands a new host thread. */
-export interface HostThreadData {
-  thread: ThreadId;
-  /**
-   * Its link to the main thread: a MessagePort of its own rather than
-   * parentPort, so that the main thread can take what this thread already
-   * sent it out of turn (receiveMessageOnPort) when it declares an actor dead.
-   */
-  main: MessagePort;
-  /** Kills from the main thread, apart from everything else (see ActorHost.attachKillPort). */
-  kills: MessagePort;
-  /** The status block the main thread's kill watchdog reads (see host-status.ts). */
-  status: SharedArrayBuffer;
-  peers: { thread: ThreadId; port: MessagePort }[];
-  names: [string, ActorId][];
-  core: MessagePort | undefined;
-  shutdownTimeoutMs: number;
-}
-
-/** The main thread's answer to a spawn request. */
-export type SpawnOutcome = { id: ActorId } | { code: ActorErrorCode; message: string; reason: ExitReason | undefined };
+import type { Coordinator, HostThreadData, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
+import type { ActorId, ExitReason } from './interfaces.js';
 
 if (parentPort === null) throw new Error('host-thread.ts runs only as a worker thread');
 const data = workerData as HostThreadData;

@@ -26,4 +26,5 @@ export type {
 } from './interfaces.js';
 export { createActorSystem } from './actor-system.js';
 export { defineActor } from './define-actor.js';
-export { ActorError, type ActorErrorCode } from './errors.js';
+export { ActorError, type ActorErrorCode, describeReason } from './errors.js';
+export { errorInfo, isExitReason } from './exit-reason.js';

@@ -8,7 +8,7 @@ import type { ActorHost, MessageSource } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
 import { Kind } from './envelope.js';
 import { createHostStatus } from './host-status.js';
-import type { HostThreadData } from './host-thread.js';
+import type { HostThreadData } from './host-protocol.js';
 import type { ActorId, ThreadId } from './interfaces.js';
 import { workerExecArgv } from './worker-exec-argv.js';
 

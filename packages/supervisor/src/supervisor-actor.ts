@@ -1,4 +1,4 @@
-// Re-creates OTP's supervisor behaviour, the base of couch_jobs_sup and the other supervisors of seeds 000 and 002.
+// Re-creates OTP's supervisor behaviour, the base of couch_jobs_sup and couch_replicator_sup.
 //
 // A supervisor is an actor on the main thread that traps exits: every child
 // is linked to it, so a child's death arrives as an EXIT message, and the

@@ -27,8 +27,20 @@ import type { Changes } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 
-export async function addJob(tx: Transaction, keys: TypeKeys, id: string, changes: Changes, now: number): Promise<JobState> {
-  const [timeout, current] = await Promise.all([tx.get(keys.typeTimeout), readRecord(tx, keys, id)]);
+/** What `addJob` reads the type's timeout through: the transaction, or reads shared by a batch. */
+export interface TimeoutReader {
+  get(key: Buffer): Promise<Buffer | undefined>;
+}
+
+export async function addJob(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  changes: Changes,
+  now: number,
+  timeouts: TimeoutReader = tx,
+): Promise<JobState> {
+  const [timeout, current] = await Promise.all([timeouts.get(keys.typeTimeout), readRecord(tx, keys, id)]);
   if (timeout === undefined) {
     throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(keys.type)} before adding jobs to it`);
   }

@@ -15,7 +15,7 @@ import { decodeJobData, NULL_JOB_DATA } from './job-data.js';
 import type { TypeKeys } from './job-keys.js';
 import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
-import { dequeuePending, enqueuePending, removePending } from './pending-queue.js';
+import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
 import type { PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 
@@ -123,13 +123,10 @@ export function resubmitRecord(
   }
 }
 
-/** Queue entries one dequeue round takes at most: a round's records are all read and rewritten. */
-const ACCEPT_ROUND = 64;
 /**
  * Record bytes an accept transaction rewrites before it stops taking more
- * jobs. A record holds up to ~96 KiB of data, so with one more round of
- * {@link ACCEPT_ROUND} large records a transaction stays below the
- * 10,000,000-byte limit.
+ * jobs. A record holds at most ~96 KiB of data, so the transaction stays
+ * far below the 10,000,000-byte limit whatever the jobs hold.
  */
 const ACCEPT_BYTES_BUDGET = 2_000_000;
 
@@ -137,7 +134,8 @@ const ACCEPT_BYTES_BUDGET = 2_000_000;
  * Takes up to `count` due jobs and makes each running under a fresh lock.
  * Each gets its own user version, so their activity rows differ although
  * they share this commit's versionstamp. A transaction that reaches its
- * byte budget stops early and says so (`truncated`).
+ * byte budget stops early and says so (`truncated`); the jobs it picked but
+ * did not take stay in the queue.
  */
 export async function acceptJobs(
   tx: Transaction,
@@ -151,18 +149,28 @@ export async function acceptJobs(
   let skippedClaims = false;
   let bytes = 0;
   for (;;) {
-    const taken = await dequeuePending(tx, keys, maxScheduledTime, Math.min(ACCEPT_ROUND, count - jobs.length), claims);
-    skippedClaims ||= taken.skippedClaims;
-    const records = await Promise.all(taken.jobs.map((next) => readRecord(tx, keys, next.id)));
-    for (let index = 0; index < taken.jobs.length; index++) {
-      const next = taken.jobs[index] as (typeof taken.jobs)[number];
+    const picked = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    skippedClaims ||= picked.skippedClaims;
+    const records = await Promise.all(picked.jobs.map((next) => readRecord(tx, keys, next.id)));
+    let truncated = false;
+    let stale = 0;
+    for (let index = 0; index < picked.jobs.length; index++) {
+      if (bytes >= ACCEPT_BYTES_BUDGET) {
+        truncated = true;
+        break;
+      }
+      const next = picked.jobs[index] as (typeof picked.jobs)[number];
       const record = records[index];
+      takePending(tx, next.key, claims);
       // Only the entry at the record's own (priority, scheduled time) is the
       // job's: any other is stale (now cleared). Were two entries of one job
       // taken by one batch, it would otherwise be handed out twice.
       const own =
         record?.state === 'pending' && record.priority === next.priority && record.scheduledTime === next.scheduledTime;
-      if (!own) continue;
+      if (!own) {
+        stale += 1;
+        continue;
+      }
       const lock = newLock();
       const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
       writeRunning(tx, keys, next.id, running, jobs.length);
@@ -178,18 +186,16 @@ export async function acceptJobs(
         continuous: record.continuous,
       });
     }
-    const done = jobs.length === count;
-    const truncated = !done && bytes >= ACCEPT_BYTES_BUDGET;
-    if (done || truncated) {
+    if (jobs.length === count || truncated) {
       touchActivity(tx, keys);
       return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated };
     }
-    // A full round, or stale entries only: take more; the queue is shorter by them now.
-    if (taken.jobs.length > 0) continue;
+    // Stale entries took the place of jobs: pick again; the queue is shorter by them now.
+    if (stale > 0) continue;
     if (jobs.length > 0) touchActivity(tx, keys);
     // Short because other batches hold the rest: their commits decide, not a watch.
     if (!wantWatch || skippedClaims) {
-      return { jobs, watch: undefined, nextScheduledTime: taken.nextScheduledTime, skippedClaims, truncated: false };
+      return { jobs, watch: undefined, nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false };
     }
     // The watch is created in the transaction that saw no due job: an
     // enqueue committed after our read version changes the counter and
@@ -198,7 +204,7 @@ export async function acceptJobs(
     return {
       jobs,
       watch: tx.watch(keys.watchesPending),
-      nextScheduledTime: taken.nextScheduledTime,
+      nextScheduledTime: picked.nextScheduledTime,
       skippedClaims,
       truncated: false,
     };

@@ -227,7 +227,7 @@ export class Jobs {
     return {
       key: writeKey(keys, id),
       bytes: writeBytes(keys, id, changes.data),
-      body: (tx) => addJob(tx, keys, id, changes, now),
+      body: (tx, _userVersion, reads) => addJob(tx, keys, id, changes, now, reads),
     };
   }
 

@@ -14,7 +14,7 @@ import type { TypeKeys } from './job-keys.js';
 /**
  * How many jobs of equal rank a worker picks from at random. Workers that
  * all took the first key would all conflict on it; spreading them over the
- * front keeps most accepts conflict-free (the seed reads up to 256/1024).
+ * front keeps most accepts conflict-free (couch_jobs_pending reads up to 256/1024).
  */
 export const FRONT_CANDIDATES = 32;
 
@@ -29,6 +29,8 @@ export function removePending(tx: Transaction, keys: TypeKeys, id: string, prior
 }
 
 export interface DequeuedJob {
+  /** The queue entry's key. */
+  key: Buffer;
   id: string;
   priority: number;
   scheduledTime: number;
@@ -48,7 +50,7 @@ export interface DequeueResult {
  * committed yet. A batch that reads while another commits reads a snapshot
  * in which those entries are still pending; picking one would only make it
  * conflict and retry, so it passes over them. Best effort: the read
- * conflict on every picked key is what keeps a job from being taken twice.
+ * conflict on every taken key is what keeps a job from being taken twice.
  */
 export interface PendingClaims {
   /** Claimed pending keys, as latin1 strings. */
@@ -58,10 +60,10 @@ export interface PendingClaims {
 }
 
 /**
- * Takes up to `count` of the best due jobs out of the queue: their keys are
- * cleared and added to the read-conflict set, so two workers that pick the
- * same job cannot both commit. Reads are snapshot reads: jobs added
- * meanwhile cause no conflict.
+ * Picks up to `count` of the best due jobs, without taking them yet: the
+ * caller takes each picked entry it keeps with {@link takePending} (and may
+ * stop early, leaving the rest in the queue). Reads are snapshot reads:
+ * jobs added meanwhile cause no conflict.
  *
  * `maxScheduledTime` undefined means "ignore scheduled times" (noSchedule):
  * any job of the best priority qualifies.
@@ -107,30 +109,39 @@ export async function dequeuePending(
         ? keys.pendingPriorityPrefix(head.priority)
         : keys.pendingRankPrefix(head.priority, head.scheduledTime);
     const wanted = count - jobs.length;
-    let candidates = await snapshot.getRange(front.key, keyAfterPrefix(rank), {
-      limit: Math.max(FRONT_CANDIDATES, wanted) + (skipping ? claimed.size : 0),
-    });
+    const limit = Math.max(FRONT_CANDIDATES, wanted) + (skipping ? claimed.size : 0);
+    const read = await snapshot.getRange(front.key, keyAfterPrefix(rank), { limit });
+    let candidates = read;
     if (skipping) {
-      const unclaimed = candidates.filter((row) => !claimed.has(row.key.toString('latin1')));
-      if (unclaimed.length < candidates.length) skipped = true;
-      candidates = unclaimed;
+      candidates = read.filter((row) => !claimed.has(row.key.toString('latin1')));
+      if (candidates.length < read.length) skipped = true;
     }
     // A partial Fisher-Yates shuffle: `wanted` distinct random candidates.
     const picks = Math.min(wanted, candidates.length);
     for (let i = 0; i < picks; i++) {
       const j = i + Math.floor(Math.random() * (candidates.length - i));
-      const picked = candidates[j];
+      const picked = candidates[j] as (typeof candidates)[number];
       candidates[j] = candidates[i] as (typeof candidates)[number];
-      if (picked === undefined) break;
-      tx.addReadConflictKey(picked.key);
-      tx.clear(picked.key);
-      claims?.claim(picked.key);
-      jobs.push(parsePendingKey(keys, picked.key));
+      jobs.push({ key: picked.key, ...parsePendingKey(keys, picked.key) });
     }
-    // The cleared keys are gone from this transaction's own reads, so the
-    // next round starts at whatever is left of the front.
+    if (jobs.length === count) break;
+    // Every unclaimed candidate was picked: go on after what was read (the
+    // rest of this rank, or the next rank when this one was read to its end).
+    // Nothing is cleared yet, so the next read must not start at the front.
+    const last = read.at(-1);
+    start = read.length < limit || last === undefined ? keyAfterPrefix(rank) : Buffer.concat([last.key, ZERO]);
   }
   return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined, skippedClaims: skipped };
+}
+
+/**
+ * Takes a picked entry out of the queue. Its key joins the read-conflict
+ * set, so two transactions that pick the same job cannot both commit.
+ */
+export function takePending(tx: Transaction, key: Buffer, claims?: PendingClaims): void {
+  tx.addReadConflictKey(key);
+  tx.clear(key);
+  claims?.claim(key);
 }
 
 /**

@@ -18,7 +18,30 @@ import type { Settled } from './interfaces.js';
  * A call's work inside a shared transaction. `userVersion` is unique among
  * the calls of the transaction (an update needs one for its activity row).
  */
-export type WriteBody<T> = (tx: Transaction, userVersion: number) => Promise<T>;
+export type WriteBody<T> = (tx: Transaction, userVersion: number, reads: SharedReads) => Promise<T>;
+
+/**
+ * Reads that the calls of one attempt share: a key that many calls read and
+ * none writes (a type's timeout, which every add checks) is read once.
+ * Keyed by the identity of the key buffer, which the key caches keep stable.
+ */
+export class SharedReads {
+  readonly #tx: Transaction;
+  readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
+
+  constructor(tx: Transaction) {
+    this.#tx = tx;
+  }
+
+  get(key: Buffer): Promise<Buffer | undefined> {
+    let value = this.#values.get(key);
+    if (value === undefined) {
+      value = this.#tx.get(key);
+      this.#values.set(key, value);
+    }
+    return value;
+  }
+}
 
 export interface WriteRequest<T> {
   /**
@@ -179,9 +202,10 @@ export class WriteBatcher {
  */
 async function runBodies(tx: Transaction, batch: readonly Entry[]): Promise<Settled<unknown>[]> {
   let storageError: { error: unknown } | undefined;
+  const reads = new SharedReads(tx);
   const outcomes = await Promise.all(
     batch.map((entry, userVersion) =>
-      entry.body(tx, userVersion).then(
+      entry.body(tx, userVersion, reads).then(
         (value): Settled<unknown> => ({ status: 'fulfilled', value }),
         (error: unknown): Settled<unknown> => {
           if (error instanceof JobsError) return { status: 'rejected', reason: error };

@@ -83,6 +83,8 @@ export interface JobsAppSystem {
   startActor<M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>): Promise<ActorRef<M>>;
   /** Starts a supervisor of yours under `user_sup`. */
   startSupervisor(id: string, spec: SupervisorSpec): Promise<Supervisor>;
+  /** A handle on `user_sup` (terminateChild, whichChildren, …). */
+  userSupervisor(): Supervisor;
   /** The runtime itself, for everything else. */
   readonly actors: ActorSystem;
 }
@@ -210,7 +212,7 @@ export class JobsApp {
     await this.#checkTypes();
   }
 
-  getTypeTimeout(type: string): Promise<number | undefined> {
+  async getTypeTimeout(type: string): Promise<number | undefined> {
     return this.jobs.getTypeTimeout(type);
   }
 
@@ -220,62 +222,62 @@ export class JobsApp {
     await this.#checkTypes();
   }
 
-  getTypes(): Promise<string[]> {
+  async getTypes(): Promise<string[]> {
     return this.jobs.getTypes();
   }
 
-  add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+  async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
     return this.jobs.add(type, id, data, options);
   }
 
-  remove(type: string, id: string): Promise<boolean> {
+  async remove(type: string, id: string): Promise<boolean> {
     return this.jobs.remove(type, id);
   }
 
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
   resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
-  resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
+  async resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
     if (typeof typeOrJob === 'object' && typeOrJob !== null) return this.jobs.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined);
     return this.jobs.resubmit(typeOrJob, idOrOptions as string, options);
   }
 
-  getJobState(type: string, id: string): Promise<JobState | undefined> {
+  async getJobState(type: string, id: string): Promise<JobState | undefined> {
     return this.jobs.getJobState(type, id);
   }
 
-  getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+  async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
     return this.jobs.getJobData(type, id);
   }
 
-  getJob(type: string, id: string): Promise<JobInfo | undefined> {
+  async getJob(type: string, id: string): Promise<JobInfo | undefined> {
     return this.jobs.getJob(type, id);
   }
 
-  getJobs(type?: string): Promise<JobInfo[]> {
+  async getJobs(type?: string): Promise<JobInfo[]> {
     return this.jobs.getJobs(type);
   }
 
-  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
     return this.jobs.foldJobs(type, fold, initial);
   }
 
-  pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
+  async pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
     return this.jobs.pendingCount(type, options);
   }
 
-  getActiveJobIds(type: string): Promise<string[]> {
+  async getActiveJobIds(type: string): Promise<string[]> {
     return this.jobs.getActiveJobIds(type);
   }
 
-  accept(type: string, options?: AcceptOptions): Promise<Job | undefined> {
+  async accept(type: string, options?: AcceptOptions): Promise<Job | undefined> {
     return this.jobs.accept(type, options);
   }
 
-  update(job: Job, data?: unknown): Promise<Job> {
+  async update(job: Job, data?: unknown): Promise<Job> {
     return this.jobs.update(job, data);
   }
 
-  finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+  async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
     return this.jobs.finish(job, data);
   }
 
@@ -291,12 +293,12 @@ export class JobsApp {
    * already-ended subscription; a missing one rejects with `not_found`.
    * Subscribing twice to one job gives the same subscription.
    */
-  subscribe(type: string, id: string): Promise<Subscription> {
+  async subscribe(type: string, id: string): Promise<Subscription> {
     return this.#subscriptions().subscribe(type, id);
   }
 
   /** Ends a subscription and drops the events it had queued. */
-  unsubscribe(sub: Subscription): Promise<void> {
+  async unsubscribe(sub: Subscription): Promise<void> {
     return this.#subscriptions().unsubscribe(sub);
   }
 
@@ -305,7 +307,7 @@ export class JobsApp {
    * `subs` has the oldest one; the others' events stay queued. `'timeout'`
    * after `timeoutMs` (default: no limit) or when no event can come any more.
    */
-  wait(subs: Subscription | Subscription[], state?: SubscriptionState, timeoutMs = Number.POSITIVE_INFINITY): Promise<JobStateChange | 'timeout'> {
+  async wait(subs: Subscription | Subscription[], state?: SubscriptionState, timeoutMs = Number.POSITIVE_INFINITY): Promise<JobStateChange | 'timeout'> {
     return this.#subscriptions().wait(subs, state, timeoutMs);
   }
 
@@ -404,6 +406,7 @@ export class JobsApp {
       cast: (to, msg) => actors.cast(to, msg),
       call: (to, msg, timeoutMs) => actors.call(to, msg, timeoutMs),
       startChild: (spec) => this.#userSup().startChild(spec),
+      userSupervisor: () => this.#userSup(),
       startActor: async <M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>) => {
         const ref = await this.#userSup().startChild({ id, start: actorStart(definition, args, options) });
         if (ref === undefined) throw new JobsError('not_found', `actor ${id} did not start`);

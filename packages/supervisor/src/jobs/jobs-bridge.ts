@@ -199,12 +199,15 @@ export class JobsBridge {
 
   /**
    * Everything a notifier needs per wake-up: the activity stamp, which of
-   * `ids` were active since `since`, and each one's state and data.
+   * `ids` were accepted or updated in a commit after the one of `since`, and
+   * each one's state and data. The stamp is read first, so the states always
+   * reflect its commit: the next wake-up, asking from this stamp, does not
+   * report that commit's updates again.
    */
   async notifierSnapshot(type: string, ids: string[], since: Versionstamp | undefined): Promise<NotifierSnapshot> {
     const [versionstamp, active, states] = await Promise.all([
       this.#jobs.getActivityVersionstamp(type),
-      since === undefined ? Promise.resolve([] as string[]) : this.#jobs.getActiveSince(type, since),
+      since === undefined ? Promise.resolve([] as string[]) : this.#jobs.getActiveSince(type, nextCommit(since)),
       this.#jobs.getJobStates(type, ids),
     ]);
     const wanted = new Set(ids);
@@ -214,4 +217,14 @@ export class JobsBridge {
       jobs: states.map((job) => ({ id: job.id, state: job.state ?? 'not_found', data: job.data })),
     };
   }
+}
+
+/**
+ * The smallest versionstamp of a later commit than `stamp`'s: its 10-byte
+ * commit part (version and batch order) plus one, user version zero. The
+ * jobs API's `getActiveSince` counts the whole commit of its stamp.
+ */
+export function nextCommit(stamp: Versionstamp): Versionstamp {
+  const commit = BigInt(`0x${stamp.slice(0, 20)}`) + 1n;
+  return `${commit.toString(16).padStart(20, '0')}0000`;
 }

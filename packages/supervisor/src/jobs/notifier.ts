@@ -3,7 +3,7 @@
 // linked type monitor reports a change of the type's activity stamp, reads
 // the subscribed jobs in one bridge call and casts a `JobEvent` to each
 // subscriber whose job changed. Subscribers are monitored: a dead one is
-// unsubscribed. Unlike the seed, `unsubscribe` removes from the right table
+// unsubscribed. Unlike couch_jobs_notifier, `unsubscribe` removes from the right table
 // and demonitors.
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
@@ -49,6 +49,12 @@ interface Subscription {
   state: SubscriptionState;
   /** The data last reported, serialised, to tell an update that changed it. */
   data: string;
+  /**
+   * Made since the last wake-up: the next one's list of updated jobs may
+   * hold updates the subscribe reply already showed, so only a change of
+   * state or data is reported then.
+   */
+  fresh: boolean;
 }
 
 interface NotifierState {
@@ -137,7 +143,7 @@ async function subscribe(
     if (existing.subscriber === subscriber) return { ref, state: job.state, data: job.data };
   }
   const ref = `${ctx.self.id}/${++state.serial}`;
-  state.subs.set(ref, { ref, id, subscriber, state: job.state, data: JSON.stringify(job.data) });
+  state.subs.set(ref, { ref, id, subscriber, state: job.state, data: JSON.stringify(job.data), fresh: true });
   let refs = state.byJob.get(id);
   if (refs === undefined) state.byJob.set(id, (refs = new Set()));
   refs.add(ref);
@@ -193,7 +199,8 @@ async function notify(state: NotifierState, ctx: ActorContext<NotifierMessage>):
       // `running` is reported on accept and on every update, even one that
       // leaves the data as it was; other states only when they change.
       const changed =
-        job.state !== sub.state || data !== sub.data || (job.state === 'running' && active.has(job.id));
+        job.state !== sub.state || data !== sub.data || (job.state === 'running' && active.has(job.id) && !sub.fresh);
+      sub.fresh = false;
       if (!changed) continue;
       sub.state = job.state;
       sub.data = data;

@@ -1,7 +1,7 @@
 // Re-creates couch_jobs_type_monitor: linked to its notifier, it waits on the
 // type's activity stamp (a long poll through the bridge, as a watch cannot
 // cross threads) and tells the notifier each time it changes, at most once
-// per holdoff. Unlike the seed's `timer:sleep(min(HoldOff - Dt, 0))`, the
+// per holdoff. Unlike couch_jobs_type_monitor's `timer:sleep(min(HoldOff - Dt, 0))`, the
 // holdoff really holds off.
 
 import { type ActorContext, type ActorId, defineActor } from '@jobtree/actors';

@@ -89,6 +89,11 @@ export class HandlerPool {
     return this.#laneOf.get(serial)?.threadId;
   }
 
+  /** Whether a job's lane has loaded the handler module (so its handler has been called or is about to be). */
+  isStarted(serial: number): boolean {
+    return this.#laneOf.get(serial)?.ready === true;
+  }
+
   /** Sends jobs to lanes: each to the least busy lane, one message per lane. */
   start(jobs: readonly LaneJob[]): void {
     if (jobs.length === 0) return;

@@ -17,6 +17,7 @@ import { type ResolvedSchedulerOptions, type SchedulerOptions, resolveSchedulerO
 /** One job as the scheduler tracks it. */
 export interface ScheduleEntry {
   readonly id: string;
+  // `running` and `held` change only through the table's methods (it indexes them).
   /** Continuous jobs may be rotated out; one-shot jobs run to the end once started. */
   continuous: boolean;
   /** Its handler runs. */
@@ -60,6 +61,10 @@ const FORGET_AFTER_MS = 10 * 60_000;
 
 export class ScheduleTable {
   readonly #entries = new Map<string, ScheduleEntry>();
+  // Indexes kept in step with the entries' flags, so the per-job paths (add,
+  // start, end, fill) cost no scan of the whole table.
+  readonly #startable = new Set<ScheduleEntry>();
+  #running = 0;
   #options: ResolvedSchedulerOptions;
 
   constructor(options?: SchedulerOptions) {
@@ -87,9 +92,11 @@ export class ScheduleTable {
     return this.#entries.values();
   }
 
-  /** Puts an entry in as it is (a restore, or a test's fixture). */
+  /** Puts an entry in as it is (a restore, or a test's fixture); its flags change through the table from then on. */
   insert(entry: ScheduleEntry): void {
+    this.remove(entry.id);
     this.#entries.set(entry.id, entry);
+    this.#index(entry);
   }
 
   /**
@@ -99,8 +106,8 @@ export class ScheduleTable {
   add(id: string, continuous: boolean, now: number): ScheduleEntry {
     const known = this.#entries.get(id);
     if (known !== undefined) {
-      known.held = true;
       known.continuous = continuous;
+      this.#flag(known, known.running, true);
       return known;
     }
     const entry: ScheduleEntry = {
@@ -112,31 +119,31 @@ export class ScheduleTable {
       failures: 0,
     };
     this.#entries.set(id, entry);
+    this.#index(entry);
     return entry;
   }
 
   /** Drops a job (it finished, failed for good, or was removed). */
   remove(id: string): boolean {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return false;
+    this.#unindex(entry);
     return this.#entries.delete(id);
   }
 
   /** The job went back to the queue: the scheduler no longer holds it. */
   release(id: string): void {
     const entry = this.#entries.get(id);
-    if (entry !== undefined) entry.held = false;
+    if (entry !== undefined) this.#flag(entry, entry.running, false);
   }
 
   get runningCount(): number {
-    let count = 0;
-    for (const entry of this.#entries.values()) if (entry.running) count++;
-    return count;
+    return this.#running;
   }
 
   /** Held jobs that are not running. */
   get pendingCount(): number {
-    let count = 0;
-    for (const entry of this.#entries.values()) if (entry.held && !entry.running) count++;
-    return count;
+    return this.#startable.size;
   }
 
   /** Up to `count` held, not running jobs out of their backoff, the one that started longest ago first. */
@@ -144,8 +151,8 @@ export class ScheduleTable {
     if (count <= 0) return [];
     const threshold = this.#options.healthThreshold;
     const candidates: ScheduleEntry[] = [];
-    for (const entry of this.#entries.values()) {
-      if (entry.held && !entry.running && notRecentlyCrashed(entry.history, now, threshold)) candidates.push(entry);
+    for (const entry of this.#startable) {
+      if (notRecentlyCrashed(entry.history, now, threshold)) candidates.push(entry);
     }
     // Stable on equal start times: insertion order, like the queue they came from.
     candidates.sort(oldestJobFirst);
@@ -156,8 +163,7 @@ export class ScheduleTable {
   start(id: string, now: number): ScheduleEntry {
     const entry = this.#require(id);
     if (entry.running) return entry;
-    entry.running = true;
-    entry.held = true;
+    this.#flag(entry, true, true);
     entry.history = withEvent(entry.history, { type: 'started', at: now }, this.#options.maxHistory);
     return entry;
   }
@@ -166,7 +172,7 @@ export class ScheduleTable {
   stop(id: string, now: number, reason?: string): ScheduleEntry {
     const entry = this.#require(id);
     if (!entry.running) return entry;
-    entry.running = false;
+    this.#flag(entry, false, entry.held);
     const event: HistoryEvent = reason === undefined ? { type: 'stopped', at: now } : { type: 'stopped', at: now, reason };
     entry.history = withEvent(entry.history, event, this.#options.maxHistory);
     entry.failures = 0;
@@ -183,11 +189,11 @@ export class ScheduleTable {
     const previous = entry.history[0];
     const healthy = previous !== undefined && now - previous.at > this.#options.healthThreshold * 1000;
     entry.failures = healthy ? 1 : entry.failures + 1;
-    entry.running = false;
+    this.#flag(entry, false, entry.held);
     entry.history = withEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
     const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
     if (entry.failures >= attempts) {
-      this.#entries.delete(id);
+      this.remove(id);
       return { entry, outcome: 'failed', backoffMs: wait };
     }
     return { entry, outcome: 'retry', backoffMs: wait };
@@ -264,7 +270,7 @@ export class ScheduleTable {
       const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
       if (now - last > wait + FORGET_AFTER_MS) forgotten.push(entry.id);
     }
-    for (const id of forgotten) this.#entries.delete(id);
+    for (const id of forgotten) this.remove(id);
     return forgotten;
   }
 
@@ -280,6 +286,23 @@ export class ScheduleTable {
     const chosen = running.slice(0, count);
     for (const entry of chosen) this.stop(entry.id, now);
     return chosen.length;
+  }
+
+  #flag(entry: ScheduleEntry, running: boolean, held: boolean): void {
+    this.#unindex(entry);
+    entry.running = running;
+    entry.held = held;
+    this.#index(entry);
+  }
+
+  #index(entry: ScheduleEntry): void {
+    if (entry.running) this.#running++;
+    else if (entry.held) this.#startable.add(entry);
+  }
+
+  #unindex(entry: ScheduleEntry): void {
+    if (entry.running) this.#running--;
+    else this.#startable.delete(entry);
   }
 
   #require(id: string): ScheduleEntry {

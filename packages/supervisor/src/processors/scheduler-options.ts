@@ -53,7 +53,7 @@ export function resolveSchedulerOptions(options: SchedulerOptions = {}): Resolve
     const value = options[key];
     if (value !== undefined) resolved[key] = value;
   }
-  // maxJobs 0 is allowed: a scheduler that runs nothing (the seed allows it too).
+  // maxJobs 0 is allowed: a scheduler that runs nothing (couch_replicator_scheduler allows it too).
   checkInteger('maxJobs', resolved.maxJobs, 0);
   // maxChurn 0 is allowed and disables rotation.
   checkInteger('maxChurn', resolved.maxChurn, 0);

@@ -369,7 +369,10 @@ export class Scheduler {
     if (serial === undefined) return;
     const graceMs = this.#options.graceMs;
     held.graceTimer = this.#options.clock.setTimeout(() => {
-      if (held.serial === serial) this.#pool.killThreadOf(serial, `the handler ignored its abort signal for ${graceMs} ms`);
+      if (held.serial !== serial) return;
+      // A thread still starting up has not shown the handler its signal yet: the grace period starts later.
+      if (!this.#pool.isStarted(serial)) this.#armGrace(held);
+      else this.#pool.killThreadOf(serial, `the handler ignored its abort signal for ${graceMs} ms`);
     }, graceMs);
   }
 

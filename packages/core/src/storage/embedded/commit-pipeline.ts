@@ -22,7 +22,7 @@ import { applyAdd } from '../atomic-add.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { stampTemplate } from '../versionstamp.js';
 import { type BatchWrites, ConflictLog } from './conflict-log.js';
-import type { KeyChange, LmdbStore, StoreSnapshot } from './lmdb-store.js';
+import type { KeyChange, LmdbStore, StoreSnapshot, StoreWrite, WriteContents } from './lmdb-store.js';
 import { type PendingWrites, clearedAfterStamp } from './pending-writes.js';
 import { type KeyWatch, WatchRegistry } from './watch-registry.js';
 
@@ -129,7 +129,6 @@ export class CommitPipeline {
   #writing: Batch | undefined;
   /** Batches written or being written, not yet published, oldest first. */
   readonly #unpublished: Batch[] = [];
-  #writeQueued = false;
   #closing = false;
   #closed = false;
   /** Retries waiting for a version to become durable (see `waitForDurable`). */
@@ -253,7 +252,8 @@ export class CommitPipeline {
     }
     let batch = this.#open;
     if (batch === undefined || batch.members.length >= MAX_BATCH_MEMBERS) {
-      if (batch !== undefined) this.#ready.push(batch);
+      // A full batch that is already being written needs no place in the queue.
+      if (batch !== undefined && batch !== this.#writing) this.#ready.push(batch);
       batch = this.#openBatch();
     }
     const order = batch.members.length;
@@ -323,42 +323,37 @@ export class CommitPipeline {
   }
 
   #queueWrite(): void {
-    if (this.#writing !== undefined || this.#writeQueued) return;
-    this.#writeQueued = true;
-    // One macrotask of delay lets every transaction that commits in this
-    // turn join the batch (this is the group in group commit).
-    setImmediate(() => {
-      this.#writeQueued = false;
-      this.#writeNext();
-    });
+    if (this.#writing === undefined) this.#writeNext();
   }
 
+  /**
+   * Starts the lmdb write of the next batch if none is being written. The
+   * open batch keeps taking transactions until lmdb's event turn ends (see
+   * `LmdbStore.write`): the turn is the group in group commit.
+   */
   #writeNext(): void {
     if (this.#writing !== undefined) return;
-    let batch = this.#ready.shift();
-    if (batch === undefined && this.#open !== undefined) {
-      batch = this.#open;
-      this.#open = undefined;
-    }
+    const batch = this.#ready.shift() ?? this.#open;
     if (batch === undefined) {
       this.#notifyIfIdle();
       return;
     }
-    batch.writes.seal();
-    const base = this.#head;
     const writing = batch;
     this.#writing = writing;
     this.#unpublished.push(writing);
-    let write: ReturnType<LmdbStore['write']>;
+    let write: StoreWrite;
     try {
-      this.#build(writing, base);
-      write = this.#store.write(writing.changes.values(), writing.version, base);
+      write = this.#store.write(writing.version, () => this.#fill(writing));
     } catch (error) {
+      if (this.#open === writing) this.#open = undefined;
       this.#writeFailed(writing, error);
       return;
     }
     write.committed.then(
-      () => this.#captureSnapshot(writing, 0),
+      () => {
+        writing.error ??= write.error;
+        this.#captureSnapshot(writing, 0);
+      },
       (error: unknown) => this.#writeFailed(writing, error),
     );
     write.flushed.then(
@@ -372,6 +367,15 @@ export class CommitPipeline {
         this.#advance();
       },
     );
+  }
+
+  /** Closes the batch being written and builds its final key values over the store as lmdb last committed it. */
+  #fill(batch: Batch): WriteContents {
+    if (this.#open === batch) this.#open = undefined;
+    batch.writes.seal();
+    const base = this.#head;
+    this.#build(batch, base);
+    return { changes: batch.changes.values(), base };
   }
 
   /**

@@ -185,10 +185,27 @@ export class StoreSnapshot {
   }
 }
 
-/** A pending lmdb write: `committed` once visible to new lmdb readers, `flushed` once on disk. */
+/** What a write's `fill` supplies: the batch's final key values, and the store as it was before it. */
+export interface WriteContents {
+  changes: Iterable<KeyChange>;
+  /** Shows the store exactly as it was before this batch (it supplies the current contents of long-key buckets). */
+  base: StoreSnapshot;
+}
+
+/**
+ * A pending lmdb write: `committed` once visible to new lmdb readers,
+ * `flushed` once on disk. `error` is set when filling it failed part way
+ * (some of the batch may be in the transaction): its outcome is unknown.
+ */
 export interface StoreWrite {
   committed: Promise<unknown>;
   flushed: Promise<unknown>;
+  error: unknown;
+}
+
+interface PendingFill {
+  fill: () => WriteContents;
+  write: StoreWrite;
 }
 
 export class LmdbStore {
@@ -198,6 +215,8 @@ export class LmdbStore {
   /** Snapshots whose lmdb read transaction is still open; lmdb must not close under them. */
   readonly #live = new Set<StoreSnapshot>();
   readonly #forget = (snapshot: StoreSnapshot) => this.#live.delete(snapshot);
+  /** The write whose contents are still to come, at the end of lmdb's event turn. */
+  #pending: PendingFill | undefined;
 
   constructor(path: string) {
     // separateFlushed: a write's promise resolves at commit and carries a
@@ -217,6 +236,10 @@ export class LmdbStore {
     });
     this.#data = this.#root.openDB<Buffer, Buffer>({ name: 'data', keyEncoding: 'binary', encoding: 'binary' });
     this.#meta = this.#root.openDB<Buffer, Buffer>({ name: 'meta', keyEncoding: 'binary', encoding: 'binary' });
+    // lmdb-js gathers every write made in one event turn into one transaction
+    // and, at the end of the turn, lets 'beforecommit' listeners add writes
+    // to it: that is where a batch is built and written (see `write`).
+    this.#root.on('beforecommit', () => this.#fillPending());
   }
 
   /** The version of the last commit written, or 0 for a new store. */
@@ -239,20 +262,42 @@ export class LmdbStore {
 
   /**
    * Writes one batch as a single lmdb transaction, together with its
-   * version. `base` must show the store exactly as it was before this batch
-   * (it supplies the current contents of long-key buckets).
+   * version. The version is written now, which opens lmdb's transaction for
+   * this event turn; the batch itself is taken from `fill` at the end of the
+   * turn, so that transactions committing until then still join it. (Building
+   * the batch in a turn of our own and then handing it to lmdb, which waits
+   * for the end of *that* turn, cost a second event-loop turn per commit.)
+   * Only one write may wait for its contents at a time.
    */
-  write(changes: Iterable<KeyChange>, version: number, base: StoreSnapshot): StoreWrite {
-    const buckets = new Map<string, KeyChange[]>();
+  write(version: number, fill: () => WriteContents): StoreWrite {
+    if (this.#pending !== undefined) throw new Error('a store write is already waiting for its contents');
     const versionBytes = Buffer.allocUnsafe(8);
     writeCommitVersion(versionBytes, 0, version);
-    const committed = this.#root.batch(() => {
+    const committed = this.#meta.put(META_VERSION, versionBytes) as Promise<boolean> & { flushed?: Promise<unknown> };
+    const write: StoreWrite = {
+      committed,
+      flushed: committed.flushed ?? committed.then(() => this.#root.flushed),
+      error: undefined,
+    };
+    this.#pending = { fill, write };
+    return write;
+  }
+
+  /** lmdb's 'beforecommit': writes the waiting batch into the transaction about to commit. */
+  #fillPending(): void {
+    const pending = this.#pending;
+    if (pending === undefined) return;
+    this.#pending = undefined;
+    try {
+      const { changes, base } = pending.fill();
+      let buckets: Map<string, KeyChange[]> | undefined;
       for (const change of changes) {
         const { key, value } = change;
         if (key.length === 0) {
           if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
           else this.#meta.put(META_EMPTY_KEY, value);
         } else if (key.length > LONG_KEY_PREFIX) {
+          buckets ??= new Map();
           const bucketKey = bucketKeyOf(key).toString('latin1');
           const list = buckets.get(bucketKey);
           if (list === undefined) buckets.set(bucketKey, [change]);
@@ -263,10 +308,13 @@ export class LmdbStore {
           this.#data.put(key, value);
         }
       }
-      for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
-      this.#meta.put(META_VERSION, versionBytes);
-    }) as Promise<boolean> & { flushed?: Promise<unknown> };
-    return { committed, flushed: committed.flushed ?? committed.then(() => this.#root.flushed) };
+      if (buckets !== undefined) {
+        for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
+      }
+    } catch (error) {
+      // lmdb commits the transaction anyway: what of the batch is in it is unknown.
+      pending.write.error = error;
+    }
   }
 
   #writeBucket(bucketKey: Buffer, changes: KeyChange[], base: StoreSnapshot): void {

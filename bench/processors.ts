@@ -1,0 +1,200 @@
+// Benchmark of job processors, run by `pnpm bench:processors [--quick]`.
+//
+// 1. Durable end-to-end no-op jobs per second (addMany -> handler in a
+//    worker thread -> finished, every step committed), as a ratio of raw
+//    piscina no-op tasks per second on as many threads in the same run
+//    (target >= 1: jobs travel to the threads in batches, tasks one by one).
+// 2. add -> handler start latency with an idle scheduler, p50 and p99
+//    (targets 1 ms and 5 ms): from before `add` to the handler's first line.
+// 3. 1,000 continuous jobs (300 with --quick) on maxJobs 50: reschedule
+//    cycles until every job has had a turn, against the cycles rotation
+//    needs at maxChurn 20 (target: within 1.5 times that).
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type Jobs, openJobs } from '@jobtree/core';
+import { Piscina } from 'piscina';
+import { type Scheduler, startScheduler } from '../packages/supervisor/src/processors/index.js';
+import { type Cell, formatTable, RATIO_HEADER, ratioRow } from './table.js';
+
+const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const quick = args.quick === true;
+const THREADS = 2;
+const DRAIN_JOBS = quick ? 10_000 : 40_000;
+const PISCINA_TASKS = quick ? 10_000 : 40_000;
+const LATENCY_SAMPLES = quick ? 200 : 1_000;
+const ROTATION_JOBS = quick ? 300 : 1_000;
+const ROTATION_SLOTS = 50;
+const MAX_CHURN = 20;
+const fixture = (name: string) => new URL(`./processors-fixtures/${name}`, import.meta.url);
+
+const dirs: string[] = [];
+async function tempJobs(): Promise<Jobs> {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-bench-processors-'));
+  dirs.push(dir);
+  return openJobs({ path: dir });
+}
+
+/** Raw piscina no-op tasks per second, all submitted at once. */
+async function piscinaRate(): Promise<number> {
+  const pool = new Piscina({ filename: fixture('piscina-noop.mjs').href, minThreads: THREADS, maxThreads: THREADS });
+  try {
+    await Promise.all(Array.from({ length: 1_000 }, () => pool.run(null))); // warm up
+    const started = performance.now();
+    await Promise.all(Array.from({ length: PISCINA_TASKS }, () => pool.run(null)));
+    return PISCINA_TASKS / ((performance.now() - started) / 1000);
+  } finally {
+    await pool.destroy();
+  }
+}
+
+function waitFinished(scheduler: Scheduler, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let left = count;
+    const listener = (): void => {
+      if (--left === 0) {
+        scheduler.events.off('job:finished', listener);
+        resolve();
+      }
+    };
+    scheduler.events.on('job:finished', listener);
+  });
+}
+
+/** End-to-end no-op jobs per second, adds included. */
+async function drainRate(): Promise<number> {
+  const jobs = await tempJobs();
+  await jobs.setTypeTimeout('noop', 30);
+  const scheduler = await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs: 1_000 });
+  try {
+    // Warm the threads up (they load the handler module on first use).
+    const warm = waitFinished(scheduler, 200);
+    await jobs.addMany('noop', Array.from({ length: 200 }, (_, i) => ({ id: `w${i}` })));
+    await warm;
+    const done = waitFinished(scheduler, DRAIN_JOBS);
+    const started = performance.now();
+    for (let i = 0; i < DRAIN_JOBS; i += 1_000) {
+      await jobs.addMany('noop', Array.from({ length: Math.min(1_000, DRAIN_JOBS - i) }, (_, k) => ({ id: `j${i + k}` })));
+    }
+    await done;
+    return DRAIN_JOBS / ((performance.now() - started) / 1000);
+  } finally {
+    await scheduler.stop();
+    await jobs.close();
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** add -> handler start, one job at a time on an idle scheduler. */
+async function startLatency(): Promise<{ p50: number; p99: number }> {
+  const jobs = await tempJobs();
+  await jobs.setTypeTimeout('lat', 30);
+  const scheduler = await startScheduler({ jobs, type: 'lat', handler: fixture('started-at.ts'), threads: THREADS });
+  const samples: number[] = [];
+  try {
+    for (let i = -20; i < LATENCY_SAMPLES; i++) {
+      const id = `l${i}`;
+      const finished = new Promise<void>((resolve) => {
+        const listener = (event: { id: string }): void => {
+          if (event.id !== id) return;
+          scheduler.events.off('job:finished', listener);
+          resolve();
+        };
+        scheduler.events.on('job:finished', listener);
+      });
+      // Let the scheduler settle back into its blocking accept.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const before = performance.timeOrigin + performance.now();
+      await jobs.add('lat', id);
+      await finished;
+      const data = (await jobs.getJobData('lat', id)) as { startedAt: number };
+      if (i >= 0) samples.push(data.startedAt - before); // the first 20 warm up
+    }
+  } finally {
+    await scheduler.stop();
+    await jobs.close();
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/** Cycles until every one of many continuous jobs has run, and the cycles rotation needs. */
+async function rotationTurns(): Promise<{ cycles: number; expected: number; everyJob: boolean }> {
+  const jobs = await tempJobs();
+  await jobs.setTypeTimeout('cont', 30);
+  const scheduler = await startScheduler({
+    jobs,
+    type: 'cont',
+    handler: fixture('continuous.ts'),
+    threads: THREADS,
+    maxJobs: ROTATION_SLOTS,
+    maxChurn: MAX_CHURN,
+    interval: 3_600_000, // cycles are run by hand below
+  });
+  const started = new Set<string>();
+  scheduler.events.on('job:started', (event) => started.add(event.id));
+  const expected = Math.ceil((ROTATION_JOBS - ROTATION_SLOTS) / MAX_CHURN);
+  let cycles = 0;
+  try {
+    await jobs.addMany('cont', Array.from({ length: ROTATION_JOBS }, (_, i) => ({ id: `c${i}`, continuous: true })));
+    while (started.size < ROTATION_SLOTS) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (started.size < ROTATION_JOBS && cycles < expected * 3) {
+      await scheduler.reschedule();
+      cycles++;
+      // Let the rotated jobs' handlers end and their jobs reach the queue again.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+  } finally {
+    await scheduler.stop();
+    await jobs.close();
+  }
+  return { cycles, expected, everyJob: started.size === ROTATION_JOBS };
+}
+
+async function main(): Promise<void> {
+  console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
+  const baseline = await piscinaRate();
+  const drain = await drainRate();
+  const rows: Cell[][] = [
+    ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
+  ];
+  console.log(formatTable(RATIO_HEADER, rows));
+  const latency = await startLatency();
+  console.log();
+  console.log(
+    formatTable(
+      ['add -> handler start, idle scheduler, ms', 'measured', 'target', 'result'],
+      [
+        ['p50', latency.p50, '<= 1', latency.p50 <= 1 ? 'pass' : 'FAIL'],
+        ['p99', latency.p99, '<= 5', latency.p99 <= 5 ? 'pass' : 'FAIL'],
+      ],
+    ),
+  );
+  const rotation = await rotationTurns();
+  console.log();
+  console.log(
+    formatTable(
+      [`${ROTATION_JOBS} continuous jobs on maxJobs ${ROTATION_SLOTS}, maxChurn ${MAX_CHURN}`, 'cycles', 'expected', 'target', 'result'],
+      [
+        [
+          rotation.everyJob ? 'every job had a turn after' : 'NOT every job had a turn after',
+          rotation.cycles,
+          rotation.expected,
+          `<= ${Math.ceil(rotation.expected * 1.5)}`,
+          rotation.everyJob && rotation.cycles <= rotation.expected * 1.5 ? 'pass' : 'FAIL',
+        ],
+      ],
+    ),
+  );
+}
+
+try {
+  await main();
+} finally {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+}
