@@ -53,6 +53,13 @@ export function ensureServers(): ServerBinaries {
     console.log(`installing ${missing.join(', ')} (Debian packages)`);
     run('apt-get', ['update', '-qq'], 'apt-get update');
     run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], 'apt-get install');
+    // Debian's packages start a system-wide server where an init system lets
+    // them; the benchmark runs its own in a scratch folder, so it stops what
+    // its own install started (nothing of the user's ran: it was not installed).
+    for (const service of missing) {
+      const script = `/etc/init.d/${service}`;
+      if (existsSync(script)) spawnSync(script, ['stop'], { stdio: 'ignore' });
+    }
   }
   const redisServer = findRedisServer();
   const postgresBin = findPostgresBin();

@@ -107,7 +107,7 @@ async function buildSystems(teardown: Teardown, scratch: string, notes: string[]
   console.log(`  redis-server pid ${redis.pid} port ${redis.port}; postgres pid ${postgres.pid} port ${postgres.port}`);
 
   // Imported only now: the peers' packages exist once ensurePeerPackages ran.
-  const { JobtreeSystem, JobtreeProcessorsSystem, findStartJobs } = await import('./systems/jobtree.js');
+  const { JobtreeSystem, JobtreeProcessorsSystem, findProcessors } = await import('./systems/jobtree.js');
   const { BullMqSystem } = await import('./systems/bullmq.js');
   const { GraphileSystem } = await import('./systems/graphile.js');
   const [bull, ioredis, graphile, pg] = await Promise.all([loadBullMq(), loadIoRedis(), loadGraphile(), loadPg()]);
@@ -115,9 +115,9 @@ async function buildSystems(teardown: Teardown, scratch: string, notes: string[]
   const systems: BenchSystem[] = [new JobtreeSystem(scratch, 'single calls')];
   if (await JobtreeSystem.hasBatchCalls(scratch)) systems.push(new JobtreeSystem(scratch, 'batched'));
   else notes.push('jobtree batched: not run, @jobtree/core has no addMany/acceptMany/finishMany yet');
-  const startJobs = await findStartJobs();
-  if (typeof startJobs === 'string') notes.push(`jobtree processors: not run, ${startJobs}`);
-  else systems.push(new JobtreeProcessorsSystem(scratch, startJobs));
+  const processors = await findProcessors();
+  if (typeof processors === 'string') notes.push(`jobtree processors: not run, ${processors}`);
+  else systems.push(new JobtreeProcessorsSystem(scratch, processors));
   systems.push(new BullMqSystem(redis, bull, ioredis));
   for (const variant of ['as it comes', 'local queue'] as const) {
     const system = await GraphileSystem.open(postgres, graphile, pg, variant);

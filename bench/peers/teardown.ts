@@ -23,10 +23,20 @@ export class Teardown {
     process.on('exit', () => {
       for (const step of this.#steps) step.lastResort?.();
     });
+    // One Ctrl-C can arrive twice (from the terminal and relayed by a
+    // wrapper such as tsx or pnpm): a repeat must not kill the process
+    // before it has stopped its servers. A third one forces the exit, and
+    // the exit hook then kills what is left.
+    let signals = 0;
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-      process.once(signal, () => {
-        console.error(`\n${signal}: stopping everything the benchmark started`);
-        void this.run().finally(() => process.exit(130));
+      process.on(signal, () => {
+        signals++;
+        if (signals === 1) {
+          console.error(`\n${signal}: stopping everything the benchmark started`);
+          void this.run().finally(() => process.exit(130));
+        } else if (signals >= 3) {
+          process.exit(130);
+        }
       });
     }
   }

@@ -94,6 +94,19 @@ test.serial('user actors start under user_sup and are stopped with the app', asy
   t.is(await down, 'shutdown');
 });
 
+test.serial('subscribe and wait check their arguments', async (t) => {
+  const { app } = await startTempApp(t, {}, { [T1]: 5 });
+  for (const bad of [undefined, '', 42, {}]) {
+    await t.throwsAsync(app.subscribe(bad as never, 'j'), { instanceOf: JobsError, code: 'invalid_job_type' });
+    await t.throwsAsync(app.subscribe(T1, bad as never), { instanceOf: JobsError, code: 'invalid_job_id' });
+  }
+  await t.throwsAsync(app.subscribe('no-such-type', 'j'), { instanceOf: JobsError, code: 'no_type_timeout' });
+  await app.add(T1, 'j', {});
+  const sub = await app.subscribe(T1, 'j');
+  await t.throwsAsync(app.wait(sub, undefined, -1), { instanceOf: JobsError, code: 'invalid_timeout' });
+  await t.throwsAsync(app.wait([sub, 'x' as never]), { instanceOf: JobsError, code: 'invalid_subscription' });
+});
+
 test('startJobs rejects bad options with invalid_option', async (t) => {
   const { startJobs } = await import('@jobtree/supervisor');
   for (const bad of [null, 'x', { threads: 0 }, { threads: 1.5 }, { typeMonitorHoldoffMs: -1 }, { typeCheckPeriodMs: Number.NaN }, { bogus: 1 }]) {

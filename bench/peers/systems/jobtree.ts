@@ -1,7 +1,8 @@
 // jobtree in the peer benchmark, through the packages' public API only:
 // `openJobs` from @jobtree/core with in-process workers (N concurrent
 // accept -> finish loops), the batch calls when the core has them, and the
-// processors of @jobtree/supervisor's `startJobs` when that exists.
+// scheduler of @jobtree/supervisor (handlers in worker threads) when it
+// exports one.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import { CpuMeter } from '../process-cpu.js';
 import { deadlineMs, watchRun } from '../run-watch.js';
-import { type HandlerRuns, listenToHandlerRuns } from './handler-runs.js';
+import { listenToHandlerRuns } from './handler-runs.js';
 import { LOCAL_QUEUE } from './local-queue.js';
 
 const TYPE = 'bench';
@@ -45,6 +46,24 @@ function checkSettled(what: string, outcomes: readonly Settled[]): void {
   if (failed) throw new PeerBenchError('not_exactly_once', `jobtree ${what} refused a job: ${String(failed.reason)}`);
 }
 
+/** Fills the queue with the ledger's jobs: with addMany when `batch` is given, else with single adds, 64 in flight. */
+async function fillJobs(jobs: Jobs, ledger: CompletionLedger, batch: BatchCalls | undefined): Promise<void> {
+  if (batch) {
+    for (let start = 0; start < ledger.count; start += FILL_BATCH) {
+      const specs = [];
+      for (let i = start; i < Math.min(ledger.count, start + FILL_BATCH); i++) specs.push({ id: ledger.id(i), data: { i } });
+      const states = await batch.addMany(TYPE, specs);
+      if (states.length !== specs.length) throw new PeerBenchError('not_exactly_once', `addMany answered ${states.length} of ${specs.length} jobs`);
+    }
+    return;
+  }
+  let next = 0;
+  const loop = async () => {
+    for (let i = next++; i < ledger.count; i = next++) await jobs.add(TYPE, ledger.id(i), { i });
+  };
+  await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, loop));
+}
+
 export type JobtreeVariant = 'single calls' | 'batched';
 
 const DURABILITY = 'fsync, group commit';
@@ -57,7 +76,7 @@ export class JobtreeSystem implements BenchSystem {
 
   /** Whether this build of @jobtree/core has the batch calls (`addMany`, `acceptMany`, `finishMany`). */
   static async hasBatchCalls(scratch: string): Promise<boolean> {
-    return JobtreeSystem.#withJobs(scratch, async (jobs) => batchCalls(jobs) !== undefined);
+    return JobtreeSystem.withJobs(scratch, async (jobs) => batchCalls(jobs) !== undefined);
   }
 
   constructor(scratch: string, variant: JobtreeVariant) {
@@ -71,7 +90,7 @@ export class JobtreeSystem implements BenchSystem {
   sequentialAdds?: (count: number) => Promise<RateResult>;
 
   /** Opens a fresh store in the scratch folder, runs `body`, closes and deletes it. */
-  static async #withJobs<T>(scratch: string, body: (jobs: Jobs) => Promise<T>): Promise<T> {
+  static async withJobs<T>(scratch: string, body: (jobs: Jobs) => Promise<T>): Promise<T> {
     const dir = await mkdtemp(join(scratch, 'jobtree-'));
     const jobs = await openJobs({ path: dir });
     try {
@@ -83,30 +102,12 @@ export class JobtreeSystem implements BenchSystem {
     }
   }
 
-  async #fill(jobs: Jobs, ledger: CompletionLedger): Promise<void> {
-    const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
-    if (batch) {
-      for (let start = 0; start < ledger.count; start += FILL_BATCH) {
-        const specs = [];
-        for (let i = start; i < Math.min(ledger.count, start + FILL_BATCH); i++) specs.push({ id: ledger.id(i), data: { i } });
-        const states = await batch.addMany(TYPE, specs);
-        if (states.length !== specs.length) throw new PeerBenchError('not_exactly_once', `addMany answered ${states.length} of ${specs.length} jobs`);
-      }
-      return;
-    }
-    let next = 0;
-    const loop = async () => {
-      for (let i = next++; i < ledger.count; i = next++) await jobs.add(TYPE, ledger.id(i), { i });
-    };
-    await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, loop));
-  }
-
   async drain(count: number, workers: number): Promise<DrainResult> {
-    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
       const ledger = new CompletionLedger('j', count);
       const cpu = new CpuMeter([]);
       cpu.start();
-      await this.#fill(jobs, ledger);
+      await fillJobs(jobs, ledger, this.#variant === 'batched' ? batchCalls(jobs) : undefined);
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
       const perWorker = Math.ceil(LOCAL_QUEUE / workers);
       // A worker whose accept finds nothing stops: the queue was filled
@@ -140,7 +141,7 @@ export class JobtreeSystem implements BenchSystem {
   }
 
   async #sequentialAdds(count: number): Promise<RateResult> {
-    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
       const started = performance.now();
       for (let i = 0; i < count; i++) await jobs.add(TYPE, `a${i}`, { i });
       return { perSecond: count / ((performance.now() - started) / 1000) };
@@ -150,7 +151,7 @@ export class JobtreeSystem implements BenchSystem {
   async close(): Promise<void> {}
 
   async latency(samples: number, gapMs: number): Promise<LatencyResult> {
-    return JobtreeSystem.#withJobs(this.#scratch, async (jobs) => {
+    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
       const addedAt = new Map<string, number>();
       const latencies: number[] = [];
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
@@ -189,80 +190,81 @@ export class JobtreeSystem implements BenchSystem {
   }
 }
 
-/** `startJobs` of @jobtree/supervisor and the parts of its app that this benchmark uses. */
-interface ProcessorApp {
-  setTypeTimeout(type: string, seconds: number): Promise<void>;
-  add(type: string, id: string, data?: unknown): Promise<unknown>;
-  process(type: string, handlerModule: string, options?: { maxJobs?: number }): Promise<unknown> | unknown;
-  pendingCount(type: string): Promise<number>;
-  getActiveJobIds(type: string): Promise<string[]>;
-  foldJobs<A>(type: string, fold: (accumulator: A, job: { id: string; state: string }) => A, initial: A): Promise<A>;
-  close(): Promise<void>;
+/** A running set of jobtree processors, as far as this benchmark needs it. */
+interface RunningProcessors {
+  /** Jobs finished so far are reported here, if the API reports them. */
+  onFinished?(listener: (id: string) => void): void;
+  stop(): Promise<void>;
 }
-type StartJobs = (options: { path: string }) => Promise<ProcessorApp>;
 
-/** `startJobs` when @jobtree/supervisor exports it and its app has `process`; otherwise why not. */
-export async function findStartJobs(): Promise<StartJobs | string> {
+/** Starts processors for `type` on `jobs`' store, with `handler` (a module URL) and at most `maxJobs` running. */
+type StartProcessors = (jobs: Jobs, type: string, handler: string, maxJobs: number) => Promise<RunningProcessors>;
+
+/** The scheduler of @jobtree/supervisor, as far as this benchmark uses it. */
+interface SchedulerSlice {
+  events: { on(event: 'job:finished', listener: (event: { id: string; state: string }) => void): unknown };
+  stop(): Promise<void>;
+}
+type StartScheduler = (options: { jobs: Jobs; type: string; handler: string; maxJobs: number }) => Promise<SchedulerSlice>;
+
+/**
+ * How this build of @jobtree/supervisor runs handlers in worker threads:
+ * its exported `startScheduler`, when there is one; otherwise why the
+ * processors variant cannot run.
+ */
+export async function findProcessors(): Promise<StartProcessors | string> {
   const supervisor: Record<string, unknown> = await import('@jobtree/supervisor');
-  if (typeof supervisor.startJobs !== 'function') return '@jobtree/supervisor has no startJobs yet';
-  const app = supervisor.JobsApp as { prototype?: Record<string, unknown> } | undefined;
-  if (typeof app?.prototype?.process !== 'function') return "@jobtree/supervisor's app has no process() yet";
-  return supervisor.startJobs as StartJobs;
+  if (typeof supervisor.startScheduler !== 'function') return '@jobtree/supervisor does not export startScheduler yet';
+  const startScheduler = supervisor.startScheduler as StartScheduler;
+  return async (jobs, type, handler, maxJobs) => {
+    const scheduler = await startScheduler({ jobs, type, handler, maxJobs });
+    return {
+      onFinished: (listener) => {
+        scheduler.events.on('job:finished', (event) => {
+          if (event.state === 'finished') listener(event.id);
+        });
+      },
+      stop: () => scheduler.stop(),
+    };
+  };
 }
 
-/** jobtree's processors: handlers in worker threads, run by `app.process`. */
+/** jobtree's processors: the scheduler runs handlers in worker threads. */
 export class JobtreeProcessorsSystem implements BenchSystem {
   readonly label = 'jobtree processors';
   readonly durability = DURABILITY;
   readonly #scratch: string;
-  readonly #startJobs: StartJobs;
+  readonly #start: StartProcessors;
 
-  constructor(scratch: string, startJobs: StartJobs) {
+  constructor(scratch: string, start: StartProcessors) {
     this.#scratch = scratch;
-    this.#startJobs = startJobs;
+    this.#start = start;
   }
 
   async threadedDrain(count: number, workers: number): Promise<DrainResult> {
-    const dir = await mkdtemp(join(this.#scratch, 'jobtree-app-'));
-    const app = await this.#startJobs({ path: dir });
-    const ledger = new CompletionLedger('p', count);
-    let runs: HandlerRuns | undefined;
-    try {
-      if (typeof app.process !== 'function') throw new PeerBenchError('server_failed', 'startJobs() returned an app without process()');
-      await app.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
-      runs = listenToHandlerRuns(ledger);
-      const cpu = new CpuMeter([]);
-      cpu.start();
-      let next = 0;
-      const fill = async () => {
-        for (let i = next++; i < count; i = next++) await app.add(TYPE, ledger.id(i), { i });
-      };
-      await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, fill));
-      await app.process(TYPE, new URL('../handlers/jobtree-noop.mjs', import.meta.url).href, { maxJobs: workers });
-      const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
-      const done = (async () => {
-        await runs.allRun();
-        // Every handler ran; the run ends when no job is pending or running any more.
-        while ((await app.pendingCount(TYPE)) > 0 || (await app.getActiveJobIds(TYPE)).length > 0) await sleep(10);
-      })();
-      await watchRun(what, done, deadlineMs(count), ledger);
-      const seconds = (performance.now() - ledger.firstRunAt) / 1000;
-      const cpuSeconds = cpu.elapsed();
-      await app.foldJobs(
-        TYPE,
-        (finished, job) => {
-          if (job.state === 'finished') ledger.markComplete(job.id);
-          return finished + (job.state === 'finished' ? 1 : 0);
-        },
-        0,
-      );
-      ledger.verify(this.label);
-      return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
-    } finally {
-      runs?.close();
-      await app.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+      const ledger = new CompletionLedger('p', count);
+      const runs = listenToHandlerRuns(ledger);
+      let processors: RunningProcessors | undefined;
+      try {
+        const cpu = new CpuMeter([]);
+        cpu.start();
+        await fillJobs(jobs, ledger, batchCalls(jobs));
+        processors = await this.#start(jobs, TYPE, new URL('../handlers/jobtree-noop.mjs', import.meta.url).href, workers);
+        processors.onFinished?.((id) => ledger.markComplete(id));
+        const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
+        await watchRun(what, Promise.all([runs.allRun(), ledger.allComplete()]), deadlineMs(count), ledger);
+        const seconds = (performance.now() - ledger.firstRunAt) / 1000;
+        const cpuSeconds = cpu.elapsed();
+        ledger.verify(this.label);
+        const states = await jobs.foldJobs(TYPE, (finished, job) => finished + (job.state === 'finished' ? 1 : 0), 0);
+        if (states !== count) throw new PeerBenchError('not_exactly_once', `${what}: ${states} of ${count} jobs finished in the store`);
+        return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
+      } finally {
+        runs.close();
+        await processors?.stop();
+      }
+    });
   }
 
   async close(): Promise<void> {}

@@ -1,7 +1,7 @@
 // One live actor: its mailbox, its links and monitors, and the loop that hands
 // one message at a time to its behaviour. Every failure ends this cell only.
 
-import type { ActorHost } from './actor-host.js';
+import type { CellHost, HostedCell } from './cell-host.js';
 import { ActorError } from './errors.js';
 import { type Envelope, envelope, Kind } from './envelope.js';
 import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
@@ -41,11 +41,11 @@ const STEP_MESSAGES = 64;
 /** Mailboxes compact their consumed head once it is this long and more than half the array. */
 const COMPACT_AT = 1024;
 
-export class ActorCell {
+export class ActorCell implements HostedCell {
   readonly id: ActorId;
   /** The serial part of the id: what the host publishes in its RUNNING slot while a handler of this actor runs. */
   readonly serial: number;
-  readonly host: ActorHost;
+  readonly host: CellHost;
   readonly behaviour: AnyBehaviour;
   readonly ctx: ActorContext<unknown>;
   name: string | undefined;
@@ -94,7 +94,7 @@ export class ActorCell {
     this.crash(error);
   };
 
-  constructor(host: ActorHost, id: ActorId, serial: number, behaviour: AnyBehaviour | undefined, name: string | undefined) {
+  constructor(host: CellHost, id: ActorId, serial: number, behaviour: AnyBehaviour | undefined, name: string | undefined) {
     this.host = host;
     this.id = id;
     this.serial = serial;
@@ -413,6 +413,64 @@ export class ActorCell {
     for (const [ref, target] of this.monitors) if (target !== '') host.send(Kind.demonitor, target, this.id, ref, null);
     this.monitors.clear();
     host.actorExited(this, reason);
+  }
+
+  // ---- links and monitors, as other actors and the runtime change them ----
+
+  /** `from` linked to this actor (or this actor was spawned linked to it). */
+  linkedFrom(from: ActorId): void {
+    this.links.add(from);
+  }
+
+  unlinkedFrom(from: ActorId): void {
+    this.links.delete(from);
+  }
+
+  /** `watcher` monitors this actor under `ref`. */
+  watchedBy(ref: MonitorRef, watcher: ActorId): void {
+    this.watchers.set(ref, watcher);
+  }
+
+  unwatched(ref: MonitorRef): void {
+    this.watchers.delete(ref);
+  }
+
+  /** The DOWN of a monitor this actor holds (ignored after demonitor). */
+  monitorFired(ref: MonitorRef, target: ActorId, reason: ExitReason): void {
+    if (this.monitors.delete(ref)) this.deliverInfo({ type: 'DOWN', ref, id: target, reason });
+  }
+
+  /**
+   * Actors for which `gone` is true died elsewhere, with the reason
+   * `reasonOf` gives, and will send nothing more (a kill declared by the
+   * main thread, a thread's end): their monitors on this actor are dropped,
+   * this actor's monitors on them fire, its links to them carry the exit.
+   */
+  othersGone(gone: (id: ActorId) => boolean, reasonOf: (id: ActorId) => ExitReason): void {
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const [ref, watcher] of this.watchers) if (gone(watcher)) this.watchers.delete(ref);
+    for (const [ref, target] of this.monitors) {
+      if (target !== '' && gone(target)) {
+        this.monitors.delete(ref);
+        this.deliverInfo({ type: 'DOWN', ref, id: target, reason: reasonOf(target) });
+      }
+    }
+    // An exit signal may end this actor: the first one that does makes the rest no-ops.
+    for (const linked of [...this.links]) if (gone(linked)) this.exitSignal(linked, reasonOf(linked), true);
+  }
+
+  holdSpawnMonitor(ref: MonitorRef): void {
+    this.monitors.set(ref, '');
+  }
+
+  spawnMonitorStarted(ref: MonitorRef, child: ActorId): void {
+    if (this.monitors.get(ref) === '') this.monitors.set(ref, child);
+  }
+
+  spawnMonitorKilled(ref: MonitorRef): void {
+    if (this.monitors.get(ref) !== '') return;
+    this.monitors.delete(ref);
+    this.deliverInfo({ type: 'DOWN', ref, id: '', reason: 'killed' });
   }
 
   /** Selective receive (see ActorContext.receive). */

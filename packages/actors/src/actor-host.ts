@@ -8,11 +8,13 @@ import { ActorCell } from './actor-cell.js';
 import { isActorId, MAIN_THREAD, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { wrapCore } from './core-bridge.js';
 import { isActorDefinition } from './define-actor.js';
-import { ActorError, callFailure } from './errors.js';
+import { CallTable } from './call-table.js';
+import { ActorError } from './errors.js';
 import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
 import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
 import type { Coordinator, SpawnOrder, SpawnRequest } from './host-protocol.js';
+import { ReadyLoop } from './ready-loop.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -50,14 +52,6 @@ export interface MessageSource extends PostTarget {
   on(event: 'message', listener: (value: unknown) => void): unknown;
 }
 
-interface PendingCall {
-  resolve: (reply: unknown) => void;
-  reject: (error: ActorError) => void;
-  to: ActorId;
-  owner: ActorCell | undefined;
-  timer: NodeJS.Timeout | undefined;
-}
-
 interface SystemMonitor {
   target: ActorId;
   resolve: (reason: ExitReason) => void;
@@ -68,8 +62,6 @@ interface SystemMonitor {
  * the batch is posted at once, so the receiver starts while the sender goes on.
  */
 const MAX_BATCH = 512;
-/** Messages handled in one go before the ready loop yields to the event loop. */
-const STEP_BUDGET = 10_000;
 /** OTP's gen_server:call default. */
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
@@ -89,14 +81,10 @@ export class ActorHost {
   #highestThread: ThreadId;
   /** Messages for threads this one has not heard of yet (their port is on its way). */
   #parked = new Map<ThreadId, Envelope[]>();
-  #calls = new Map<number, PendingCall>();
-  #callSeq = 0;
+  readonly #calls = new CallTable();
   #monitorSeq = 0;
   #systemMonitors = new Map<MonitorRef, SystemMonitor>();
-  #ready: ActorCell[] = [];
-  #readyHead = 0;
-  #running = false;
-  #kickScheduled = false;
+  readonly #ready = new ReadyLoop();
   #dirty: Peer[] = [];
   #flushScheduled = false;
   #memoId: ActorId = '';
@@ -211,7 +199,7 @@ export class ActorHost {
       }
       for (const linked of [...cell.links]) if (threadOfId(linked) === thread) cell.exitSignal(linked, reasonOf(linked), true);
     }
-    for (const [ref, call] of [...this.#calls]) if (threadOfId(call.to) === thread) this.#failCall(ref, reasonOf(call.to));
+    this.#calls.failWhere((to) => threadOfId(to) === thread, reasonOf);
     for (const [ref, monitor] of [...this.#systemMonitors]) {
       if (threadOfId(monitor.target) === thread) {
         this.#systemMonitors.delete(ref);
@@ -233,8 +221,7 @@ export class ActorHost {
   declareDead(id: ActorId, reason: ExitReason): void {
     this.#dying.add(id);
     this.#forgetMemo();
-    // Deleting the entry being visited is safe while iterating a Map.
-    for (const [ref, call] of this.#calls) if (call.to === id) this.#failCall(ref, reason);
+    this.#calls.failWhere((to) => to === id, () => reason);
     for (const [ref, monitor] of this.#systemMonitors) {
       if (monitor.target === id) {
         this.#systemMonitors.delete(ref);
@@ -379,7 +366,7 @@ export class ActorHost {
     const why = `it cannot be copied to thread ${thread} (${info.message})`;
     switch (k) {
       case Kind.call:
-        this.#takeCall(r as number)?.reject(new ActorError('bad_argument', `call to ${to}: ${why}`));
+        this.#calls.reject(r as number, new ActorError('bad_argument', `call to ${to}: ${why}`));
         return;
       case Kind.reply:
         this.send(Kind.callFailed, to, from, r, { error: { ...info, message: `the reply of ${from}: ${why}` } });
@@ -524,12 +511,11 @@ export class ActorHost {
         // The reply resumes its caller's code: a kill of the caller that has come is taken first
         // (a killed caller's calls are dropped, so it never sees the reply).
         this.takeKills();
-        const call = this.#takeCall(env.r as number);
-        call?.resolve(env.m);
+        this.#calls.reply(env.r as number, env.m);
         return;
       }
       case Kind.callFailed:
-        this.#failCall(env.r as number, env.m as ExitReason);
+        this.#calls.fail(env.r as number, env.m as ExitReason);
         return;
     }
     const cell = this.#cells.get(env.to);
@@ -571,43 +557,12 @@ export class ActorHost {
   // ---- the ready loop -----------------------------------------------------
 
   schedule(cell: ActorCell): void {
-    if (cell.queued) return;
-    cell.queued = true;
-    this.#ready.push(cell);
-    if (!this.#running && !this.#kickScheduled) {
-      this.#kickScheduled = true;
-      queueMicrotask(this.#kick);
-    }
+    this.#ready.schedule(cell);
   }
 
-  readonly #kick = (): void => {
-    this.#kickScheduled = false;
-    this.runReady();
-  };
-
-  /** Gives each ready actor one message in turn until none is ready (or the budget is spent). */
+  /** Gives each ready actor one step in turn until none is ready (see ReadyLoop). */
   runReady(): void {
-    if (this.#running) return;
-    this.#running = true;
-    const ready = this.#ready;
-    let budget = STEP_BUDGET;
-    while (this.#readyHead < ready.length) {
-      if (--budget === 0) {
-        setImmediate(this.#kick);
-        break;
-      }
-      const cell = ready[this.#readyHead++] as ActorCell;
-      cell.queued = false;
-      cell.step();
-    }
-    if (this.#readyHead === ready.length) {
-      ready.length = 0;
-      this.#readyHead = 0;
-    } else if (this.#readyHead > 4096) {
-      this.#ready = ready.slice(this.#readyHead);
-      this.#readyHead = 0;
-    }
-    this.#running = false;
+    this.#ready.run();
   }
 
   // ---- actors -------------------------------------------------------------
@@ -641,12 +596,7 @@ export class ActorHost {
   forget(cell: ActorCell): void {
     this.#cells.delete(cell.id);
     if (cell.name !== undefined && this.names.get(cell.name) === cell.id) this.names.delete(cell.name);
-    for (const ref of cell.calls) {
-      const call = this.#calls.get(ref);
-      if (call !== undefined && call.timer !== undefined) clearTimeout(call.timer);
-      this.#calls.delete(ref);
-    }
-    cell.calls.clear();
+    this.#calls.dropOwned(cell);
     if (this.#cells.size === 0 && this.#emptyWaiters.length > 0) {
       const waiters = this.#emptyWaiters;
       this.#emptyWaiters = [];
@@ -714,40 +664,12 @@ export class ActorHost {
     const id = this.resolve(to);
     if (id === undefined) return Promise.reject(new ActorError('noproc', `call to ${describeTarget(to)}: no such actor`, 'noproc'));
     if (!(timeoutMs >= 0)) return Promise.reject(new ActorError('bad_argument', `call timeout must be >= 0 ms, got ${timeoutMs}`));
-    return new Promise((resolve, reject) => {
-      const ref = ++this.#callSeq;
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(this.#callTimedOut, timeoutMs, ref, timeoutMs) : undefined;
-      this.#calls.set(ref, { resolve, reject, to: id, owner, timer });
-      owner?.calls.add(ref);
-      this.send(Kind.call, id, from, ref, msg);
-    });
-  }
-
-  readonly #callTimedOut = (ref: number, timeoutMs: number): void => {
-    const call = this.#calls.get(ref);
-    if (call === undefined) return;
-    this.#calls.delete(ref);
-    call.owner?.calls.delete(ref);
-    call.reject(new ActorError('timeout', `call to ${call.to} got no reply within ${timeoutMs} ms`));
-  };
-
-  #takeCall(ref: number): PendingCall | undefined {
-    const call = this.#calls.get(ref);
-    if (call === undefined) return undefined; // late reply, or its caller died: dropped
-    this.#calls.delete(ref);
-    if (call.timer !== undefined) clearTimeout(call.timer);
-    call.owner?.calls.delete(ref);
-    return call;
-  }
-
-  #failCall(ref: number, reason: ExitReason): void {
-    const call = this.#takeCall(ref);
-    call?.reject(callFailure(call.to, reason));
+    return this.#calls.open(owner, id, timeoutMs, (ref) => this.send(Kind.call, id, from, ref, msg));
   }
 
   /** Rejects every call still waiting (the system is going away). */
   abandonCalls(error: ActorError): void {
-    for (const ref of [...this.#calls.keys()]) this.#takeCall(ref)?.reject(error);
+    this.#calls.abandon(error);
   }
 
   exit(from: ActorId, target: ActorRef | ActorId, reason: ExitReason | 'kill'): void {

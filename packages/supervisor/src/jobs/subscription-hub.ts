@@ -47,6 +47,8 @@ export class SubscriptionHub {
 
   async subscribe(type: string, id: string): Promise<Subscription> {
     this.#checkOpen();
+    if (typeof type !== 'string' || type === '') throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${show(type)}`);
+    if (typeof id !== 'string' || id === '') throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${show(id)}`);
     const key = `${type}\u0000${id}`;
     const live = this.#byJob.get(key);
     if (live !== undefined && !live.ended) return live;
@@ -236,5 +238,13 @@ export class SubscriptionHub {
 
   #checkOpen(): void {
     if (this.#closed) throw new JobsError('closed', 'the jobs app is closed');
+  }
+}
+
+function show(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
   }
 }

@@ -58,6 +58,9 @@ interface Held {
 
 type RunOutcome = { ok: true; value: unknown } | { ok: false; reason: string };
 
+/** Takes in flight at once: one committing while the next reads is enough to keep the slots full. */
+const MAX_TAKES_IN_FLIGHT = 2;
+
 /** A job that was on this many lost threads in a row counts as their cause even when not caught in the act. */
 const MAX_UNEXPLAINED_LOSSES = 3;
 
@@ -100,6 +103,11 @@ export class Scheduler {
   /** Cycles and pumps run one at a time, in order. */
   #work: Promise<void> = Promise.resolve();
   #pumpQueued = false;
+  /** Takes (non-blocking acceptMany calls) in flight, and the slots they asked for. */
+  readonly #takes = new Set<Promise<void>>();
+  #asked = 0;
+  /** The last take came back short: the queue has nothing more due. */
+  #drained = false;
   #waiter: Promise<void> | undefined;
   #tickTimer: unknown;
   #heartbeatTimer: unknown;
@@ -177,6 +185,7 @@ export class Scheduler {
     clock.clearTimeout(this.#tickTimer);
     await this.#work;
     await this.#waiter;
+    await Promise.all([...this.#takes]);
     for (const held of [...this.#held.values()]) if (held.serial === undefined) this.#giveBack(held);
     const running = [...this.#held.values()].filter((held) => held.serial !== undefined && held.abort === undefined);
     for (const held of running) held.abort = 'shutdown';
@@ -225,26 +234,53 @@ export class Scheduler {
     return next;
   }
 
+  /** Fills free slots: starts held jobs and takes more (see #pump). Cheap to call often. */
   #requestPump(): void {
     if (this.#pumpQueued || !this.#active) return;
     this.#pumpQueued = true;
-    void this.#enqueue(async () => {
+    queueMicrotask(() => {
       this.#pumpQueued = false;
-      await this.#pump();
+      this.#pump();
     });
   }
 
-  /** Fills free slots: starts held jobs, takes more in one batch, and leaves a blocking accept waiting for the rest. */
-  async #pump(): Promise<void> {
+  /**
+   * Starts held jobs into free slots and takes jobs for the slots left, in
+   * one acceptMany per batch of free slots. Takes are pipelined: slots that
+   * free up while one take commits are asked for by the next, up to
+   * MAX_TAKES_IN_FLIGHT at once. When a take comes back short (nothing more
+   * is due), one blocking accept waits for the next job instead.
+   */
+  #pump(): void {
     if (!this.#active) return;
     this.#startDue();
-    const free = this.#table.options.maxJobs - this.#held.size;
-    if (free <= 0 || this.#waiter !== undefined) return;
-    const taken = await this.#jobs.acceptMany(this.type, free, this.#bound());
-    this.#hold(taken);
-    this.#startDue();
-    if (taken.length === free) this.#requestPump();
-    else this.#armWaiter();
+    if (this.#waiter !== undefined || this.#takes.size >= MAX_TAKES_IN_FLIGHT) return;
+    const free = this.#table.options.maxJobs - this.#held.size - this.#asked;
+    if (free <= 0) return;
+    this.#asked += free;
+    const take = this.#jobs.acceptMany(this.type, free, this.#bound()).then(
+      (taken) => {
+        this.#hold(taken);
+        if (!this.#active) {
+          for (const job of taken) this.#giveBack(this.#held.get(job.id) as Held);
+          return;
+        }
+        this.#startDue();
+        this.#drained = taken.length < free;
+      },
+      (error: unknown) => {
+        if (this.#active) this.#emitError(error);
+        this.#drained = true;
+      },
+    );
+    const tracked = take.finally(() => {
+      this.#asked -= free;
+      this.#takes.delete(tracked);
+      if (!this.#active) return;
+      if (this.#drained && this.#takes.size === 0) this.#armWaiter();
+      else this.#requestPump();
+    });
+    this.#takes.add(tracked);
   }
 
   #armWaiter(): void {
@@ -257,6 +293,7 @@ export class Scheduler {
         this.#hold(taken);
         if (this.#active) this.#startDue();
         else for (const job of taken) this.#giveBack(this.#held.get(job.id) as Held);
+        this.#drained = taken.length < count;
       } catch (error) {
         if (this.#active) this.#emitError(error);
         retryAfter = this.#options.acceptWaitMs;
