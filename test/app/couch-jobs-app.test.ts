@@ -200,3 +200,16 @@ test.serial('a job kept alive by updates is never re-enqueued', async (t) => {
   t.is(await app.getJobState(T1, J1), 'running');
   await app.finish(job);
 });
+
+test.serial('with a sped-up clock, a 60-second type timeout re-enqueues a silent job in about a second', async (t) => {
+  const { app } = await startTempApp(t, { clockSpeed: 60, activityMonitorMaxJitterMs: 0 }, { [T1]: 60 });
+  await app.add(T1, J1, {});
+  const sub = await app.subscribe(T1, J1);
+  await app.accept(T1);
+  t.like(await app.wait(sub, 'running', 10_000), { state: 'running' });
+  const silentSince = Date.now();
+  t.like(await app.wait(sub, 'pending', 20_000), { state: 'pending' });
+  const waited = Date.now() - silentSince;
+  // 60 virtual seconds are one real second; the re-enqueue comes after 1 to 1.75 timeouts.
+  t.true(waited >= 900 && waited < 10_000, `re-enqueued after ${waited} ms`);
+});

@@ -5,16 +5,18 @@
 
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { ActorCell } from './actor-cell.js';
-import { isActorId, MAIN_THREAD, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
+import { MAIN_THREAD, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { wrapCore } from './core-bridge.js';
-import { isActorDefinition } from './define-actor.js';
-import { CallTable } from './call-table.js';
+import { type CallOwner, CallTable } from './call-table.js';
+import type { CellHost, HostedCell } from './cell-host.js';
 import { ActorError } from './errors.js';
 import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
 import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
-import type { Coordinator, SpawnOrder, SpawnRequest } from './host-protocol.js';
+import type { Coordinator, SpawnOrder } from './host-protocol.js';
 import { ReadyLoop } from './ready-loop.js';
+import { checkName, spawnRequest } from './spawn-request.js';
+import { SystemMonitors } from './system-monitors.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -52,11 +54,6 @@ export interface MessageSource extends PostTarget {
   on(event: 'message', listener: (value: unknown) => void): unknown;
 }
 
-interface SystemMonitor {
-  target: ActorId;
-  resolve: (reason: ExitReason) => void;
-}
-
 /**
  * Messages posted to one port in one tick go out as one array; past this many
  * the batch is posted at once, so the receiver starts while the sender goes on.
@@ -65,7 +62,7 @@ const MAX_BATCH = 512;
 /** OTP's gen_server:call default. */
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
-export class ActorHost {
+export class ActorHost implements CellHost {
   readonly thread: ThreadId;
   /** Name -> id: the system's table on the main thread, a replica elsewhere. */
   readonly names = new Map<string, ActorId>();
@@ -83,7 +80,7 @@ export class ActorHost {
   #parked = new Map<ThreadId, Envelope[]>();
   readonly #calls = new CallTable();
   #monitorSeq = 0;
-  #systemMonitors = new Map<MonitorRef, SystemMonitor>();
+  readonly #systemMonitors = new SystemMonitors();
   readonly #ready = new ReadyLoop();
   #dirty: Peer[] = [];
   #flushScheduled = false;
@@ -189,23 +186,7 @@ export class ActorHost {
     this.#parked.delete(thread);
     if (parked !== undefined) for (const env of parked) this.#bounce(env);
     const reasonOf = (id: ActorId): ExitReason => (killed === undefined || killed.has(id) ? 'killed' : 'noproc');
-    for (const cell of [...this.#cells.values()]) {
-      for (const ref of [...cell.watchers.keys()]) if (threadOfId(cell.watchers.get(ref) as ActorId) === thread) cell.watchers.delete(ref);
-      for (const [ref, target] of [...cell.monitors]) {
-        if (target !== '' && threadOfId(target) === thread) {
-          cell.monitors.delete(ref);
-          cell.deliverInfo({ type: 'DOWN', ref, id: target, reason: reasonOf(target) });
-        }
-      }
-      for (const linked of [...cell.links]) if (threadOfId(linked) === thread) cell.exitSignal(linked, reasonOf(linked), true);
-    }
-    this.#calls.failWhere((to) => threadOfId(to) === thread, reasonOf);
-    for (const [ref, monitor] of [...this.#systemMonitors]) {
-      if (threadOfId(monitor.target) === thread) {
-        this.#systemMonitors.delete(ref);
-        monitor.resolve(reasonOf(monitor.target));
-      }
-    }
+    this.#actorsGone((id) => threadOfId(id) === thread, reasonOf);
     for (const id of this.#dying) if (threadOfId(id) === thread) this.#dying.delete(id);
     this.runReady();
   }
@@ -221,24 +202,20 @@ export class ActorHost {
   declareDead(id: ActorId, reason: ExitReason): void {
     this.#dying.add(id);
     this.#forgetMemo();
-    this.#calls.failWhere((to) => to === id, () => reason);
-    for (const [ref, monitor] of this.#systemMonitors) {
-      if (monitor.target === id) {
-        this.#systemMonitors.delete(ref);
-        monitor.resolve(reason);
-      }
-    }
-    for (const cell of this.#cells.values()) {
-      for (const [ref, watcher] of cell.watchers) if (watcher === id) cell.watchers.delete(ref);
-      for (const [ref, target] of cell.monitors) {
-        if (target === id) {
-          cell.monitors.delete(ref);
-          cell.deliverInfo({ type: 'DOWN', ref, id, reason });
-        }
-      }
-      // May end the cell (and remove it from #cells): also safe during iteration.
-      if (cell.links.has(id)) cell.exitSignal(id, reason, true);
-    }
+    this.#actorsGone((other) => other === id, () => reason);
+  }
+
+  /**
+   * What the death of actors elsewhere (a kill declared here, a thread's
+   * end) means on this thread: calls to them fail, the system's monitors on
+   * them settle, and every cell here drops their monitors, hears the DOWN of
+   * its monitors on them and the exit of its links to them.
+   */
+  #actorsGone(gone: (id: ActorId) => boolean, reasonOf: (id: ActorId) => ExitReason): void {
+    this.#calls.failWhere(gone, reasonOf);
+    this.#systemMonitors.settleWhere(gone, reasonOf);
+    // A copy: an exit signal may end a cell, and so remove it from #cells.
+    for (const cell of [...this.#cells.values()]) cell.othersGone(gone, reasonOf);
   }
 
   /** Its thread has confirmed the death (or is gone): nothing more can come from `id`. */
@@ -520,7 +497,7 @@ export class ActorHost {
     }
     const cell = this.#cells.get(env.to);
     if (cell === undefined) {
-      if (env.to === SYSTEM_ID && env.k === Kind.down) this.#systemDown(env.r as MonitorRef, env.m as ExitReason);
+      if (env.to === SYSTEM_ID && env.k === Kind.down) this.#systemMonitors.down(env.r as MonitorRef, env.m as ExitReason);
       else this.#bounce(env);
       return;
     }
@@ -530,21 +507,19 @@ export class ActorHost {
         cell.deliver(env);
         return;
       case Kind.link:
-        cell.links.add(env.from);
+        cell.linkedFrom(env.from);
         return;
       case Kind.unlink:
-        cell.links.delete(env.from);
+        cell.unlinkedFrom(env.from);
         return;
       case Kind.monitor:
-        cell.watchers.set(env.r as MonitorRef, env.from);
+        cell.watchedBy(env.r as MonitorRef, env.from);
         return;
       case Kind.demonitor:
-        cell.watchers.delete(env.r as MonitorRef);
+        cell.unwatched(env.r as MonitorRef);
         return;
       case Kind.down:
-        if (cell.monitors.delete(env.r as MonitorRef)) {
-          cell.deliverInfo({ type: 'DOWN', ref: env.r as MonitorRef, id: env.from, reason: env.m as ExitReason });
-        }
+        cell.monitorFired(env.r as MonitorRef, env.from, env.m as ExitReason);
         return;
       case Kind.exit:
         cell.exitSignal(env.from, env.m as ExitReason, env.r === 1);
@@ -556,7 +531,7 @@ export class ActorHost {
 
   // ---- the ready loop -----------------------------------------------------
 
-  schedule(cell: ActorCell): void {
+  schedule(cell: HostedCell): void {
     this.#ready.schedule(cell);
   }
 
@@ -577,10 +552,10 @@ export class ActorHost {
     // spawn_link: the link exists before the child runs, and the spawner hears of it
     // on the same path (so before) any exit signal the child may send.
     if (order.linkTo !== undefined) {
-      cell.links.add(order.linkTo);
+      cell.linkedFrom(order.linkTo);
       this.send(Kind.link, order.linkTo, id, 0, null);
     }
-    if (order.monitor !== undefined) cell.watchers.set(order.monitor.ref, order.monitor.by);
+    if (order.monitor !== undefined) cell.watchedBy(order.monitor.ref, order.monitor.by);
     cell.start(order.args, onStarted);
   }
 
@@ -593,7 +568,7 @@ export class ActorHost {
   }
 
   /** Called by a cell that ended. */
-  forget(cell: ActorCell): void {
+  forget(cell: HostedCell): void {
     this.#cells.delete(cell.id);
     if (cell.name !== undefined && this.names.get(cell.name) === cell.id) this.names.delete(cell.name);
     this.#calls.dropOwned(cell);
@@ -604,7 +579,7 @@ export class ActorHost {
     }
   }
 
-  actorExited(cell: ActorCell, reason: ExitReason): void {
+  actorExited(cell: HostedCell, reason: ExitReason): void {
     this.coordinator?.actorExited(cell.id, cell.name, reason);
   }
 
@@ -660,7 +635,7 @@ export class ActorHost {
     this.send(Kind.cast, id, from, 0, msg);
   }
 
-  call(owner: ActorCell | undefined, from: ActorId, to: ActorRef | string, msg: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {
+  call(owner: CallOwner | undefined, from: ActorId, to: ActorRef | string, msg: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {
     const id = this.resolve(to);
     if (id === undefined) return Promise.reject(new ActorError('noproc', `call to ${describeTarget(to)}: no such actor`, 'noproc'));
     if (!(timeoutMs >= 0)) return Promise.reject(new ActorError('bad_argument', `call timeout must be >= 0 ms, got ${timeoutMs}`));
@@ -690,7 +665,7 @@ export class ActorHost {
     else this.coordinator?.requestKill(id);
   }
 
-  register(cell: ActorCell, name: string): void {
+  register(cell: HostedCell, name: string): void {
     checkName(name);
     const holder = this.names.get(name);
     if (holder !== undefined && holder !== cell.id) throw new ActorError('name_taken', `the name ${name} belongs to ${holder}`);
@@ -710,61 +685,28 @@ export class ActorHost {
   monitorFromSystem(target: ActorRef | ActorId | string): Promise<ExitReason> {
     const id = this.resolve(target);
     if (id === undefined) return Promise.resolve('noproc');
-    return new Promise((resolve) => {
-      const ref = this.newMonitorRef();
-      this.#systemMonitors.set(ref, { target: id, resolve });
-      this.send(Kind.monitor, id, SYSTEM_ID, ref, null);
-    });
-  }
-
-  #systemDown(ref: MonitorRef, reason: ExitReason): void {
-    const monitor = this.#systemMonitors.get(ref);
-    if (monitor === undefined) return;
-    this.#systemMonitors.delete(ref);
-    monitor.resolve(reason);
+    const ref = this.newMonitorRef();
+    const down = this.#systemMonitors.add(ref, id);
+    this.send(Kind.monitor, id, SYSTEM_ID, ref, null);
+    return down;
   }
 
   /** spawn / spawn_link / spawn_monitor on behalf of `spawner` (undefined: the system). */
-  async spawn(spawner: ActorCell | undefined, definition: ActorDefinition<unknown, unknown>, args: unknown, options: SpawnOptions = {}): Promise<ActorRef> {
-    if (!isActorDefinition(definition)) throw new ActorError('bad_argument', 'spawn needs an actor definition (defineActor)');
-    const placement = options.placement ?? 'pool';
-    if (placement !== 'pool' && placement !== 'dedicated' && placement !== 'main') {
-      throw new ActorError('bad_argument', `unknown placement ${String(placement)}`);
-    }
-    if (options.name !== undefined) checkName(options.name);
+  async spawn(spawner: HostedCell | undefined, definition: ActorDefinition<unknown, unknown>, args: unknown, options: SpawnOptions = {}): Promise<ActorRef> {
+    const monitorRef = spawner !== undefined && options.monitor === true ? this.newMonitorRef() : undefined;
+    const request = spawnRequest(definition, args, options, spawner?.id, monitorRef, this.thread === MAIN_THREAD);
     const coordinator = this.coordinator;
     if (coordinator === undefined) throw new ActorError('shutting_down', 'this thread is not attached to an actor system');
-    const monitorRef = spawner !== undefined && options.monitor === true ? this.newMonitorRef() : undefined;
-    const request: SpawnRequest = {
-      module: definition.module,
-      exportName: definition.exportName ?? 'default',
-      args,
-      placement,
-      name: options.name,
-      linkTo: spawner !== undefined && options.link === true ? spawner.id : undefined,
-      monitor: monitorRef !== undefined && spawner !== undefined ? { ref: monitorRef, by: spawner.id } : undefined,
-    };
-    if (placement === 'main' && this.thread === 0) request.definition = definition;
-    // The DOWN of a child that dies at once may come before the spawn's answer: hold its place.
-    if (monitorRef !== undefined) spawner?.monitors.set(monitorRef, '');
+    if (monitorRef !== undefined) spawner?.holdSpawnMonitor(monitorRef);
     let id: ActorId;
     try {
       id = await coordinator.requestSpawn(request);
     } catch (error) {
-      if (monitorRef !== undefined && spawner?.monitors.get(monitorRef) === '' && error instanceof ActorError && error.code === 'killed') {
-        spawner.monitors.delete(monitorRef);
-        spawner.deliverInfo({ type: 'DOWN', ref: monitorRef, id: '', reason: 'killed' });
-      }
+      if (monitorRef !== undefined && error instanceof ActorError && error.code === 'killed') spawner?.spawnMonitorKilled(monitorRef);
       throw error;
     }
-    if (monitorRef !== undefined && spawner?.monitors.get(monitorRef) === '') spawner.monitors.set(monitorRef, id);
+    if (monitorRef !== undefined) spawner?.spawnMonitorStarted(monitorRef, id);
     return monitorRef === undefined ? { id } : { id, monitorRef };
-  }
-}
-
-export function checkName(name: unknown): void {
-  if (typeof name !== 'string' || name.length === 0 || isActorId(name)) {
-    throw new ActorError('bad_argument', `not a valid actor name: ${String(name)}`);
   }
 }
 

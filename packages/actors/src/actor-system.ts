@@ -6,7 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
-import { ActorHost, checkName } from './actor-host.js';
+import { ActorHost } from './actor-host.js';
 import { MAIN_THREAD, SYSTEM_ID, serialOfId, threadOfId } from './actor-id.js';
 import { exposeCore } from './core-bridge.js';
 import { CoreSlot } from './core-slot.js';
@@ -16,6 +16,7 @@ import { type Envelope, Kind } from './envelope.js';
 import { KILLS_WAITING, PROGRESS, RUNNING } from './host-status.js';
 import type { Coordinator, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
 import { MainInbox } from './inbox.js';
+import { checkName } from './spawn-request.js';
 import type {
   ActorDefinition,
   ActorId,

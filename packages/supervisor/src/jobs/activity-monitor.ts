@@ -13,7 +13,7 @@ import { type ActorContext, type ActorId, defineActor } from '@jobtree/actors';
 import type { Versionstamp } from '@jobtree/core';
 import { badMessage, onExit } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, type ClockSpec, clockFromSpec } from '../clock.js';
 import { isTransient } from './retry-guard.js';
 
 export interface ActivityMonitorArgs {
@@ -24,6 +24,8 @@ export interface ActivityMonitorArgs {
   maxJitterMs: number;
   /** How often a type without a timeout is looked at again. */
   missingTimeoutCheckMs: number;
+  /** The app's clock (real time unless a test speeds it up). */
+  clock?: ClockSpec;
 }
 
 /** The activity monitor takes no messages: anything sent to it stops it. */
@@ -51,7 +53,7 @@ export default defineActor<ActivityMonitorMessage, ActivityMonitorArgs, Activity
   async init(args, ctx) {
     ctx.trapExit(true);
     const parent = ctx.whereis(args.supervisor);
-    const state: ActivityMonitorState = { args, core: jobsCore(ctx), clock: systemClock, parent, timeoutMs: 0, stamps: [] };
+    const state: ActivityMonitorState = { args, core: jobsCore(ctx), clock: clockFromSpec(args.clock), parent, timeoutMs: 0, stamps: [] };
     await schedule(state, ctx);
     return state;
   },
@@ -113,5 +115,5 @@ async function schedule(state: ActivityMonitorState, ctx: ActorContext<ActivityM
   }
   const base = timeoutMs === 0 ? state.args.missingTimeoutCheckMs : timeoutMs / 4;
   const jitter = Math.random() * Math.min(state.args.maxJitterMs, timeoutMs / 8);
-  ctx.sendAfter(Math.max(1, Math.round(base + jitter)), CHECK);
+  ctx.sendAfter(Math.max(1, Math.round(state.clock.realMs(base + jitter))), CHECK);
 }

@@ -41,6 +41,14 @@ export interface JobsAppSettings {
    * @default 1000
    */
   killTimeoutMs: number;
+  /**
+   * How many times faster than real time the periodic actors' clock runs
+   * (type checks, activity checks). For tests and simulations: with 60, a
+   * 60-second type timeout re-enqueues a silent job after about a second.
+   * The store's own times (scheduled times, versionstamps) stay real.
+   * @default 1
+   */
+  clockSpeed: number;
 }
 
 export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings>;
@@ -57,6 +65,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads'>> = {
   userIntensity: 3,
   userPeriodMs: 5_000,
   killTimeoutMs: 1_000,
+  clockSpeed: 1,
 };
 
 const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
@@ -78,7 +87,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       continue;
     }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', `startJobs has no option ${show(name)}`);
-    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : 0;
+    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
     }

@@ -37,6 +37,7 @@ import {
   type WorkerResubmitOptions,
   openDatabase,
 } from '@jobtree/core';
+import type { ClockSpec } from '../clock.js';
 import type { ChildSpec, SupervisorSpec } from '../interfaces.js';
 import { Supervisor, actorStart, createSupervisorEvents, startSupervisor, supervisorChild } from '../supervisor.js';
 import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from './app-options.js';
@@ -141,6 +142,7 @@ export class JobsApp {
   /** @internal */
   async start(): Promise<void> {
     const s = this.#settings;
+    const clock: ClockSpec = { speed: s.clockSpeed, origin: Date.now() };
     const rootEvents = createSupervisorEvents();
     this.#tree.follow([], rootEvents);
     const user = supervisorChild(SYSTEM_NAMES.user, { strategy: 'one_for_one', intensity: s.userIntensity, period: s.userPeriodMs, children: [] }, { name: SYSTEM_NAMES.user });
@@ -173,11 +175,12 @@ export class JobsApp {
               jobsServer,
               {
                 supervisor: SYSTEM_NAMES.root,
+                clock,
                 periodMs: s.typeCheckPeriodMs,
                 maxJitterMs: s.typeCheckMaxJitterMs,
                 activityMonitorSup: SYSTEM_NAMES.activityMonitorSup,
                 notifierSup: SYSTEM_NAMES.notifierSup,
-                activityMonitor: { maxJitterMs: s.activityMonitorMaxJitterMs, missingTimeoutCheckMs: s.missingTimeoutCheckMs },
+                activityMonitor: { maxJitterMs: s.activityMonitorMaxJitterMs, missingTimeoutCheckMs: s.missingTimeoutCheckMs, clock },
                 notifier: { holdoffMs: s.typeMonitorHoldoffMs, pollTimeoutMs: s.typeMonitorPollMs, retryDelayMs: s.retryDelayMs },
               },
               { name: SYSTEM_NAMES.server, placement: 'main' },

@@ -7,6 +7,7 @@
 // starts them all again.
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
+import { clockFromSpec, type ClockSpec } from '../clock.js';
 import { describeReason } from '../errors.js';
 import { Supervisor, actorStart, createSupervisorEvents } from '../supervisor.js';
 import activityMonitor, { type ActivityMonitorArgs } from './activity-monitor.js';
@@ -20,6 +21,8 @@ export interface JobsServerArgs {
   supervisor: string;
   periodMs: number;
   maxJitterMs: number;
+  /** The app's clock: the period and jitter are in its milliseconds. */
+  clock?: ClockSpec;
   activityMonitorSup: string;
   notifierSup: string;
   activityMonitor: Omit<ActivityMonitorArgs, 'type' | 'supervisor'>;
@@ -82,7 +85,8 @@ export default defineActor<JobsServerMessage, JobsServerArgs, JobsServerState>(i
       } catch (error) {
         if (!isTransient(error)) throw error;
       }
-      ctx.sendAfter(Math.round(state.args.periodMs + Math.random() * state.args.maxJitterMs), CHECK);
+      const wait = state.args.periodMs + Math.random() * state.args.maxJitterMs;
+      ctx.sendAfter(Math.round(clockFromSpec(state.args.clock).realMs(wait)), CHECK);
       return state;
     }
     if (msg.type === 'DOWN') {
