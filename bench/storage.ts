@@ -1,6 +1,10 @@
 // Storage benchmark: the embedded engine against raw lmdb, measured in the
 // same run on the same disk with the same durability (a write counts once
-// lmdb reports it flushed). 64 operations are in flight throughout.
+// lmdb reports it flushed). 64 operations are in flight throughout. Last, the
+// commit cycle counted (8 and 64 writers): transactions per lmdb write, how
+// many commits arrive while a write is in flight (what a second write slot
+// could carry), and how a cycle splits between lmdb's writer and the gap
+// from one write's flush to the next write's start.
 //
 //   pnpm bench:storage                 ~1.5 s per measurement
 //   pnpm bench:storage --seconds 3     longer windows, steadier numbers
@@ -9,11 +13,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { Database, Transaction } from '@jobtree/core';
 import { openDatabase } from '@jobtree/core';
 import { open } from 'lmdb';
 import type { RootDatabase } from 'lmdb';
+import { CommitPipeline } from '../packages/core/src/storage/embedded/commit-pipeline.js';
+import { LmdbStore } from '../packages/core/src/storage/embedded/lmdb-store.js';
 import { RATIO_HEADER, formatTable, infoRow, ratioRow } from './table.js';
 import type { Cell } from './table.js';
 import { bestOfInterleaved, measureSyncThroughput, measureThroughput } from './throughput.js';
@@ -85,6 +92,71 @@ function readOrder(keys: number, length: number): Uint32Array {
     order[i] = (state >>> 0) % keys;
   }
   return order;
+}
+
+interface CommitCycles {
+  /** Transactions per lmdb write. */
+  perWrite: number;
+  /** Share of commits that arrived while an lmdb write was in flight (what a second write slot could carry). */
+  arrivedInFlight: number;
+  /** Mean time from one write's flush to the next write's start, ms (the main thread's share of a cycle). */
+  gapMs: number;
+  /** Mean time from a write's start to its flush, ms (lmdb's writer: commit and sync). */
+  writeMs: number;
+}
+
+/**
+ * Counts what the commit pipeline does under `concurrency` closed-loop
+ * single-key writers, by wrapping the engine's lmdb writes and commits: the
+ * evidence for how many lmdb writes the engine keeps in flight.
+ */
+async function countCommitCycles(db: Database, concurrency: number, seconds: number): Promise<CommitCycles> {
+  const write = LmdbStore.prototype.write;
+  const commit = CommitPipeline.prototype.commit;
+  let writes = 0;
+  let commits = 0;
+  let inFlight = 0;
+  let arrivedInFlight = 0;
+  let lastFlush = 0;
+  let gaps = 0;
+  let gapSum = 0;
+  let writeSum = 0;
+  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
+    const started = performance.now();
+    if (lastFlush > 0) {
+      gaps++;
+      gapSum += started - lastFlush;
+    }
+    writes++;
+    const pending = write.call(this, version, fill);
+    // The write opens when its first transaction joins; it is "in flight" once lmdb has it.
+    setImmediate(() => inFlight++);
+    pending.flushed.then(() => {
+      inFlight--;
+      lastFlush = performance.now();
+      writeSum += lastFlush - started;
+    });
+    return pending;
+  };
+  CommitPipeline.prototype.commit = function (this: CommitPipeline, request) {
+    commits++;
+    if (inFlight > 0) arrivedInFlight++;
+    return commit.call(this, request);
+  };
+  try {
+    await measureThroughput({ concurrency, seconds, warmupSeconds: 0 }, (_, n) =>
+      db.doTransaction((tx) => tx.set(keyOf('cycle', n), VALUE)),
+    );
+  } finally {
+    LmdbStore.prototype.write = write;
+    CommitPipeline.prototype.commit = commit;
+  }
+  return {
+    perWrite: writes === 0 ? 0 : commits / writes,
+    arrivedInFlight: commits === 0 ? 0 : arrivedInFlight / commits,
+    gapMs: gaps === 0 ? 0 : gapSum / gaps,
+    writeMs: writes === 0 ? 0 : writeSum / writes,
+  };
 }
 
 interface ReadModifyWrite {
@@ -216,6 +288,15 @@ async function main(): Promise<void> {
         failed = true;
         console.error(`BUG: read-modify-write on ${label} lost ${rmw.lostUpdates} increments`);
       }
+    }
+
+    // 4. The commit cycle, counted: why one lmdb write at a time (see commit-pipeline.ts).
+    for (const inFlight of [8, CONCURRENCY]) {
+      const cycles = await countCommitCycles(engine, inFlight, seconds);
+      rows.push(infoRow(`transactions per lmdb write, ${inFlight} in flight`, cycles.perWrite));
+      rows.push(infoRow(`% of commits arriving while a write is in flight, ${inFlight} in flight`, cycles.arrivedInFlight * 100));
+      rows.push(infoRow(`ms per cycle: lmdb write (commit + sync), ${inFlight} in flight`, cycles.writeMs));
+      rows.push(infoRow(`ms per cycle: flush -> next write starts, ${inFlight} in flight`, cycles.gapMs));
     }
 
     console.log();

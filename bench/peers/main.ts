@@ -18,6 +18,9 @@ import { ensurePeerPackages, ensureServers } from './install.js';
 import { loadBullMq, loadGraphile, loadIoRedis, loadPg } from './peer-modules.js';
 import { formatReport, type Measurement, type ReportRow, type Target } from './report.js';
 import { startPostgres, startRedis } from './servers.js';
+import { BullMqSystem } from './systems/bullmq.js';
+import { GraphileSystem } from './systems/graphile.js';
+import { findProcessors, hasBatchCalls, JobtreeProcessorsSystem, JobtreeSystem } from './systems/jobtree.js';
 import { LOCAL_QUEUE } from './systems/local-queue.js';
 import { Teardown } from './teardown.js';
 
@@ -106,14 +109,11 @@ async function buildSystems(teardown: Teardown, scratch: string, notes: string[]
   const postgres = await startPostgres(teardown, binaries, scratch);
   console.log(`  redis-server pid ${redis.pid} port ${redis.port}; postgres pid ${postgres.pid} port ${postgres.port}`);
 
-  // Imported only now: the peers' packages exist once ensurePeerPackages ran.
-  const { JobtreeSystem, JobtreeProcessorsSystem, findProcessors } = await import('./systems/jobtree.js');
-  const { BullMqSystem } = await import('./systems/bullmq.js');
-  const { GraphileSystem } = await import('./systems/graphile.js');
+  // Loaded only now: the peers' packages exist once ensurePeerPackages ran.
   const [bull, ioredis, graphile, pg] = await Promise.all([loadBullMq(), loadIoRedis(), loadGraphile(), loadPg()]);
 
   const systems: BenchSystem[] = [new JobtreeSystem(scratch, 'single calls')];
-  if (await JobtreeSystem.hasBatchCalls(scratch)) systems.push(new JobtreeSystem(scratch, 'batched'));
+  if (hasBatchCalls()) systems.push(new JobtreeSystem(scratch, 'batched'));
   else notes.push('jobtree batched: not run, @jobtree/core has no addMany/acceptMany/finishMany yet');
   const processors = await findProcessors();
   if (typeof processors === 'string') notes.push(`jobtree processors: not run, ${processors}`);

@@ -2,10 +2,11 @@
 // "CPU per job" compares whole systems: jobtree does its work inside the
 // Node process, BullMQ and graphile-worker split it with Redis or Postgres.
 
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in ticks of 1/100 s on every mainstream kernel. */
-const TICKS_PER_SECOND = 100;
+/** /proc/<pid>/stat counts CPU time in clock ticks (USER_HZ, 100 on mainstream kernels). */
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
 
 interface ProcStat {
   pid: number;

@@ -191,3 +191,15 @@ test('a call to an inbox gets no reply: it times out, or fails with the close re
   inbox.close({ shutdown: 'closed' });
   await t.throwsAsync(pending, { code: 'exit' });
 });
+
+test('an inbox killed by an actor on a host thread closes with killed: its monitors see it, its receives end', async (t) => {
+  const inbox = system.inbox({ name: 'inbox-killed' });
+  const killer = await system.spawn(probe, {});
+  const down = system.monitor(inbox.ref);
+  const pending = inbox.receive();
+  await system.call(killer, { op: 'kill', to: inbox.ref.id });
+  t.is(await down, 'killed');
+  t.is(await pending, undefined);
+  t.true(inbox.closed);
+  t.is(system.whereis('inbox-killed'), undefined);
+});

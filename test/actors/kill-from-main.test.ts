@@ -76,7 +76,8 @@ test("what a killed actor sent before the kill reaches a main-thread watcher bef
   await flushed();
   // Block the main thread until the host has posted the three casts (and hangs):
   // they wait, undelivered, in the main thread's port when the kill comes.
-  t.is(Atomics.wait(view, 0, 0, 20_000), 'ok');
+  // ('not-equal': the host raised the gate before this wait began, which is as good.)
+  t.not(Atomics.wait(view, 0, 0, 20_000), 'timed-out');
   system.kill(sender);
 
   const seen = await eventually(async () => {

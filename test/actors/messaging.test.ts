@@ -83,12 +83,12 @@ test('a message to a dead actor is dropped without a crash', async (t) => {
   t.is(await system.call(a, { op: 'echo', v: 'alive' }), 'alive');
 });
 
-test('a malformed message ends the actor with a clear MalformedMessage reason', async (t) => {
+test('a malformed message ends the actor with a clear MalformedMessage reason and its code', async (t) => {
   const b = await system.spawn(probe, {});
   const down = system.monitor(b);
   system.cast(b, 42 as unknown as ProbeMsg);
   const reason = await down;
-  t.like(reason, { error: { name: 'MalformedMessage' } });
+  t.like(reason, { error: { name: 'MalformedMessage', code: 'malformed_message' } });
   t.regex((reason as { error: { message: string } }).error.message, /rejected a cast message: 42/);
 });
 

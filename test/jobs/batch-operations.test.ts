@@ -242,3 +242,21 @@ test('a shared write transaction that fails in storage runs its calls again one 
   );
   t.is(await jobs.pendingCount(T1), 30);
 });
+
+test('acceptMany stops once its records reach about 2 MB; the rest stay pending for the next call', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  const big = 'x'.repeat(90_000);
+  await jobs.addMany(
+    T1,
+    Array.from({ length: 40 }, (_, i) => ({ id: `big${i}`, data: { big } })),
+  );
+  const first = await jobs.acceptMany(T1, 40);
+  t.true(first.length >= 20 && first.length < 40, `${first.length} jobs in the first transaction`);
+  t.is(await jobs.pendingCount(T1), 40 - first.length);
+  // Concurrent single accepts behind a truncated batch are served, not told "no job".
+  const rest = await Promise.all(Array.from({ length: 40 - first.length }, () => jobs.accept(T1)));
+  t.true(rest.every((job) => job !== undefined));
+  t.is(new Set([...first, ...rest].map((job) => job!.id)).size, 40);
+  t.is((await jobs.getActiveJobIds(T1)).length, 40);
+});

@@ -192,7 +192,7 @@ test('any argument to any jobs call gives a result or a JobsError, and the store
         await rm(dir, { recursive: true, force: true });
       }
     }),
-    { numRuns: 100 },
+    { numRuns: Number(process.env.JOBS_FUZZ_RUNS ?? 100) },
   );
   t.true(calls > 100);
 });

@@ -96,6 +96,23 @@ test('pending keys sort by priority (highest first), then scheduled time, and de
   t.pass();
 });
 
+test('a pending key is byte for byte what fdb-tuple packs, NUL bytes in ids included', (t) => {
+  const keys = new JobKeys().forType('t');
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+      fc.oneof(fc.integer({ min: 0, max: 2 ** 40 }), fc.double({ min: 0, max: 2 ** 40, noNaN: true })),
+      fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constant('a\u0000b'), fc.constant('\u{1F680}')),
+      (priority, scheduledTime, id) => {
+        fc.pre(!/\p{Surrogate}/u.test(id));
+        const expected = keys.pending.pack([priority === 0 ? 0 : -priority, { type: 'double', value: scheduledTime }, id]);
+        return keys.pendingKey(priority, scheduledTime, id).equals(expected);
+      },
+    ),
+  );
+  t.pass();
+});
+
 test('per-type keys are cached and an activity row is addressable from its stamp', (t) => {
   const root = new JobKeys();
   t.is(root.forType('x'), root.forType('x'));

@@ -7,6 +7,7 @@ import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import test, { type ExecutionContext } from 'ava';
 import { type Database, DatabaseLockedError, FdbError, openDatabase } from '@jobtree/core';
 import { DataDirectoryError } from '../../packages/core/src/errors.js';
@@ -163,6 +164,25 @@ test('an owner killed but not yet reaped by its parent does not keep the store l
   const db = await openDatabase({ path: dir });
   t.is(state(), 'Z', 'the old owner was still unreaped when the store opened');
   await db.doTransaction((tx) => tx.set(counter, Buffer.from('x')));
+  await db.close();
+});
+
+test('a worker thread of the owning process cannot open the directory a second time', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  // Each thread has its own module instances, so only the lock itself can tell it the directory is taken.
+  const workerData = {
+    dir,
+    core: new URL('../../packages/core/src/index.ts', import.meta.url).href,
+    tsxApi: import.meta.resolve('tsx/esm/api'),
+  };
+  const worker = new Worker(new URL('./fixtures/open-in-thread.mjs', import.meta.url), { workerData });
+  t.teardown(() => worker.terminate());
+  const outcome = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  t.is(outcome, `DatabaseLockedError ${process.pid}`);
   await db.close();
 });
 

@@ -10,6 +10,7 @@ import test from 'ava';
 import { DatabaseLockedError, FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
 import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
 import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
+import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { versionOfStamp } from '../../packages/core/src/storage/versionstamp.js';
 
 const b = (text: string) => Buffer.from(text);
@@ -173,6 +174,46 @@ test('concurrent commits share one commit version (one lmdb write, one fsync) an
   db = await openDatabase({ path: dir });
   const all = await db.doTransaction((tx) => tx.getRange(b('g/'), b('g0')));
   t.is(all.length, 200);
+  await db.close();
+});
+
+test('transactions that commit in one event turn are written as one batch, whatever their number', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  // All issued in one turn: the first starts lmdb's write, the others join before it is filled.
+  const stamps = await Promise.all(
+    Array.from({ length: 500 }, async (_, i) => {
+      const { stamp } = await db.doTransaction((tx) => {
+        tx.set(b(`t/${i}`), b('v'));
+        return { stamp: tx.getVersionstamp() };
+      });
+      return stamp;
+    }),
+  );
+  t.is(new Set(stamps.map((stamp) => versionOfStamp(stamp))).size, 1);
+  await db.close();
+});
+
+test('a batch whose lmdb write fails while being filled rejects its commits with commit_unknown_result (1021), and later commits go on', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  await db.doTransaction((tx) => tx.set(b('before'), b('1')));
+  const write = LmdbStore.prototype.write;
+  t.teardown(() => {
+    LmdbStore.prototype.write = write;
+  });
+  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
+    LmdbStore.prototype.write = write;
+    return write.call(this, version, () => {
+      fill();
+      throw new Error('injected failure while filling the lmdb write');
+    });
+  };
+  const error = await t.throwsAsync(db.doTransaction((tx) => tx.set(b('lost'), b('1')), { retryLimit: 0 }));
+  t.true(FdbError.is(error, 'commit_unknown_result'), String(error));
+  await db.doTransaction((tx) => tx.set(b('after'), b('1')));
+  const keys = await db.doTransaction(async (tx) => (await tx.getRange(b('a'), b('z'))).map((e) => e.key.toString()));
+  t.deepEqual(keys, ['after', 'before']);
   await db.close();
 });
 

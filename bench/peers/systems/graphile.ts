@@ -29,18 +29,22 @@ export class GraphileSystem implements BenchSystem {
   readonly #sql: PgClient;
   readonly #utils: GraphileUtils;
   readonly #logger: object;
+  readonly #log: { quiet: boolean };
 
   static async open(postgres: PostgresServer, graphile: GraphileModule, pg: PgModule, variant: GraphileVariant): Promise<GraphileSystem> {
-    // Errors and warnings only: graphile logs a line per worker start otherwise.
+    // Errors and warnings only: graphile logs a line per worker start
+    // otherwise. Silent once closing: a runner interrupted by Ctrl-C reports
+    // every connection that the Postgres shutdown ends.
+    const log = { quiet: false };
     const logger = new graphile.Logger(() => (level, message) => {
-      if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
+      if (!log.quiet && (level === 'error' || level === 'warning')) console.error(`graphile-worker ${level}: ${message}`);
     });
     const utils = await graphile.makeWorkerUtils({ connectionString: postgres.connectionString, logger });
     await utils.migrate();
     const sql = new pg.Client({ connectionString: postgres.connectionString });
     await sql.connect();
     await checkGraphileTables(sql);
-    return new GraphileSystem(postgres, graphile, variant, sql, utils, logger);
+    return new GraphileSystem(postgres, graphile, variant, sql, utils, logger, log);
   }
 
   private constructor(
@@ -50,6 +54,7 @@ export class GraphileSystem implements BenchSystem {
     sql: PgClient,
     utils: GraphileUtils,
     logger: object,
+    log: { quiet: boolean },
   ) {
     this.#postgres = postgres;
     this.#graphile = graphile;
@@ -57,6 +62,7 @@ export class GraphileSystem implements BenchSystem {
     this.#sql = sql;
     this.#utils = utils;
     this.#logger = logger;
+    this.#log = log;
     this.label = variant === 'local queue' ? 'graphile batched' : 'graphile';
     // Adding a job is the same call in both setups: measured once.
     if (variant === 'as it comes') this.sequentialAdds = this.#sequentialAdds;
@@ -158,6 +164,7 @@ export class GraphileSystem implements BenchSystem {
   }
 
   async close(): Promise<void> {
+    this.#log.quiet = true;
     await this.#utils.release();
     await this.#sql.end();
   }

@@ -6,7 +6,7 @@
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Job, type Jobs, openJobs } from '@jobtree/core';
+import { type Job, Jobs, openJobs } from '@jobtree/core';
 import type { BenchSystem, DrainResult, LatencyResult, RateResult } from '../bench-system.js';
 import { latencyOf, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
@@ -35,10 +35,14 @@ interface BatchCalls {
   finishMany(items: readonly { job: Job }[]): Promise<readonly Settled[]>;
 }
 
-export function batchCalls(jobs: Jobs): BatchCalls | undefined {
-  const calls = jobs as unknown as Partial<BatchCalls>;
-  const present = typeof calls.addMany === 'function' && typeof calls.acceptMany === 'function' && typeof calls.finishMany === 'function';
-  return present ? (calls as BatchCalls) : undefined;
+/** Whether this build of @jobtree/core has the batch calls (`addMany`, `acceptMany`, `finishMany`). */
+export function hasBatchCalls(): boolean {
+  const calls = Jobs.prototype as unknown as Partial<BatchCalls>;
+  return typeof calls.addMany === 'function' && typeof calls.acceptMany === 'function' && typeof calls.finishMany === 'function';
+}
+
+function batchCalls(jobs: Jobs): BatchCalls | undefined {
+  return hasBatchCalls() ? (jobs as unknown as BatchCalls) : undefined;
 }
 
 function checkSettled(what: string, outcomes: readonly Settled[]): void {
@@ -74,11 +78,6 @@ export class JobtreeSystem implements BenchSystem {
   readonly #scratch: string;
   readonly #variant: JobtreeVariant;
 
-  /** Whether this build of @jobtree/core has the batch calls (`addMany`, `acceptMany`, `finishMany`). */
-  static async hasBatchCalls(scratch: string): Promise<boolean> {
-    return JobtreeSystem.withJobs(scratch, async (jobs) => batchCalls(jobs) !== undefined);
-  }
-
   constructor(scratch: string, variant: JobtreeVariant) {
     this.#scratch = scratch;
     this.#variant = variant;
@@ -107,8 +106,8 @@ export class JobtreeSystem implements BenchSystem {
       const ledger = new CompletionLedger('j', count);
       const cpu = new CpuMeter([]);
       cpu.start();
-      await fillJobs(jobs, ledger, this.#variant === 'batched' ? batchCalls(jobs) : undefined);
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
+      await fillJobs(jobs, ledger, batch);
       const perWorker = Math.ceil(LOCAL_QUEUE / workers);
       // A worker whose accept finds nothing stops: the queue was filled
       // before the drain, so an empty queue means every job is taken.

@@ -2,7 +2,7 @@
 // one message at a time to its behaviour. Every failure ends this cell only.
 
 import type { CellHost, HostedCell } from './cell-host.js';
-import { ActorError } from './errors.js';
+import { ActorError, MalformedMessageError } from './errors.js';
 import { type Envelope, envelope, Kind } from './envelope.js';
 import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
 import { PROGRESS, RUNNING } from './host-status.js';
@@ -154,7 +154,7 @@ export class ActorCell implements HostedCell {
   /** Adds a message; a waiting selective receive may take it at once. */
   deliver(env: Envelope): void {
     if (this.dead) return;
-    if (this.#receivers.length > 0 && env.k !== Kind.call) {
+    if (this.#receivers.length > 0 && env.kind !== Kind.call) {
       // A receive that takes it resumes this actor's code: not once a kill for it has come.
       this.host.takeKills();
       if (this.dead) return;
@@ -182,7 +182,7 @@ export class ActorCell implements HostedCell {
         // A kill from the main thread is taken between two handlers, however long the run (see ActorHost.takeKills).
         host.takeKills();
         if (this.busy || this.dead) break;
-        env.m = batch[i];
+        env.body = batch[i];
         this.#handle(env);
       }
       this.#stepping = false;
@@ -235,7 +235,7 @@ export class ActorCell implements HostedCell {
     const mailbox = this.#mailbox;
     for (let i = this.#head; i < mailbox.length; i++) {
       const env = mailbox[i] as Envelope;
-      if (env.k === INFO && (env.m as SystemMessage).type === 'DOWN' && (env.m as { ref: MonitorRef }).ref === ref) {
+      if (env.kind === INFO && (env.body as SystemMessage).type === 'DOWN' && (env.body as { ref: MonitorRef }).ref === ref) {
         if (i === this.#head) this.#takeHead();
         else mailbox.splice(i, 1);
         return;
@@ -279,41 +279,41 @@ export class ActorCell implements HostedCell {
 
   #dispatch(env: Envelope): unknown {
     const behaviour = this.behaviour;
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.cast:
-        this.#checkShape(env.m, 'cast');
-        if (behaviour.handleCast === undefined) throw malformedError(`${this.id} has no handleCast for a cast message`);
-        return behaviour.handleCast(env.m, this.state, this.ctx);
+        this.#checkShape(env.body, 'cast');
+        if (behaviour.handleCast === undefined) throw new MalformedMessageError(`${this.id} has no handleCast for a cast message`);
+        return behaviour.handleCast(env.body, this.state, this.ctx);
       case Kind.call:
-        this.#checkShape(env.m, 'call');
-        if (behaviour.handleCall === undefined) throw malformedError(`${this.id} has no handleCall for a call message`);
-        return behaviour.handleCall(env.m, this.state, this.ctx);
+        this.#checkShape(env.body, 'call');
+        if (behaviour.handleCall === undefined) throw new MalformedMessageError(`${this.id} has no handleCall for a call message`);
+        return behaviour.handleCall(env.body, this.state, this.ctx);
       case INFO:
         // OTP's gen_server logs an unexpected info message and carries on.
         if (behaviour.handleInfo === undefined) return undefined;
-        return behaviour.handleInfo(env.m as SystemMessage | TimeoutMessage, this.state, this.ctx);
+        return behaviour.handleInfo(env.body as SystemMessage | TimeoutMessage, this.state, this.ctx);
       default:
-        throw malformedError(`${this.id} got a message of unknown kind ${String(env.k)}`);
+        throw new MalformedMessageError(`${this.id} got a message of unknown kind ${String(env.kind)}`);
     }
   }
 
   #checkShape(msg: unknown, what: string): void {
     const isMessage = this.behaviour.isMessage;
     if (isMessage !== undefined && !isMessage(msg)) {
-      throw malformedError(`${this.id} rejected a ${what} message: ${preview(msg)}`);
+      throw new MalformedMessageError(`${this.id} rejected a ${what} message: ${preview(msg)}`);
     }
   }
 
   #settle(value: unknown): void {
     if (this.dead || this.#dying) return;
     const env = this.#current;
-    if (env !== undefined && env.k === Kind.call) {
+    if (env !== undefined && env.kind === Kind.call) {
       if (typeof value !== 'object' || value === null || !('reply' in value)) {
         this.crash(new TypeError(`handleCall of ${this.id} must return { reply }, got ${preview(value)}`));
         return;
       }
       const result = value as CallResult<unknown>;
-      this.host.send(Kind.reply, env.from, this.id, env.r, result.reply);
+      this.host.send(Kind.reply, env.from, this.id, env.ref, result.reply);
       if (result.state !== undefined) this.state = result.state;
       if (result.stop !== undefined) this.#stopReason = result.stop;
     } else if (value !== undefined) {
@@ -398,15 +398,15 @@ export class ActorCell implements HostedCell {
     host.forget(this);
     // Callers waiting on this actor hear its reason, like gen_server:call's monitor.
     const current = this.#current;
-    if (current !== undefined && current.k === Kind.call) host.send(Kind.callFailed, current.from, this.id, current.r, reason);
+    if (current !== undefined && current.kind === Kind.call) host.send(Kind.callFailed, current.from, this.id, current.ref, reason);
     for (let i = this.#head; i < this.#mailbox.length; i++) {
       const env = this.#mailbox[i] as Envelope;
-      if (env.k === Kind.call) host.send(Kind.callFailed, env.from, this.id, env.r, reason);
+      if (env.kind === Kind.call) host.send(Kind.callFailed, env.from, this.id, env.ref, reason);
     }
     this.#mailbox = [];
     this.#head = 0;
     this.#current = undefined;
-    for (const linked of this.links) host.send(Kind.exit, linked, this.id, 1, reason);
+    for (const linked of this.links) host.send(Kind.linkExit, linked, this.id, 0, reason);
     this.links.clear();
     for (const [ref, watcher] of this.watchers) host.send(Kind.down, watcher, this.id, ref, reason);
     this.watchers.clear();
@@ -562,8 +562,8 @@ const NOT_RECEIVABLE = Symbol('not receivable');
 
 /** What `receive` may see of a mailbox entry: cast messages, DOWN and EXIT; never calls or timers. */
 function receivable(env: Envelope): unknown {
-  if (env.k === Kind.cast) return env.m;
-  if (env.k === INFO && (env.m as { type: string }).type !== 'TIMEOUT') return env.m;
+  if (env.kind === Kind.cast) return env.body;
+  if (env.kind === INFO && (env.body as { type: string }).type !== 'TIMEOUT') return env.body;
   return NOT_RECEIVABLE;
 }
 
@@ -571,11 +571,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
-function malformedError(message: string): Error {
-  const error = new Error(message);
-  error.name = 'MalformedMessage';
-  return error;
-}
 
 function preview(value: unknown): string {
   const info = errorInfo(value);

@@ -1,7 +1,10 @@
 // The runtime of one thread (a host worker, or the main thread as thread 0):
-// its actors, its direct ports to every other thread, routing by actor id,
-// the outbox that coalesces one tick's messages per port into one
-// postMessage, pending calls, and what happens when another thread dies.
+// its actors, and routing by actor id, to a mailbox here or to the outbox of
+// the target's thread (wire.ts); kills taken out of turn between handlers;
+// and what the death of actors elsewhere (a declared kill, a thread's end)
+// means here. Its parts: the ready loop (ready-loop.ts), the call table
+// (call-table.ts), spawn requests (spawn-request.ts) and the system's own
+// monitors (system-monitors.ts).
 
 import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
 import { ActorCell } from './actor-cell.js';
@@ -10,13 +13,14 @@ import { wrapCore } from './core-bridge.js';
 import { type CallOwner, CallTable } from './call-table.js';
 import type { CellHost, HostedCell } from './cell-host.js';
 import { ActorError } from './errors.js';
-import { type Envelope, envelope, Kind, type PostTarget } from './envelope.js';
+import { type Envelope, envelope, Kind } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
 import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
 import type { Coordinator, SpawnOrder } from './host-protocol.js';
 import { ReadyLoop } from './ready-loop.js';
 import { checkName, spawnRequest } from './spawn-request.js';
 import { SystemMonitors } from './system-monitors.js';
+import { MAX_BATCH, type MessageSource, Outbox, postBatch, type RunReader, readRuns, singleMessage, type Uncopyable } from './wire.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -29,36 +33,6 @@ import type {
   ThreadId,
 } from './interfaces.js';
 
-/**
- * A port to another thread, with its outbox. The outbox is one flat array of
- * runs `k, to, from, n, (r, m) × n` (casts: `m × n`): consecutive messages with the same kind,
- * target and sender (a cast loop) share one header, so a batch costs about
- * what an array of the bare messages costs to clone, and sending allocates
- * no object per message.
- */
-interface Peer {
-  readonly thread: ThreadId;
-  readonly target: PostTarget;
-  queue: unknown[];
-  /** Messages in `queue`. */
-  count: number;
-  /** Where the count of the last run goes (written when the run closes). */
-  runAt: number;
-  runLength: number;
-  runK: number;
-  runTo: ActorId;
-  runFrom: ActorId;
-}
-
-export interface MessageSource extends PostTarget {
-  on(event: 'message', listener: (value: unknown) => void): unknown;
-}
-
-/**
- * Messages posted to one port in one tick go out as one array; past this many
- * the batch is posted at once, so the receiver starts while the sender goes on.
- */
-const MAX_BATCH = 512;
 /** OTP's gen_server:call default. */
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
@@ -74,7 +48,7 @@ export class ActorHost implements CellHost {
 
   #cells = new Map<ActorId, ActorCell>();
   #serial = 0;
-  #peers = new Map<ThreadId, Peer>();
+  #peers = new Map<ThreadId, Outbox>();
   #highestThread: ThreadId;
   /** Messages for threads this one has not heard of yet (their port is on its way). */
   #parked = new Map<ThreadId, Envelope[]>();
@@ -82,11 +56,11 @@ export class ActorHost implements CellHost {
   #monitorSeq = 0;
   readonly #systemMonitors = new SystemMonitors();
   readonly #ready = new ReadyLoop();
-  #dirty: Peer[] = [];
+  #dirty: Outbox[] = [];
   #flushScheduled = false;
   #memoId: ActorId = '';
   #memoThread: ThreadId = -1;
-  #memoPeer: Peer | undefined;
+  #memoPeer: Outbox | undefined;
   #corePort: MessagePort | undefined;
   #core: Remote<unknown> | undefined;
   #emptyWaiters: (() => void)[] = [];
@@ -108,7 +82,7 @@ export class ActorHost implements CellHost {
   }
 
   core<T>(): Remote<T> {
-    if (this.#corePort === undefined) throw new ActorError('no_core', 'this actor system was created without a core object');
+    if (this.#corePort === undefined) throw new ActorError('no_core', 'this thread has no bridge to a core');
     this.#core ??= wrapCore<unknown>(this.#corePort);
     return this.#core as Remote<T>;
   }
@@ -161,14 +135,14 @@ export class ActorHost implements CellHost {
   // ---- threads ------------------------------------------------------------
 
   addPeer(thread: ThreadId, port: MessageSource): void {
-    this.#peers.set(thread, { thread, target: port, queue: [], count: 0, runAt: 0, runLength: 0, runK: -1, runTo: '', runFrom: '' });
+    this.#peers.set(thread, new Outbox(thread, port));
     this.#forgetMemo();
     if (thread > this.#highestThread) this.#highestThread = thread;
     port.on('message', this.receiveBatch);
     const parked = this.#parked.get(thread);
     if (parked !== undefined) {
       this.#parked.delete(thread);
-      for (const env of parked) this.#deliverRemote(thread, env.k, env.to, env.from, env.r, env.m);
+      for (const env of parked) this.#deliverRemote(thread, env.kind, env.to, env.from, env.ref, env.body);
     }
   }
 
@@ -226,11 +200,11 @@ export class ActorHost implements CellHost {
   // ---- sending ------------------------------------------------------------
 
   /** Routes one message by its target's id: a local mailbox, or the outbox of the target's thread. */
-  send(k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
+  send(kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
     // A one-entry memo: a stream of sends to one actor parses its id and finds its port once.
     if (to !== this.#memoId) {
       if (this.#dying.size !== 0 && this.#dying.has(to)) {
-        this.#bounce(envelope(k, to, from, r, m));
+        this.#bounce(envelope(kind, to, from, ref, body));
         return;
       }
       this.#memoId = to;
@@ -238,9 +212,9 @@ export class ActorHost implements CellHost {
       this.#memoPeer = this.#peers.get(this.#memoThread);
     }
     const peer = this.#memoPeer;
-    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
-    else if (this.#memoThread === this.thread) this.#deliverLocal(envelope(k, to, from, r, m));
-    else this.#deliverRemote(this.#memoThread, k, to, from, r, m);
+    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
+    else if (this.#memoThread === this.thread) this.#deliverLocal(envelope(kind, to, from, ref, body));
+    else this.#deliverRemote(this.#memoThread, kind, to, from, ref, body);
   }
 
   #forgetMemo(): void {
@@ -249,115 +223,67 @@ export class ActorHost implements CellHost {
   }
 
   /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
-  sendControl(thread: ThreadId, k: number, to: ActorId, r: number | string, m: unknown, from: ActorId = ''): void {
+  sendControl(thread: ThreadId, kind: number, to: ActorId, ref: number | string, body: unknown, from: ActorId = ''): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
+    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
-  postNow(thread: ThreadId, k: number, r: number | string, m: unknown, transfer: readonly MessagePort[]): void {
+  postNow(thread: ThreadId, kind: number, ref: number | string, body: unknown, transfer: readonly MessagePort[]): void {
     const peer = this.#peers.get(thread);
     if (peer === undefined) return;
     this.#post(peer);
-    peer.target.postMessage(k === Kind.cast ? [k, '', '', 1, m] : [k, '', '', 1, r, m], transfer);
+    peer.target.postMessage(singleMessage(kind, '', '', ref, body), transfer);
   }
 
-  #deliverRemote(thread: ThreadId, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
+  #deliverRemote(thread: ThreadId, kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
     const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, k, to, from, r, m);
+    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
     else if (thread > this.#highestThread) {
       const parked = this.#parked.get(thread);
-      const env = envelope(k, to, from, r, m);
+      const env = envelope(kind, to, from, ref, body);
       if (parked === undefined) this.#parked.set(thread, [env]);
       else parked.push(env);
-    } else this.#bounce(envelope(k, to, from, r, m));
+    } else this.#bounce(envelope(kind, to, from, ref, body));
   }
 
-  #enqueue(peer: Peer, k: number, to: ActorId, from: ActorId, r: number | string, m: unknown): void {
-    const queue = peer.queue;
-    // Casts carry no correlation number: their runs hold the messages alone.
-    if (peer.count !== 0 && k === peer.runK && to === peer.runTo && from === peer.runFrom) {
-      peer.runLength++;
-      if (k === Kind.cast) queue.push(m);
-      else queue.push(r, m);
-    } else {
-      if (peer.count !== 0) queue[peer.runAt] = peer.runLength;
-      peer.runAt = queue.length + 3;
-      peer.runLength = 1;
-      peer.runK = k;
-      peer.runTo = to;
-      peer.runFrom = from;
-      if (k === Kind.cast) queue.push(k, to, from, 1, m);
-      else queue.push(k, to, from, 1, r, m);
-    }
-    if (++peer.count === 1) {
+  #enqueue(peer: Outbox, kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
+    const count = peer.push(kind, to, from, ref, body);
+    if (count === 1) {
       this.#dirty.push(peer);
       if (!this.#flushScheduled) {
         this.#flushScheduled = true;
         queueMicrotask(this.#flush);
       }
-    } else if (peer.count >= MAX_BATCH) this.#post(peer);
+    } else if (count >= MAX_BATCH) this.#post(peer);
   }
 
-  #post(peer: Peer): void {
-    if (peer.count === 0) return;
-    const queue = peer.queue;
-    queue[peer.runAt] = peer.runLength;
-    peer.queue = [];
-    peer.count = 0;
-    try {
-      peer.target.postMessage(queue);
-    } catch {
-      this.#postOneByOne(peer, queue);
-    }
+  #post(peer: Outbox): void {
+    const batch = peer.take();
+    if (batch !== undefined) postBatch(peer, batch, this.#uncopyable);
   }
 
-  /**
-   * A batch failed to clone (a function or a class instance with private
-   * state in some message): post its messages one by one, and deal with each
-   * one that cannot be copied, so that one bad message neither crashes the
-   * thread nor takes the others with it.
-   */
-  #postOneByOne(peer: Peer, queue: unknown[]): void {
-    let i = 0;
-    while (i + 4 <= queue.length) {
-      const k = queue[i] as number;
-      const to = queue[i + 1] as ActorId;
-      const from = queue[i + 2] as ActorId;
-      const n = queue[i + 3] as number;
-      i += 4;
-      for (let j = 0; j < n; j++) {
-        const r = k === Kind.cast ? 0 : (queue[i++] as number | string);
-        const m = queue[i++];
-        try {
-          peer.target.postMessage(k === Kind.cast ? [k, to, from, 1, m] : [k, to, from, 1, r, m]);
-        } catch (error) {
-          this.#uncopyable(peer.thread, k, to, from, r, error);
-        }
-      }
-    }
-  }
-
-  #uncopyable(thread: ThreadId, k: number, to: ActorId, from: ActorId, r: number | string, error: unknown): void {
+  /** A message that cannot be copied to another thread: its sender hears of it where it can. */
+  readonly #uncopyable: Uncopyable = (thread, kind, to, from, ref, error) => {
     const info = errorInfo(error);
     const why = `it cannot be copied to thread ${thread} (${info.message})`;
-    switch (k) {
+    switch (kind) {
       case Kind.call:
-        this.#calls.reject(r as number, new ActorError('bad_argument', `call to ${to}: ${why}`));
+        this.#calls.reject(ref as number, new ActorError('bad_argument', `call to ${to}: ${why}`));
         return;
       case Kind.reply:
-        this.send(Kind.callFailed, to, from, r, { error: { ...info, message: `the reply of ${from}: ${why}` } });
+        this.send(Kind.callFailed, to, from, ref, { error: { ...info, message: `the reply of ${from}: ${why}` } });
         return;
       case Kind.spawn:
-        this.onControl?.(envelope(Kind.spawnFailed, '', '', r, { error: { ...info, message: `spawn arguments: ${why}` } }));
+        this.onControl?.(envelope(Kind.spawnFailed, '', '', ref, { error: { ...info, message: `spawn arguments: ${why}` } }));
         return;
       case Kind.spawnRequest:
-        this.onControl?.(envelope(Kind.spawnOutcome, '', '', r, { code: 'bad_argument', message: `spawn arguments: ${why}`, reason: undefined }));
+        this.onControl?.(envelope(Kind.spawnOutcome, '', '', ref, { code: 'bad_argument', message: `spawn arguments: ${why}`, reason: undefined }));
         return;
       default:
         process.emitWarning(`jobtree actors: a message to ${to || `thread ${thread}`} was dropped: ${why}`);
     }
-  }
+  };
 
   readonly #flush = (): void => {
     this.#flushScheduled = false;
@@ -373,15 +299,15 @@ export class ActorHost implements CellHost {
 
   /** The target does not exist: answer as Erlang does for a dead pid. */
   #bounce(env: Envelope): void {
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.call:
-        this.send(Kind.callFailed, env.from, env.to, env.r, 'noproc');
+        this.send(Kind.callFailed, env.from, env.to, env.ref, 'noproc');
         break;
       case Kind.monitor:
-        this.send(Kind.down, env.from, env.to, env.r, 'noproc');
+        this.send(Kind.down, env.from, env.to, env.ref, 'noproc');
         break;
       case Kind.link:
-        this.send(Kind.exit, env.from, env.to, 1, 'noproc');
+        this.send(Kind.linkExit, env.from, env.to, 0, 'noproc');
         break;
       default:
       // A cast, reply or signal to a dead actor is dropped.
@@ -390,7 +316,7 @@ export class ActorHost implements CellHost {
 
   // ---- receiving ----------------------------------------------------------
 
-  /** The 'message' listener of every port: a batch of runs (see Peer). A malformed batch is dropped from where it goes wrong. */
+  /** The 'message' listener of every port: a batch of runs (see wire.ts). A malformed batch is dropped from where it goes wrong. */
   readonly receiveBatch = (batch: unknown): void => {
     this.status[PROGRESS] = (this.status[PROGRESS] as number) + 1;
     this.#receive(batch, true);
@@ -417,65 +343,52 @@ export class ActorHost implements CellHost {
     const outer = this.#receiving;
     this.#receiving = true;
     try {
-      this.#receiveRuns(batch, inline);
+      readRuns(batch, inline ? this.#inTurn : this.#outOfTurn);
     } finally {
       this.#receiving = outer;
     }
   }
 
-  #receiveRuns(batch: unknown[], inline: boolean): void {
-    const length = batch.length;
-    const dying = this.#dying;
-    let i = 0;
-    while (i + 4 <= length) {
-      const k: unknown = batch[i];
-      const to: unknown = batch[i + 1];
-      const from: unknown = batch[i + 2];
-      const n: unknown = batch[i + 3];
-      i += 4;
-      if (typeof k !== 'number' || typeof to !== 'string' || typeof from !== 'string' || typeof n !== 'number') break;
-      // Sent by an actor declared dead here: it was sent after that death, so it is not delivered.
-      const dropped = dying.size !== 0 && dying.has(from);
-      if (k === Kind.cast) {
-        // The hot path: a run of casts to one actor looks the actor up once.
-        if (i + n > length) break;
-        if (!dropped) {
-          const cell = this.#cells.get(to);
-          if (cell !== undefined) {
-            if (inline) cell.deliverCasts(batch, i, n, from);
-            else for (let j = i; j < i + n; j++) cell.deliver(envelope(Kind.cast, to, from, 0, batch[j]));
-          }
-        }
-        i += n;
-        continue;
-      }
-      if (i + 2 * n > length) break;
-      if (dropped) {
-        i += 2 * n;
-        continue;
-      }
-      const control = k >= Kind.spawn;
-      for (let j = 0; j < n; j++, i += 2) {
-        const env = envelope(k, to, from, batch[i] as number | string, batch[i + 1]);
-        if (control) this.#control(env);
-        else this.#deliverLocal(env);
-      }
-    }
-  }
+  /** Sent by an actor declared dead here: it was sent after that death, so it is not delivered. */
+  readonly #hears = (from: ActorId): boolean => this.#dying.size === 0 || !this.#dying.has(from);
+
+  /** A message of a batch: to this thread (a control message) or to an actor here. */
+  readonly #take = (kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void => {
+    const env = envelope(kind, to, from, ref, body);
+    if (kind >= Kind.spawn) this.#control(env);
+    else this.#deliverLocal(env);
+  };
+
+  /** Reads a batch in turn: an idle actor handles a run of casts at once (the hot path of a cast stream). */
+  readonly #inTurn: RunReader = {
+    hears: this.#hears,
+    casts: (to, from, batch, start, n) => this.#cells.get(to)?.deliverCasts(batch, start, n, from),
+    message: this.#take,
+  };
+
+  /** Reads a batch out of turn: messages are only queued, no handler runs. */
+  readonly #outOfTurn: RunReader = {
+    hears: this.#hears,
+    casts: (to, from, batch, start, n) => {
+      const cell = this.#cells.get(to);
+      if (cell !== undefined) for (let j = start; j < start + n; j++) cell.deliver(envelope(Kind.cast, to, from, 0, batch[j]));
+    },
+    message: this.#take,
+  };
 
   #control(env: Envelope): void {
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.nameSet:
-        this.names.set(env.m as string, env.from);
+        this.names.set(env.body as string, env.from);
         break;
       case Kind.nameCleared:
-        if (this.names.get(env.m as string) === env.from) this.names.delete(env.m as string);
+        if (this.names.get(env.body as string) === env.from) this.names.delete(env.body as string);
         break;
       case Kind.threadUp:
-        this.addPeer(env.r as number, env.m as MessagePort);
+        this.addPeer(env.ref as number, env.body as MessagePort);
         break;
       case Kind.threadDown:
-        this.threadDown(env.r as number, Array.isArray(env.m) ? new Set(env.m as ActorId[]) : undefined);
+        this.threadDown(env.ref as number, Array.isArray(env.body) ? new Set(env.body as ActorId[]) : undefined);
         break;
       default:
         this.onControl?.(env);
@@ -483,25 +396,25 @@ export class ActorHost implements CellHost {
   }
 
   #deliverLocal(env: Envelope): void {
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.reply: {
         // The reply resumes its caller's code: a kill of the caller that has come is taken first
         // (a killed caller's calls are dropped, so it never sees the reply).
         this.takeKills();
-        this.#calls.reply(env.r as number, env.m);
+        this.#calls.reply(env.ref as number, env.body);
         return;
       }
       case Kind.callFailed:
-        this.#calls.fail(env.r as number, env.m as ExitReason);
+        this.#calls.fail(env.ref as number, env.body as ExitReason);
         return;
     }
     const cell = this.#cells.get(env.to);
     if (cell === undefined) {
-      if (env.to === SYSTEM_ID && env.k === Kind.down) this.#systemMonitors.down(env.r as MonitorRef, env.m as ExitReason);
+      if (env.to === SYSTEM_ID && env.kind === Kind.down) this.#systemMonitors.down(env.ref as MonitorRef, env.body as ExitReason);
       else this.#bounce(env);
       return;
     }
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.cast:
       case Kind.call:
         cell.deliver(env);
@@ -513,19 +426,22 @@ export class ActorHost implements CellHost {
         cell.unlinkedFrom(env.from);
         return;
       case Kind.monitor:
-        cell.watchedBy(env.r as MonitorRef, env.from);
+        cell.watchedBy(env.ref as MonitorRef, env.from);
         return;
       case Kind.demonitor:
-        cell.unwatched(env.r as MonitorRef);
+        cell.unwatched(env.ref as MonitorRef);
         return;
       case Kind.down:
-        cell.monitorFired(env.r as MonitorRef, env.from, env.m as ExitReason);
+        cell.monitorFired(env.ref as MonitorRef, env.from, env.body as ExitReason);
         return;
       case Kind.exit:
-        cell.exitSignal(env.from, env.m as ExitReason, env.r === 1);
+        cell.exitSignal(env.from, env.body as ExitReason, false);
+        return;
+      case Kind.linkExit:
+        cell.exitSignal(env.from, env.body as ExitReason, true);
         return;
       default:
-        cell.exit(malformedReason(`${cell.id} got a message of unknown kind ${String(env.k)}`), true);
+        cell.exit(malformedReason(`${cell.id} got a message of unknown kind ${String(env.kind)}`), true);
     }
   }
 
@@ -625,13 +541,7 @@ export class ActorHost implements CellHost {
     const id = typeof to === 'string' && to.charCodeAt(0) === 60 /* < */ ? to : this.resolve(to);
     if (id === undefined) return;
     // The hot path of a cast loop: same target, same sender, run still open.
-    const peer = this.#memoPeer;
-    if (id === this.#memoId && peer !== undefined && peer.count !== 0 && peer.runK === Kind.cast && peer.runTo === id && peer.runFrom === from && peer.count < MAX_BATCH - 1) {
-      peer.queue.push(msg);
-      peer.count++;
-      peer.runLength++;
-      return;
-    }
+    if (id === this.#memoId && this.#memoPeer?.appendCast(id, from, msg) === true) return;
     this.send(Kind.cast, id, from, 0, msg);
   }
 

@@ -422,30 +422,30 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   // ---- thread-level messages from host threads ----------------------------
 
   #control(env: Envelope): void {
-    switch (env.k) {
+    switch (env.kind) {
       case Kind.ready:
-        this.#pool.get(Number(env.r))?.markReady();
+        this.#pool.get(Number(env.ref))?.markReady();
         break;
       case Kind.spawned:
       case Kind.spawnFailed:
         this.#orderAnswered(env);
         break;
       case Kind.spawnRequest: {
-        const { request, thread } = env.m as { request: SpawnRequest; thread: ThreadId };
+        const { request, thread } = env.body as { request: SpawnRequest; thread: ThreadId };
         this.requestSpawn(request).then(
-          (id) => this.#answerSpawn(thread, env.r as number, { id }),
+          (id) => this.#answerSpawn(thread, env.ref as number, { id }),
           (error: unknown) => {
             const failure = error instanceof ActorError ? error : new ActorError('bad_argument', String(error));
-            this.#answerSpawn(thread, env.r as number, { code: failure.code, message: failure.message, reason: failure.reason });
+            this.#answerSpawn(thread, env.ref as number, { code: failure.code, message: failure.message, reason: failure.reason });
           },
         );
         break;
       }
       case Kind.exited:
-        this.#exited(env.to, env.m as ExitReason);
+        this.#exited(env.to, env.body as ExitReason);
         break;
       case Kind.register: {
-        const { id, name } = env.m as { id: ActorId; name: string };
+        const { id, name } = env.body as { id: ActorId; name: string };
         this.registerName(id, name);
         break;
       }
@@ -453,30 +453,30 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
         this.#host.kill(env.to);
         break;
       case Kind.killAck: {
-        const kill = this.#kills.get(env.r as number);
+        const kill = this.#kills.get(env.ref as number);
         if (kill !== undefined) {
-          this.#kills.delete(env.r as number);
+          this.#kills.delete(env.ref as number);
           this.#confirmDead(kill.thread, kill.id);
         }
         break;
       }
       case Kind.stopped:
-        this.#stopAcks.get(env.r as ThreadId)?.();
+        this.#stopAcks.get(env.ref as ThreadId)?.();
         break;
       default:
     }
   }
 
   #orderAnswered(env: Envelope): void {
-    const order = this.#orders.get(env.r as number);
+    const order = this.#orders.get(env.ref as number);
     if (order === undefined) return;
-    this.#orders.delete(env.r as number);
+    this.#orders.delete(env.ref as number);
     order.thread.pendingSpawns--;
-    if (env.k === Kind.spawned) {
-      this.#started(env.m as ActorId, order.thread.id, order.request.name, order.request.placement);
-      order.resolve(env.m as ActorId);
+    if (env.kind === Kind.spawned) {
+      this.#started(env.body as ActorId, order.thread.id, order.request.name, order.request.placement);
+      order.resolve(env.body as ActorId);
     } else {
-      order.reject(initFailed(order.request, env.m as ExitReason));
+      order.reject(initFailed(order.request, env.body as ExitReason));
       if (order.thread.dedicated) void this.#pool.terminate(order.thread);
     }
   }
@@ -508,9 +508,9 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#broadcast(Kind.nameCleared, id, 0, name);
   }
 
-  #broadcast(k: number, from: ActorId, r: number, m: unknown): void {
+  #broadcast(kind: number, from: ActorId, ref: number, body: unknown): void {
     for (const thread of this.#pool.all()) {
-      if (!thread.terminating) this.#host.sendControl(thread.id, k, '', r, m, from);
+      if (!thread.terminating) this.#host.sendControl(thread.id, kind, '', ref, body, from);
     }
   }
 

@@ -23,7 +23,9 @@ export type ActorErrorCode =
   /** A bridge call (`ctx.core()`) found no core set, and none came within `coreWaitMs`. */
   | 'no_core'
   /** A definition, name, timeout or target that cannot be right. */
-  | 'bad_argument';
+  | 'bad_argument'
+  /** An actor got a message it cannot take (see MalformedMessageError). */
+  | 'malformed_message';
 
 export class ActorError extends Error {
   override name = 'ActorError';
@@ -35,6 +37,19 @@ export class ActorError extends Error {
     super(message);
     this.code = code;
     this.reason = reason;
+  }
+}
+
+/**
+ * What ends an actor that got a message it cannot take: one its `isMessage`
+ * refuses, a cast or call it has no handler for, an unknown kind. Its exit
+ * reason is `{ error: { name: 'MalformedMessage', code: 'malformed_message', … } }`.
+ */
+export class MalformedMessageError extends ActorError {
+  override name = 'MalformedMessage';
+
+  constructor(message: string) {
+    super('malformed_message', message);
   }
 }
 

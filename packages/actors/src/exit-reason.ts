@@ -22,7 +22,7 @@ export function crashReason(thrown: unknown): ExitReason {
 
 /** The exit reason of an actor that got a message it cannot take. */
 export function malformedReason(detail: string): ExitReason {
-  return { error: { name: 'MalformedMessage', message: detail } };
+  return { error: { name: 'MalformedMessage', code: 'malformed_message', message: detail } };
 }
 
 /** Checks an exit reason handed in by user code (`exit`, `stop`). */

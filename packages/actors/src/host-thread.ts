@@ -3,7 +3,8 @@
 // every other host thread directly.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { ActorHost, type MessageSource } from './actor-host.js';
+import { ActorHost } from './actor-host.js';
+import type { MessageSource } from './wire.js';
 import { MAIN_THREAD } from './actor-id.js';
 import { loadDefinition } from './define-actor.js';
 import { ActorError } from './errors.js';
@@ -43,15 +44,15 @@ const coordinator: Coordinator = {
 host.coordinator = coordinator;
 
 host.onControl = (env) => {
-  switch (env.k) {
+  switch (env.kind) {
     case Kind.spawn:
-      startOrder(env.r as number, env.m as SpawnOrder & { module: string; exportName: string });
+      startOrder(env.ref as number, env.body as SpawnOrder & { module: string; exportName: string });
       break;
     case Kind.spawnOutcome: {
-      const request = spawnRequests.get(env.r as number);
+      const request = spawnRequests.get(env.ref as number);
       if (request === undefined) break;
-      spawnRequests.delete(env.r as number);
-      const outcome = env.m as SpawnOutcome;
+      spawnRequests.delete(env.ref as number);
+      const outcome = env.body as SpawnOutcome;
       if ('id' in outcome) request.resolve(outcome.id);
       else request.reject(new ActorError(outcome.code, outcome.message, outcome.reason));
       break;

@@ -124,7 +124,7 @@ export interface Behaviour<Msg, Args, State> {
   terminate?(reason: ExitReason, state: State, ctx: ActorContext<Msg>): void | Promise<void>;
   /**
    * Checks an incoming message's shape; a message that fails ends the actor
-   * with `{ error: { name: 'MalformedMessage', … } }`.
+   * with `{ error: { name: 'MalformedMessage', code: 'malformed_message', … } }`.
    */
   isMessage?(msg: unknown): msg is Msg;
 }

@@ -4,12 +4,13 @@
 // talk directly and the main thread is never a hop in between.
 
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import type { ActorHost, MessageSource } from './actor-host.js';
+import type { ActorHost } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
 import { Kind } from './envelope.js';
 import { createHostStatus } from './host-status.js';
 import type { HostThreadData } from './host-protocol.js';
 import type { ActorId, ThreadId } from './interfaces.js';
+import type { MessageSource } from './wire.js';
 import { workerExecArgv } from './worker-exec-argv.js';
 
 export interface HostThread {

@@ -64,7 +64,10 @@ export class FdbError extends Error {
   }
 }
 
-/** The data directory is owned by another live process. */
+/**
+ * The data directory is owned by another live process (or by another open in
+ * this one). `ownerPid` is 0 when the owner had not yet written its pid.
+ */
 export class DatabaseLockedError extends Error {
   override readonly name = 'DatabaseLockedError';
   readonly code = 'database_locked';
@@ -72,7 +75,8 @@ export class DatabaseLockedError extends Error {
     readonly path: string,
     readonly ownerPid: number,
   ) {
-    super(`the data directory ${path} is in use by process ${ownerPid}; one process owns an embedded database at a time`);
+    const owner = ownerPid > 0 ? `process ${ownerPid}` : 'another process (it has not written its pid yet)';
+    super(`the data directory ${path} is in use by ${owner}; one process owns an embedded database at a time`);
   }
 }
 

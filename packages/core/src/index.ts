@@ -43,6 +43,9 @@ export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export type {
   Job,
+  JobTypes,
+  JobDataOf,
+  JobInputOf,
   JobInfo,
   JobSpec,
   JobStateEntry,
@@ -61,6 +64,8 @@ export type {
 export { encodeJobData, MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES } from './jobs/job-input.js';
 export { AdaptiveBatchSize } from './jobs/batch-size.js';
+export { checkJobsConsistency } from './jobs/consistency.js';
+export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';
 export type { BatchSizeOptions } from './jobs/batch-size.js';
 
 // keys

@@ -41,3 +41,11 @@ export { subscribeJob, unsubscribeJob, type ActorSubscription } from './jobs/act
 export { jobsCore, type JobsCore } from './jobs/bridge-client.js';
 export type { JobsBridge, BridgeAcceptOptions, JobSnapshot, NotifierSnapshot } from './jobs/jobs-bridge.js';
 export { formatTree, type TreeNode } from './jobs/live-tree.js';
+
+// operations: the admin endpoint, metrics and logs of a jobs app
+export type { AdminOptions, LogLevel, OperationsOptions } from './admin/admin-options.js';
+export type { AdminEndpoint } from './admin/app-operations.js';
+export { AdminError, type AdminErrorCode } from './admin/errors.js';
+export { type AdminRecord, ADMIN_RECORD_FILE, ADMIN_TOKEN_FILE, processAlive, readAdminRecord, readAdminToken } from './admin/admin-record.js';
+export type { JobTotals } from './admin/job-activity.js';
+export type { TypeQueue } from './admin/queue-sampler.js';

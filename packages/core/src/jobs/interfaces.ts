@@ -7,17 +7,43 @@ import type { JobState } from './job-record.js';
 export type { JsonValue, JobState };
 
 /**
+ * Your job types and the data their jobs carry, declared by declaration
+ * merging (as graphile-worker's `Tasks`):
+ *
+ * ```ts
+ * declare module '@jobtree/core' {
+ *   interface JobTypes {
+ *     email: { to: string; subject?: string };
+ *   }
+ * }
+ * ```
+ *
+ * Then `add('email', id, data)` checks `data`, and `accept('email')`,
+ * `getJobData('email', id)`, handlers and subscription events give it that
+ * type, without generics at the call sites. Types not declared here keep
+ * `JsonValue` (and accept any JSON-serialisable data).
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by the application, by declaration merging
+export interface JobTypes {}
+
+/** The data of a job of type `T`: its declared type in {@link JobTypes}, else `JsonValue`. */
+export type JobDataOf<T extends string> = T extends keyof JobTypes ? JobTypes[T] : JsonValue;
+
+/** What `add` takes as data for type `T`: its declared type, else anything JSON-serialisable (checked at run time). */
+export type JobInputOf<T extends string> = T extends keyof JobTypes ? JobTypes[T] : unknown;
+
+/**
  * What `accept` hands a job processor: a plain, structured-cloneable object
  * (it crosses threads to processors). `lock` proves ownership: `update`,
  * `finish` and `resubmit` fail with `halt` once the lock is no longer the
  * job's.
  */
-export interface Job {
-  readonly type: string;
+export interface Job<T extends string = string> {
+  readonly type: T;
   readonly id: string;
   readonly lock: string;
   /** The job data as of the last accept/update. */
-  readonly data: JsonValue;
+  readonly data: JobDataOf<T>;
   readonly priority: number;
   /** Epoch seconds. */
   readonly scheduledTime: number;
@@ -32,11 +58,11 @@ export interface Job {
 }
 
 /** A job as the monitoring API reports it. */
-export interface JobInfo {
-  type: string;
+export interface JobInfo<T extends string = string> {
+  type: T;
   id: string;
   state: JobState;
-  data: JsonValue;
+  data: JobDataOf<T>;
   priority: number;
   /** Epoch seconds. */
   scheduledTime: number;
@@ -70,17 +96,17 @@ export interface AddOptions {
 }
 
 /** One job of `addMany`: its id, and `add`'s data and options. */
-export interface JobSpec extends AddOptions {
+export interface JobSpec<T extends string = string> extends AddOptions {
   id: string;
   /** @default null */
-  data?: unknown;
+  data?: JobInputOf<T>;
 }
 
 /** One job of `updateMany`/`finishMany`: a handle from `accept` and, optionally, new data. */
-export interface WorkerItem {
-  job: Job;
+export interface WorkerItem<T extends string = string> {
+  job: Job<T>;
   /** Replaces the job's data when given. */
-  data?: unknown;
+  data?: JobInputOf<T>;
 }
 
 /**

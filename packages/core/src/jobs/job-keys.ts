@@ -10,7 +10,7 @@
 
 import { pack } from 'fdb-tuple';
 import { Subspace } from '../keys/subspace.js';
-import { appendTupleString, TUPLE_DOUBLE_BYTES, writeTupleDouble } from '../keys/tuple-append.js';
+import { appendTupleString, TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE, writeTupleDouble } from '../keys/tuple-append.js';
 import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
 
 /** Types whose prefixes stay cached; past this the cache starts over. */
@@ -53,7 +53,19 @@ export class TypeKeys {
 
   /** The pending key: lower keys run first, so the priority is negated. */
   pendingKey(priority: number, scheduledTime: number, id: string): Buffer {
-    return appendTupleString(this.pendingRankPrefix(priority, scheduledTime), id);
+    // A NUL in the id needs escaping: rare, so left to the general path.
+    if (id.includes('\u0000')) return appendTupleString(this.pendingRankPrefix(priority, scheduledTime), id);
+    // One allocation for the whole key: it is built on every enqueue and dequeue.
+    const prefix = this.pendingPriorityPrefix(priority);
+    const length = Buffer.byteLength(id, 'utf8');
+    const at = prefix.length + TUPLE_DOUBLE_BYTES;
+    const key = Buffer.allocUnsafe(at + length + 2);
+    key.set(prefix, 0);
+    writeTupleDouble(key, prefix.length, scheduledTime);
+    key[at] = TUPLE_STRING_CODE;
+    key.write(id, at + 1, length, 'utf8');
+    key[key.length - 1] = 0x00;
+    return key;
   }
 
   /** All pending keys of one priority. */

@@ -14,7 +14,7 @@ import type { JobState } from './job-record.js';
 import { addJob, finishJob, readJobInfo, removeJob, resubmitJob, updateJob } from './job-operations.js';
 import { readRecord } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
-import type { AddOptions, Job, JobInfo, JobStateEntry, ResubmitOptions } from './interfaces.js';
+import type { AddOptions, Job, JobDataOf, JobInfo, JobInputOf, JobStateEntry, ResubmitOptions } from './interfaces.js';
 
 /** What a view needs from its `Jobs` handle. */
 export interface JobsContext {
@@ -52,7 +52,7 @@ export class JobsInTransaction {
     return value === undefined ? undefined : value.readDoubleBE(0);
   }
 
-  async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+  async add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
     const changes = this.#context.changes(data, checkOptions(options, 'add'));
@@ -79,17 +79,17 @@ export class JobsInTransaction {
     return (await readRecord(this.#tx, keys, id))?.state;
   }
 
-  async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+  async getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
     const record = await readRecord(this.#tx, keys, id);
-    return record === undefined ? undefined : decodeJobData(record.data);
+    return record === undefined ? undefined : (decodeJobData(record.data) as JobDataOf<T>);
   }
 
-  async getJob(type: string, id: string): Promise<JobInfo | undefined> {
+  async getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    return readJobInfo(this.#tx, keys, id);
+    return readJobInfo(this.#tx, keys, id) as Promise<JobInfo<T> | undefined>;
   }
 
   async getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
@@ -102,18 +102,18 @@ export class JobsInTransaction {
    * A worker's update inside the application's transaction: the progress
    * and the application's writes commit together, or neither does.
    */
-  async update(job: Job, data?: unknown): Promise<Job> {
+  async update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
     // Each update writes an activity row under this commit's stamp and its
     // own user version; a retried attempt just takes fresh ones.
     const userVersion = this.#userVersion;
     this.#userVersion = (this.#userVersion + 1) % USER_VERSIONS;
-    return updateJob(this.#tx, keys, job, encoded, userVersion);
+    return updateJob(this.#tx, keys, job, encoded, userVersion) as Promise<Job<T>>;
   }
 
   /** A worker's finish inside the application's transaction (its result is written with the job's end). */
-  async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+  async finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
     return finishJob(this.#tx, keys, job, encoded);

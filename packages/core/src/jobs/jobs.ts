@@ -63,7 +63,9 @@ import type {
   AcceptOptions,
   AddOptions,
   Job,
+  JobDataOf,
   JobInfo,
+  JobInputOf,
   JobSpec,
   JobStateEntry,
   OpenJobsOptions,
@@ -194,7 +196,7 @@ export class Jobs {
    * (its data stays its worker's); a finished job is enqueued again.
    * Nothing is written when nothing changes. Resolves with the job's state.
    */
-  async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+  async add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     return this.#write(this.#addRequest(type, id, data, options));
   }
 
@@ -206,7 +208,7 @@ export class Jobs {
    * cleared meanwhile) the call rejects with that job's error after all
    * others settled: more than one transaction's worth is not atomic.
    */
-  async addMany(type: string, jobs: readonly JobSpec[]): Promise<JobState[]> {
+  async addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
     this.#typeKeys(type);
     const requests = checkArray(jobs, 'addMany\'s jobs').map((spec) => {
       const { id, data, ...options } = checkOptions(spec, 'a job of addMany');
@@ -285,18 +287,18 @@ export class Jobs {
   }
 
   /** The job's data as last written, or `undefined` for a job that does not exist. */
-  async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+  async getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
     const keys = this.#typeKeys(type);
     checkId(id);
     const record = await this.#run((tx) => readRecord(tx, keys, id));
-    return record === undefined ? undefined : decodeJobData(record.data);
+    return record === undefined ? undefined : (decodeJobData(record.data) as JobDataOf<T>);
   }
 
   /** State, data, priority, schedule and flags of a job, read in one transaction. */
-  async getJob(type: string, id: string): Promise<JobInfo | undefined> {
+  async getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    return this.#run((tx) => readJobInfo(tx, keys, id));
+    return this.#run((tx) => readJobInfo(tx, keys, id)) as Promise<JobInfo<T> | undefined>;
   }
 
   /**
@@ -369,9 +371,9 @@ export class Jobs {
    * under a fresh lock. With no due job it waits up to `timeout` ms for one,
    * then resolves `undefined`.
    */
-  async accept(type: string, acceptOptions?: AcceptOptions): Promise<Job | undefined> {
+  async accept<T extends string>(type: T, acceptOptions?: AcceptOptions): Promise<Job<T> | undefined> {
     const [job] = await this.#accept(type, 1, acceptOptions);
-    return job;
+    return job as Job<T> | undefined;
   }
 
   /**
@@ -381,11 +383,11 @@ export class Jobs {
    * queue. With no due job it waits up to `timeout` ms for at least one,
    * then resolves `[]`.
    */
-  async acceptMany(type: string, max: number, acceptOptions?: AcceptOptions): Promise<Job[]> {
+  async acceptMany<T extends string>(type: T, max: number, acceptOptions?: AcceptOptions): Promise<Job<T>[]> {
     if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
       throw new JobsError('invalid_option', `acceptMany's max is an integer >= 1, got ${describe(max)}`);
     }
-    return this.#accept(type, Math.min(max, MAX_ACCEPT_MANY), acceptOptions);
+    return this.#accept(type, Math.min(max, MAX_ACCEPT_MANY), acceptOptions) as Promise<Job<T>[]>;
   }
 
   async #accept(type: string, count: number, acceptOptions: AcceptOptions | undefined): Promise<Job[]> {
@@ -450,8 +452,8 @@ export class Jobs {
    * longer the caller's. Resolves with the updated handle, whose `resubmit`
    * tells whether someone asked for the job to run again.
    */
-  async update(job: Job, data?: unknown): Promise<Job> {
-    return this.#write(this.#updateRequest(job, data));
+  async update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
+    return this.#write(this.#updateRequest(job, data)) as Promise<Job<T>>;
   }
 
   /**
@@ -460,7 +462,7 @@ export class Jobs {
    * when the job is no longer the caller's: two workers can never both
    * finish one job. Resolves with the job's new state.
    */
-  async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+  async finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     return this.#write(this.#finishRequest(job, data));
   }
 
@@ -470,12 +472,12 @@ export class Jobs {
    * its own outcome, a stale job its own `halt`, a bad handle or bad data its
    * own `invalid_*` error, and the others commit.
    */
-  async updateMany(items: readonly WorkerItem[]): Promise<Settled<Job>[]> {
-    return this.#writeMany(items, (item) => this.#updateRequest(item.job, item.data));
+  async updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
+    return this.#writeMany(items, (item) => this.#updateRequest(item.job, item.data)) as Promise<Settled<Job<T>>[]>;
   }
 
   /** `finish` for many jobs, as {@link updateMany} does `update`. */
-  async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
+  async finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
     return this.#writeMany(items, (item) => this.#finishRequest(item.job, item.data));
   }
 

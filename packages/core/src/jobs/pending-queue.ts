@@ -109,7 +109,9 @@ export async function dequeuePending(
         ? keys.pendingPriorityPrefix(head.priority)
         : keys.pendingRankPrefix(head.priority, head.scheduledTime);
     const wanted = count - jobs.length;
-    const limit = Math.max(FRONT_CANDIDATES, wanted) + (skipping ? claimed.size : 0);
+    // Always some candidates more than wanted, so that batches taking many
+    // jobs at once still pick at random and rarely pick the same ones.
+    const limit = wanted + FRONT_CANDIDATES - 1 + (skipping ? claimed.size : 0);
     const read = await snapshot.getRange(front.key, keyAfterPrefix(rank), { limit });
     let candidates = read;
     if (skipping) {

@@ -60,10 +60,12 @@ export const MAX_WRITE_BATCH = 1_000;
 /** Bytes per transaction at most, well below the 10,000,000-byte limit. */
 export const MAX_WRITE_BATCH_BYTES = 2_000_000;
 /**
- * Write transactions in flight at once: while one waits for its durable
- * commit, the next gathers the calls that arrive meanwhile.
+ * Write transactions in flight at most. A new one starts only once the
+ * previous has run its bodies (it is committing), so calls that arrive
+ * meanwhile gather into it; the storage engine's group commit then shares
+ * one flush among the transactions committing together.
  */
-export const MAX_WRITES_IN_FLIGHT = 2;
+export const MAX_WRITES_IN_FLIGHT = 8;
 
 interface Entry {
   key: string;
@@ -78,6 +80,10 @@ export class WriteBatcher {
   readonly #database: Database;
   #queue: Entry[] = [];
   #inFlight = 0;
+  /** Transactions whose bodies run now: the next waits for them, to gather more calls. */
+  #reading = 0;
+  /** A start of batches is scheduled for the next turn. */
+  #scheduled = false;
   /** Keys of the calls in transactions that have not settled. */
   readonly #busy = new Set<string>();
   #closedError: (() => Error) | undefined;
@@ -131,13 +137,31 @@ export class WriteBatcher {
     this.#queue.push({ key: request.key, bytes: request.bytes, body: request.body, alone: false, settle });
   }
 
+  /**
+   * Starts the next batch on the next turn of the event loop rather than at
+   * once: callers whose previous calls settled together (one flush resolves
+   * many commits) call again in the same turn, and so share a transaction,
+   * which then shares one flush. The wait is one `setImmediate`.
+   */
   #pump(): void {
-    while (this.#inFlight < MAX_WRITES_IN_FLIGHT && this.#queue.length > 0 && this.#closedError === undefined) {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.#startBatches);
+  }
+
+  readonly #startBatches = (): void => {
+    this.#scheduled = false;
+    while (
+      this.#reading === 0 &&
+      this.#inFlight < MAX_WRITES_IN_FLIGHT &&
+      this.#queue.length > 0 &&
+      this.#closedError === undefined
+    ) {
       const batch = this.#takeBatch();
       if (batch.length === 0) return; // every queued call waits for a call on its job
       void this.#run(batch);
     }
-  }
+  };
 
   /** The next calls, in order, that may share a transaction. */
   #takeBatch(): Entry[] {
@@ -169,14 +193,31 @@ export class WriteBatcher {
 
   async #run(batch: Entry[]): Promise<void> {
     this.#inFlight += 1;
+    // Counted as reading from the start, until the first attempt's bodies
+    // are done: a batch started next to it would only take calls from it.
+    this.#reading += 1;
+    let reading = true;
     for (const entry of batch) this.#busy.add(entry.key);
     let outcomes: Settled<unknown>[] | undefined;
     let failure: unknown;
     try {
-      outcomes = await this.#database.doTransaction((tx) => runBodies(tx, batch));
+      outcomes = await this.#database.doTransaction(async (tx) => {
+        if (!reading) {
+          reading = true;
+          this.#reading += 1;
+        }
+        try {
+          return await runBodies(tx, batch);
+        } finally {
+          reading = false;
+          this.#reading -= 1;
+          this.#pump();
+        }
+      });
     } catch (error) {
       failure = error;
     }
+    if (reading) this.#reading -= 1; // it failed before its bodies ran
     this.#inFlight -= 1;
     for (const entry of batch) this.#busy.delete(entry.key);
     if (outcomes !== undefined) {

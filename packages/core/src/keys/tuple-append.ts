@@ -8,7 +8,7 @@
 import { pack } from 'fdb-tuple';
 
 /** Tuple typecodes (FoundationDB's tuple layer spec). */
-const STRING_CODE = 0x02;
+export const TUPLE_STRING_CODE = 0x02;
 const DOUBLE_CODE = 0x21;
 /** Bytes of an encoded double element: typecode + 8. */
 export const TUPLE_DOUBLE_BYTES = 9;
@@ -24,7 +24,7 @@ export function appendTupleString(prefix: Buffer, value: string): Buffer {
   const length = Buffer.byteLength(value, 'utf8');
   const key = Buffer.allocUnsafe(prefix.length + length + 2);
   key.set(prefix, 0);
-  key[prefix.length] = STRING_CODE;
+  key[prefix.length] = TUPLE_STRING_CODE;
   key.write(value, prefix.length + 1, length, 'utf8');
   key[key.length - 1] = 0x00;
   return key;

@@ -42,6 +42,18 @@ export function describe(input: unknown): string {
   }
 }
 
+/**
+ * A copy of `bytes` (a checked key or value), so that a caller changing its
+ * buffer later cannot change a pending write. `allocUnsafe` + `set` is about
+ * a third cheaper than `Buffer.from(buffer)`, which goes through its generic
+ * object path first; both take small buffers from Node's pool.
+ */
+export function copyBytes(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafe(bytes.length);
+  copy.set(bytes);
+  return copy;
+}
+
 /** A Buffer view over the same bytes (no copy), so Buffer methods work on any Uint8Array. */
 export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -3,6 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError } from '@jobtree/core';
+import { OPERATIONS_OPTION_NAMES, type OperationsOptions, type OperationsSettings, checkOperationsOptions } from '../admin/admin-options.js';
 
 /** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
 export type JobsStoreOptions = EmbeddedOptions | FoundationDbOptions | { database: Database };
@@ -51,7 +52,7 @@ export interface JobsAppSettings {
   clockSpeed: number;
 }
 
-export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings>;
+export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings> & OperationsOptions;
 
 export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads'>> = {
   typeCheckPeriodMs: 15_000,
@@ -72,7 +73,7 @@ const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTING
 const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database']);
 
 /** Splits and checks `startJobs`' options; every mistake is a JobsError `invalid_option`. */
-export function checkStartOptions(options: unknown): { store: JobsStoreOptions; settings: JobsAppSettings } {
+export function checkStartOptions(options: unknown): { store: JobsStoreOptions; settings: JobsAppSettings; operations: OperationsSettings } {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new JobsError('invalid_option', `startJobs takes an options object, got ${show(options)}`);
@@ -80,10 +81,15 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   const given = options as Record<string, unknown>;
   const store: Record<string, unknown> = {};
   const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism() };
+  const operations: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(given)) {
     if (value === undefined) continue;
     if (STORE_NAMES.has(name)) {
       store[name] = value;
+      continue;
+    }
+    if (OPERATIONS_OPTION_NAMES.has(name)) {
+      operations[name] = value;
       continue;
     }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', `startJobs has no option ${show(name)}`);
@@ -93,7 +99,11 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
     }
     settings[name] = value;
   }
-  return { store: store as JobsStoreOptions, settings: settings as unknown as JobsAppSettings };
+  return {
+    store: store as JobsStoreOptions,
+    settings: settings as unknown as JobsAppSettings,
+    operations: checkOperationsOptions(operations, store.path),
+  };
 }
 
 function show(value: unknown): string {

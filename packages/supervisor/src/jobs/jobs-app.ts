@@ -29,17 +29,28 @@ import {
   type Job,
   type JobInfo,
   type JobState,
-  Jobs,
+  type Jobs,
   JobsError,
-  type JsonValue,
+  type JobDataOf,
+  type JobInputOf,
+  type JobSpec,
+  type JobStateEntry,
+  type JobsInTransaction,
   type PendingCountOptions,
+  type Settled,
+  type Transaction,
+  type WorkerItem,
   type ResubmitOptions,
   type WorkerResubmitOptions,
   openDatabase,
 } from '@jobtree/core';
 import type { ClockSpec } from '../clock.js';
+import type { Logger } from 'pino';
 import type { ChildSpec, SupervisorSpec } from '../interfaces.js';
 import { Supervisor, actorStart, createSupervisorEvents, startSupervisor, supervisorChild } from '../supervisor.js';
+import { adminTarget } from '../admin/admin-target.js';
+import { type AdminEndpoint, AppOperations } from '../admin/app-operations.js';
+import { ObservedJobs } from '../admin/observed-jobs.js';
 import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from './app-options.js';
 import coreServer from './core-server.js';
 import type { SubscriptionState } from './job-event.js';
@@ -92,10 +103,10 @@ export interface JobsAppSystem {
 
 /** Starts the jobs application. Rejects with a JobsError `invalid_option` for bad options. */
 export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
-  const { store, settings } = checkStartOptions(options);
+  const { store, settings, operations } = checkStartOptions(options);
   const ownsDatabase = !('database' in store);
   const database = 'database' in store ? store.database : await openDatabase(store);
-  const app = new JobsApp(database, ownsDatabase, settings);
+  const app = new JobsApp(database, ownsDatabase, settings, new AppOperations(operations));
   try {
     await app.start();
   } catch (error) {
@@ -122,10 +133,12 @@ export class JobsApp {
   #root: Supervisor | undefined;
   #hub: SubscriptionHub | undefined;
   #closing: Promise<void> | undefined;
+  readonly #operations: AppOperations;
   readonly system: JobsAppSystem;
 
   /** @internal use startJobs */
-  constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings) {
+  constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings, operations?: AppOperations) {
+    this.#operations = operations ?? new AppOperations(checkStartOptions({}).operations);
     this.#database = database;
     this.#ownsDatabase = ownsDatabase;
     this.#settings = settings;
@@ -137,6 +150,7 @@ export class JobsApp {
       for (const bridge of this.#bridges) bridge.ownerExited(event.id);
     });
     this.system = this.#systemFacade();
+    this.#operations.followActors(this.#actors.events);
   }
 
   /** @internal */
@@ -145,6 +159,7 @@ export class JobsApp {
     const clock: ClockSpec = { speed: s.clockSpeed, origin: Date.now() };
     const rootEvents = createSupervisorEvents();
     this.#tree.follow([], rootEvents);
+    this.#operations.followSupervisor(SYSTEM_NAMES.root, rootEvents);
     const user = supervisorChild(SYSTEM_NAMES.user, { strategy: 'one_for_one', intensity: s.userIntensity, period: s.userPeriodMs, children: [] }, { name: SYSTEM_NAMES.user });
     const monitors = supervisorChild(SYSTEM_NAMES.activityMonitorSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.activityMonitorSup });
     const notifiers = supervisorChild(SYSTEM_NAMES.notifierSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.notifierSup });
@@ -155,6 +170,9 @@ export class JobsApp {
       nameOf: (type) => `notifier:${type}`,
       companion: (name) => `type_monitor:${name.slice('notifier:'.length)}`,
     });
+    this.#operations.followSupervisor(SYSTEM_NAMES.user, user.events);
+    this.#operations.followSupervisor(SYSTEM_NAMES.activityMonitorSup, monitors.events, (type) => `activity_monitor:${type}`);
+    this.#operations.followSupervisor(SYSTEM_NAMES.notifierSup, notifiers.events, (type) => `notifier:${type}`);
     this.#root = await startSupervisor(
       this.#actors,
       {
@@ -194,6 +212,17 @@ export class JobsApp {
       notifierOf: (type, previous) => this.#notifierOf(type, previous),
       resubscribeTimeoutMs: s.resubscribeTimeoutMs,
     });
+    await this.#operations.start(adminTarget(this));
+  }
+
+  /** The admin endpoint (URL, token, metrics), when started with the `admin` option. */
+  get admin(): AdminEndpoint | undefined {
+    return this.#operations.admin;
+  }
+
+  /** The app's pino logger (restarts, crashes, re-enqueues); its level is the `logLevel` option. */
+  get logger(): Logger {
+    return this.#operations.logger;
   }
 
   /** The database the app runs on. */
@@ -229,7 +258,7 @@ export class JobsApp {
     return this.jobs.getTypes();
   }
 
-  async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+  async add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     return this.jobs.add(type, id, data, options);
   }
 
@@ -248,11 +277,11 @@ export class JobsApp {
     return this.jobs.getJobState(type, id);
   }
 
-  async getJobData(type: string, id: string): Promise<JsonValue | undefined> {
+  async getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
     return this.jobs.getJobData(type, id);
   }
 
-  async getJob(type: string, id: string): Promise<JobInfo | undefined> {
+  async getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
     return this.jobs.getJob(type, id);
   }
 
@@ -272,16 +301,50 @@ export class JobsApp {
     return this.jobs.getActiveJobIds(type);
   }
 
-  async accept(type: string, options?: AcceptOptions): Promise<Job | undefined> {
+  async accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
     return this.jobs.accept(type, options);
   }
 
-  async update(job: Job, data?: unknown): Promise<Job> {
+  async update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
     return this.jobs.update(job, data);
   }
 
-  async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+  async finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     return this.jobs.finish(job, data);
+  }
+
+  /** Adds many jobs of one type in as few transactions as the limits allow (see `Jobs.addMany`). */
+  async addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
+    return this.jobs.addMany(type, jobs);
+  }
+
+  /** Takes up to `max` due jobs of a type in one transaction (see `Jobs.acceptMany`). */
+  async acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
+    return this.jobs.acceptMany(type, max, options);
+  }
+
+  /** `update` for many jobs, one outcome each (see `Jobs.updateMany`). */
+  async updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
+    return this.jobs.updateMany(items);
+  }
+
+  /** `finish` for many jobs, one outcome each (see `Jobs.finishMany`). */
+  async finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.jobs.finishMany(items);
+  }
+
+  /** State and data of many jobs of a type, in one transaction. */
+  async getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
+    return this.jobs.getJobStates(type, ids);
+  }
+
+  /**
+   * The jobs API inside a transaction you already have (couch_jobs'
+   * transaction object): a job added there is enqueued atomically with your
+   * own writes, and wakes workers and subscribers only if it commits.
+   */
+  in(tx: Transaction): JobsInTransaction {
+    return this.jobs.in(tx);
   }
 
   isResubmitted(job: Job): boolean {
@@ -296,8 +359,8 @@ export class JobsApp {
    * already-ended subscription; a missing one rejects with `not_found`.
    * Subscribing twice to one job gives the same subscription.
    */
-  async subscribe(type: string, id: string): Promise<Subscription> {
-    return this.#subscriptions().subscribe(type, id);
+  async subscribe<T extends string>(type: T, id: string): Promise<Subscription<T>> {
+    return this.#subscriptions().subscribe(type, id) as Promise<Subscription<T>>;
   }
 
   /** Ends a subscription and drops the events it had queued. */
@@ -310,8 +373,12 @@ export class JobsApp {
    * `subs` has the oldest one; the others' events stay queued. `'timeout'`
    * after `timeoutMs` (default: no limit) or when no event can come any more.
    */
-  async wait(subs: Subscription | Subscription[], state?: SubscriptionState, timeoutMs = Number.POSITIVE_INFINITY): Promise<JobStateChange | 'timeout'> {
-    return this.#subscriptions().wait(subs, state, timeoutMs);
+  async wait<T extends string>(
+    subs: Subscription<T> | Subscription<T>[],
+    state?: SubscriptionState,
+    timeoutMs = Number.POSITIVE_INFINITY,
+  ): Promise<JobStateChange<T> | 'timeout'> {
+    return this.#subscriptions().wait(subs, state, timeoutMs) as Promise<JobStateChange<T> | 'timeout'>;
   }
 
   // --- lifecycle -----------------------------------------------------------------
@@ -328,6 +395,7 @@ export class JobsApp {
   }
 
   async #close(): Promise<void> {
+    await this.#operations.stop();
     await this.#hub?.close();
     if (this.#root !== undefined) await this.#root.stop().catch(() => {});
     await this.#actors.shutdown();
@@ -338,7 +406,7 @@ export class JobsApp {
   // --- internals -------------------------------------------------------------------
 
   #newHandle(): Jobs {
-    const handle = new Jobs(this.#database);
+    const handle = new ObservedJobs(this.#database, this.#operations.activity);
     this.#handles.add(handle);
     return handle;
   }

@@ -145,7 +145,10 @@ async function subscribe(
   const ref = `${ctx.self.id}/${++state.serial}`;
   state.subs.set(ref, { ref, id, subscriber, state: job.state, data: JSON.stringify(job.data), fresh: true });
   let refs = state.byJob.get(id);
-  if (refs === undefined) state.byJob.set(id, (refs = new Set()));
+  if (refs === undefined) {
+    refs = new Set();
+    state.byJob.set(id, refs);
+  }
   refs.add(ref);
   let watched = state.bySubscriber.get(subscriber);
   if (watched === undefined) {

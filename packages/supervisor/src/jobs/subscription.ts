@@ -3,18 +3,23 @@
 // mailbox messages in the app's inbox (the same `JobEvent`s an actor gets)
 // and are handed to the subscription they belong to by the SubscriptionHub.
 
-import { JobsError, type JsonValue } from '@jobtree/core';
+import { type JobDataOf, JobsError, type JsonValue } from '@jobtree/core';
 import { type SubscriptionState, isTerminal } from './job-event.js';
 
 /** One state change of a subscribed job, as `wait` and the iterator give it. */
-export interface JobStateChange {
+export interface JobStateChange<T extends string = string> {
+  type: T;
+  id: string;
+  state: SubscriptionState;
+  /** The job's data (typed by `JobTypes` for a declared type); `undefined` once it is removed. */
+  data: JobDataOf<T> | undefined;
+}
+
+interface QueuedEvent {
   type: string;
   id: string;
   state: SubscriptionState;
   data: JsonValue | undefined;
-}
-
-interface QueuedEvent extends JobStateChange {
   /** Arrival order across all subscriptions, so `wait` on several takes the oldest. */
   seq: number;
 }
@@ -28,8 +33,8 @@ type Waiter = () => void;
  * when the app closes; it throws a `JobsError` (`unavailable`) when the
  * type's notifier could not be reached again after it died.
  */
-export class Subscription implements AsyncIterable<JobStateChange> {
-  readonly type: string;
+export class Subscription<T extends string = string> implements AsyncIterable<JobStateChange<T>> {
+  readonly type: T;
   readonly id: string;
   #state: SubscriptionState;
   #data: JsonValue | undefined;
@@ -41,7 +46,7 @@ export class Subscription implements AsyncIterable<JobStateChange> {
   #error: JobsError | undefined;
 
   /** @internal made by the app's `subscribe` */
-  constructor(type: string, id: string, state: SubscriptionState, data: JsonValue | undefined, ref: string | undefined) {
+  constructor(type: T, id: string, state: SubscriptionState, data: JsonValue | undefined, ref: string | undefined) {
     this.type = type;
     this.id = id;
     this.#state = state;
@@ -55,8 +60,8 @@ export class Subscription implements AsyncIterable<JobStateChange> {
     return this.#state;
   }
 
-  get data(): JsonValue | undefined {
-    return this.#data;
+  get data(): JobDataOf<T> | undefined {
+    return this.#data as JobDataOf<T> | undefined;
   }
 
   /** Whether no more events will come (the queue may still hold some). */
@@ -110,12 +115,12 @@ export class Subscription implements AsyncIterable<JobStateChange> {
   }
 
   /** @internal */
-  take(event: QueuedEvent): JobStateChange {
+  take(event: QueuedEvent): JobStateChange<T> {
     const at = this.#queue.indexOf(event);
     if (at >= 0) this.#queue.splice(at, 1);
     this.#state = event.state;
     this.#data = event.data;
-    return { type: event.type, id: event.id, state: event.state, data: event.data };
+    return { type: this.type, id: event.id, state: event.state, data: event.data as JobDataOf<T> | undefined };
   }
 
   /** @internal the error that ended it, if any */
@@ -129,7 +134,7 @@ export class Subscription implements AsyncIterable<JobStateChange> {
     return () => this.#waiters.delete(waiter);
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<JobStateChange> {
+  async *[Symbol.asyncIterator](): AsyncIterator<JobStateChange<T>> {
     for (;;) {
       const next = this.peek(undefined);
       if (next !== undefined) {

@@ -277,8 +277,10 @@ export class Scheduler {
       this.#asked -= free;
       this.#takes.delete(tracked);
       if (!this.#active) return;
-      if (this.#drained && this.#takes.size === 0) this.#armWaiter();
-      else this.#requestPump();
+      // Short: nothing more is due. Another take still in flight decides what
+      // follows (re-taking now could spin without ever yielding to I/O).
+      if (!this.#drained) this.#requestPump();
+      else if (this.#takes.size === 0) this.#armWaiter();
     });
     this.#takes.add(tracked);
   }

@@ -28,11 +28,13 @@
 // drains), no transaction ever commits while a write is in flight, because
 // every client is waiting for the write it is in; and lmdb-js reports a
 // write's commit and its flush in the same wake-up here (0.02 ms apart on
-// average), its writer holding the write lock through the sync. A second
-// slot would only split a batch in two writes and two syncs. What was worth
-// cutting is the main thread's share of each cycle between one write's flush
-// and the next write's start (0.13-0.37 ms, 5-15% of a cycle), mostly a
-// second event-loop turn that lmdb-js waited for after the engine's own.
+// average), so there is no window in which to prepare the next batch against
+// a committed but unsynced write. A second slot would only split a batch in
+// two writes and two syncs. The cycle is
+// lmdb's writer (commit + sync, 1-5 ms here); the main thread's share, from
+// one write's flush to the next write's start, is 0.05-0.25 ms, of which
+// starting lmdb's transaction in the engine's own event turn (instead of a
+// turn after it) saves about a fifth.
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { applyAdd } from '../atomic-add.js';
@@ -436,8 +438,11 @@ export class CommitPipeline {
     for (const member of batch.members) {
       const { writes, watches } = member.request;
       for (const [start, end] of writes.clears) {
-        for (const change of changes.values()) {
-          if (Buffer.compare(start, change.key) <= 0 && Buffer.compare(change.key, end) < 0) change.value = undefined;
+        // Replaced, not changed in place: a change may be a transaction's own mutation object (below).
+        for (const [keyString, change] of changes) {
+          if (change.value !== undefined && Buffer.compare(start, change.key) <= 0 && Buffer.compare(change.key, end) < 0) {
+            changes.set(keyString, { key: change.key, value: undefined });
+          }
         }
         for (const { key } of base.range(start, end, false)) {
           const keyString = key.toString('latin1');
@@ -447,7 +452,8 @@ export class CommitPipeline {
       for (const [keyString, mutation] of writes.points) {
         switch (mutation.kind) {
           case 'set':
-            changes.set(keyString, { key: mutation.key, value: mutation.value });
+            // The mutation is a KeyChange already ({ key, value }); reusing it saves an object per key.
+            changes.set(keyString, mutation);
             break;
           case 'clear':
             changes.set(keyString, { key: mutation.key, value: undefined });
@@ -463,7 +469,7 @@ export class CommitPipeline {
             break;
         }
       }
-      for (const { key, keyString, value } of member.stampedKeys) changes.set(keyString, { key, value });
+      for (const stamped of member.stampedKeys) changes.set(stamped.keyString, stamped);
       for (const watch of watches) {
         const wrote = writes.touches(watch.key, watch.keyString) || member.stampedKeys.some((c) => c.key.equals(watch.key));
         if (wrote) member.seen.push(valueAfter(changes, base, watch.key, watch.keyString));

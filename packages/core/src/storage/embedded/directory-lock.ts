@@ -118,8 +118,8 @@ export class DirectoryLock {
     heldHere.delete(this.directory);
     try {
       unlinkSync(this.#lockPath);
-    } catch (error) {
-      if (errnoOf(error) !== 'ENOENT') throw error;
+    } catch {
+      // Left behind (e.g. no permission to remove it): harmless, since only the lock on it counts.
     } finally {
       closeSync(fd);
     }

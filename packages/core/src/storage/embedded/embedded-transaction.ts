@@ -8,6 +8,7 @@ import { addOperand, applyAdd } from '../atomic-add.js';
 import type { Bytes, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../interfaces.js';
 import {
   MAX_TRANSACTION_BYTES,
+  copyBytes,
   TRANSACTION_LIFE_MS,
   checkKey,
   checkRange,
@@ -264,13 +265,13 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const k = checkKey(key);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#pendingWrites().set(Buffer.from(k), k.toString('latin1'), Buffer.from(v));
+    this.#pendingWrites().set(copyBytes(k), k.toString('latin1'), copyBytes(v));
   }
 
   clear(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#pendingWrites().clear(Buffer.from(k), k.toString('latin1'));
+    this.#pendingWrites().clear(copyBytes(k), k.toString('latin1'));
   }
 
   clearRange(start: Bytes, end: Bytes): void {
@@ -278,14 +279,14 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const e = checkRangeEnd(end);
     checkRange(s, e);
     this.#checkOpen();
-    if (Buffer.compare(s, e) < 0) this.#pendingWrites().clearRange(Buffer.from(s), Buffer.from(e));
+    if (Buffer.compare(s, e) < 0) this.#pendingWrites().clearRange(copyBytes(s), copyBytes(e));
   }
 
   atomicAdd(key: Bytes, delta: number | bigint): void {
     const k = checkKey(key);
     const operand = addOperand(delta);
     this.#checkOpen();
-    this.#pendingWrites().add(Buffer.from(k), k.toString('latin1'), operand);
+    this.#pendingWrites().add(copyBytes(k), k.toString('latin1'), operand);
   }
 
   setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
@@ -293,7 +294,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const at = checkVersionstampOffset(template, offset);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#pendingWrites().setStampedKey(Buffer.from(template), at, Buffer.from(v));
+    this.#pendingWrites().setStampedKey(copyBytes(template), at, copyBytes(v));
   }
 
   setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void {
@@ -301,7 +302,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
-    this.#pendingWrites().setStampedValue(Buffer.from(k), k.toString('latin1'), Buffer.from(template), at);
+    this.#pendingWrites().setStampedValue(copyBytes(k), k.toString('latin1'), copyBytes(template), at);
   }
 
   #pendingWrites(): PendingWrites {
@@ -343,14 +344,14 @@ export class EmbeddedTransaction implements Transaction, Attempt {
     checkRange(s, e);
     this.#checkOpen();
     this.#readSnapshot();
-    if (Buffer.compare(s, e) < 0) this.#addReadRange(Buffer.from(s), Buffer.from(e));
+    if (Buffer.compare(s, e) < 0) this.#addReadRange(copyBytes(s), copyBytes(e));
   }
 
   addWriteConflictKey(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
     this.#writeConflictKeys ??= [];
-    this.#writeConflictKeys.push(Buffer.from(k));
+    this.#writeConflictKeys.push(copyBytes(k));
     this.#conflictBytes += k.length;
   }
 
@@ -359,7 +360,7 @@ export class EmbeddedTransaction implements Transaction, Attempt {
   watch(key: Bytes): Watch {
     const k = checkKey(key);
     this.#checkOpen();
-    const watch = new KeyWatch(Buffer.from(k), k.toString('latin1'));
+    const watch = new KeyWatch(copyBytes(k), k.toString('latin1'));
     this.#watches ??= [];
     this.#watches.push(watch);
     return watch;

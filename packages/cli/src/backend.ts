@@ -1,0 +1,67 @@
+// What every command asks of "the jobs of a data directory": a running app
+// (over its admin endpoint) or, when none runs, the store opened directly.
+// Both answer with the same plain shapes, which `--json` prints as they are.
+
+import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
+import type { JobTotals, TreeNode, TypeQueue } from '@jobtree/supervisor';
+
+export interface TypeView extends TypeQueue {
+  /** Totals since the app started; null when read from a closed store. */
+  totals: JobTotals | null;
+}
+
+export interface StatusView {
+  /** Whether a running app answered (false: the store was opened directly). */
+  running: boolean;
+  url: string | null;
+  pid: number | null;
+  uptimeMs: number | null;
+  /** Epoch ms when this was read. */
+  now: number;
+  threads: number[] | null;
+  tree: TreeNode | null;
+  /** Whether the app runs a scheduler (job processors). */
+  scheduler: boolean;
+}
+
+export interface JobsView {
+  type: string;
+  state: JobState | null;
+  offset: number;
+  limit: number;
+  total: number;
+  jobs: JobInfo[];
+}
+
+/** A job, with its scheduler summary (`_scheduler/jobs` entry) when a scheduler runs it. */
+export type JobView = JobInfo & { scheduler: unknown };
+
+export interface SchedulerReport {
+  running: boolean;
+  stats: unknown;
+  jobs: unknown;
+}
+
+export interface KillReport {
+  name: string;
+  killed: string;
+  replacement: string | null;
+}
+
+export interface Backend {
+  /** `app`: a running app's endpoint; `store`: the store opened by this command. */
+  readonly kind: 'app' | 'store';
+  status(): Promise<StatusView>;
+  types(): Promise<TypeView[]>;
+  jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView>;
+  job(type: string, id: string): Promise<JobView>;
+  add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }>;
+  remove(type: string, id: string): Promise<{ type: string; id: string; removed: boolean }>;
+  /** `seconds` undefined clears the timeout. */
+  setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
+  scheduler(): Promise<SchedulerReport>;
+  kill(name: string): Promise<KillReport>;
+  /** The dashboard's URL, with the token in its fragment when known. */
+  dashboardUrl(): string;
+  close(): Promise<void>;
+}

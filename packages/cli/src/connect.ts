@@ -1,0 +1,51 @@
+// Which backend a command talks to. `--url` names a running app; `--path`
+// names a data directory: the app that owns it (found through the admin.json
+// it records there) when one runs and answers, else the store itself.
+
+import { resolve } from 'node:path';
+import { processAlive, readAdminRecord, readAdminToken } from '@jobtree/supervisor';
+import { AppClient } from './app-client.js';
+import type { Backend } from './backend.js';
+import { CliError } from './cli-error.js';
+import { StoreBackend } from './store-backend.js';
+
+export interface TargetOptions {
+  path?: string;
+  url?: string;
+  token?: string;
+}
+
+/** Where to look when neither --path nor --url is given. */
+export function defaultPath(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.JOBTREE_PATH === undefined || env.JOBTREE_PATH === '' ? undefined : env.JOBTREE_PATH;
+}
+
+/**
+ * The backend for the options. `needsApp`: the command cannot work on a
+ * closed store (status works on both), so a missing app is an error rather
+ * than a reason to open the store.
+ */
+export async function connect(options: TargetOptions, needsApp = false): Promise<Backend> {
+  const token = options.token ?? nonEmpty(process.env.JOBTREE_TOKEN);
+  if (options.url !== undefined) {
+    if (!/^https?:\/\//.test(options.url)) throw new CliError('usage', `--url is an http:// URL, got ${JSON.stringify(options.url)}`);
+    const fromDir = options.path === undefined ? undefined : readAdminToken(resolve(options.path));
+    return new AppClient(options.url, token ?? fromDir);
+  }
+  const given = options.path ?? defaultPath();
+  if (given === undefined) throw new CliError('usage', 'say which app: --path DIR (its data directory) or --url URL (its admin endpoint), or set JOBTREE_PATH');
+  const path = resolve(given);
+  const record = readAdminRecord(path);
+  if (record !== undefined && processAlive(record.pid)) {
+    const client = new AppClient(record.url, token ?? readAdminToken(path));
+    // A recorded app that is alive but does not answer is reported, never bypassed: the store is its.
+    await client.status();
+    return client;
+  }
+  if (needsApp) throw new CliError('no_app', `no app is running on ${path} (an app records its admin endpoint there when started with the admin option)`);
+  return StoreBackend.open(path);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,119 @@
+// Text output of the commands (`--json` prints the backend's values instead).
+
+import type { JobInfo } from '@jobtree/core';
+import type { TreeNode } from '@jobtree/supervisor';
+import type { JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '-';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  return `${Math.floor(s / 86_400)}d${String(Math.floor((s % 86_400) / 3600)).padStart(2, '0')}h`;
+}
+
+/** Rows of cells as aligned columns. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function formatStatus(status: StatusView, types: TypeView[]): string {
+  const lines: string[] = [];
+  if (!status.running || status.tree === null) {
+    lines.push('no app running: read from the store directly');
+  } else {
+    const threads = status.threads?.length ?? 0;
+    lines.push(`app pid ${status.pid} at ${status.url}, up ${duration(status.uptimeMs)}, ${threads} host thread${threads === 1 ? '' : 's'}${status.scheduler ? ', scheduler running' : ''}`);
+    lines.push('');
+    const rows: string[][] = [];
+    const walk = (node: TreeNode, prefix: string, last: boolean, root: boolean) => {
+      const branch = root ? '' : `${prefix}${last ? '└─ ' : '├─ '}`;
+      rows.push([
+        `${branch}${node.name}`,
+        node.kind,
+        node.id ?? 'down',
+        node.thread === undefined ? '-' : String(node.thread),
+        String(node.restarts),
+        node.startedAt === undefined || node.id === undefined ? '-' : duration(status.now - node.startedAt),
+      ]);
+      const inner = root ? '' : `${prefix}${last ? '   ' : '│  '}`;
+      node.children.forEach((child, i) => {
+        walk(child, inner, i === node.children.length - 1, false);
+      });
+    };
+    walk(status.tree, '', true, true);
+    lines.push(table(['actor', 'kind', 'id', 'thread', 'restarts', 'uptime'], rows));
+  }
+  lines.push('');
+  lines.push(types.length === 0 ? 'no job types' : formatTypes(types));
+  return lines.join('\n');
+}
+
+export function formatTypes(types: TypeView[]): string {
+  return table(
+    ['type', 'timeout', 'pending', 'running', 'finished', 'accepted', 'finished since start'],
+    types.map((t) => [
+      t.type,
+      t.timeout === undefined || t.timeout === null ? '-' : `${t.timeout}s`,
+      String(t.pending),
+      String(t.running),
+      String(t.finished),
+      t.totals === null ? '-' : String(t.totals.accepted),
+      t.totals === null ? '-' : String(t.totals.finished),
+    ]),
+  );
+}
+
+export function formatJobs(view: JobsView): string {
+  const rows = view.jobs.map((job: JobInfo) => [job.id, job.state, String(job.priority), new Date(job.scheduledTime * 1000).toISOString(), job.continuous ? 'continuous' : '', short(job.data)]);
+  const more = view.total > view.jobs.length ? `\n(${view.jobs.length} of ${view.total}; --limit N for more)` : '';
+  if (rows.length === 0) return `no ${view.state ?? ''}${view.state === null ? '' : ' '}jobs of type ${view.type}`;
+  return table(['id', 'state', 'priority', 'scheduled', 'kind', 'data'], rows) + more;
+}
+
+export function formatJob(job: JobView): string {
+  const lines = [
+    `${job.type} / ${job.id}`,
+    `state      ${job.state}`,
+    `priority   ${job.priority}`,
+    `scheduled  ${new Date(job.scheduledTime * 1000).toISOString()}`,
+    `kind       ${job.continuous ? 'continuous' : 'one-shot'}${job.resubmit ? ', flagged to run again' : ''}`,
+    `data       ${JSON.stringify(job.data, null, 2).replace(/\n/g, '\n           ')}`,
+  ];
+  const history = (job.scheduler as { history?: { timestamp: string; type: string; reason?: string }[] } | null)?.history;
+  if (history !== undefined) {
+    lines.push('history');
+    for (const event of history) lines.push(`  ${event.timestamp}  ${event.type}${event.reason === undefined ? '' : `  ${event.reason}`}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatScheduler(report: SchedulerReport): string {
+  if (!report.running) return 'the app runs no scheduler (no job processors: app.process)';
+  const stats = Object.entries((report.stats ?? {}) as Record<string, { total: number; pending: number; running: number; crashed: number }>);
+  const lines = stats.map(([type, s]) => `${type || 'all types'}: ${s.running} running, ${s.pending} pending, ${s.crashed} crashed (${s.total} tracked)`);
+  const jobs = (report.jobs as { jobs?: { type: string; id: string; state: string; error_count: number; info: string | null; last_updated: string }[] } | null)?.jobs ?? [];
+  if (jobs.length > 0) {
+    lines.push('');
+    lines.push(table(['type', 'id', 'state', 'errors', 'last updated', 'info'], jobs.map((j) => [j.type, j.id, j.state, String(j.error_count), j.last_updated, j.info ?? ''])));
+  }
+  return lines.join('\n');
+}
+
+export function formatKill(report: KillReport): string {
+  return report.replacement === null
+    ? `killed ${report.name} (${report.killed}); nothing replaced it within 5 s`
+    : `killed ${report.name} (${report.killed}); restarted as ${report.replacement}`;
+}
+
+function short(value: unknown): string {
+  const text = JSON.stringify(value) ?? '';
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,271 @@
+// The `jobtree` command line: commander's parser, one subcommand per
+// operation, `--json` on every one, exit codes 0 (ok), 1 (failure) and
+// 2 (bad usage), and a one-line error on stderr.
+
+import type { AddOptions, JobState, JsonValue } from '@jobtree/core';
+import { Command, CommanderError, Option } from 'commander';
+import type { Backend } from './backend.js';
+import { CliError } from './cli-error.js';
+import { type TargetOptions, connect } from './connect.js';
+import { runDemo } from './demo.js';
+import { formatJob, formatJobs, formatKill, formatScheduler, formatStatus, formatTypes } from './output.js';
+import { openUrl } from './open-url.js';
+
+/** Where the command writes; tests pass their own. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Resolves on Ctrl-C (for `demo`). */
+  interrupted?: Promise<void>;
+}
+
+interface CommonOptions extends TargetOptions {
+  json?: boolean;
+}
+
+const EXAMPLES = `
+Where: --path DIR is an app's data directory (its running app is found through the
+admin.json it records there; with no app running the store is opened directly),
+--url URL an app's admin endpoint. JOBTREE_PATH and JOBTREE_TOKEN set defaults.
+
+Examples:
+  $ jobtree status --path ./.data/app          the supervision tree, restarts, uptimes, queues
+  $ jobtree jobs email --state pending --path ./.data/app
+  $ jobtree job email welcome-42 --json --path ./.data/app
+  $ jobtree set-timeout email 30 --path ./.data/app
+  $ jobtree add email welcome-43 '{"to":"ada@example.com"}' --priority 5 --path ./.data/app
+  $ jobtree kill notifier:email --path ./.data/app      fault injection: watch it restart
+  $ jobtree dashboard --open --path ./.data/app
+  $ jobtree demo --kill-every 10                         a live app to look at`;
+
+const STATES = ['pending', 'running', 'finished'];
+
+/** Runs the command line; resolves with the exit code (it never calls process.exit). */
+export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  const program = buildProgram(io);
+  if (argv.length === 0) {
+    io.err(program.helpInformation());
+    return 2;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      io.err(`jobtree: ${error.message.replace(/^error: /, '')} (see jobtree --help)\n`);
+      return 2;
+    }
+    if (error instanceof CliError) {
+      io.err(`jobtree: ${oneLine(error.message)}${error.code === 'usage' ? ' (see jobtree --help)' : ''}\n`);
+      return error.exitCode;
+    }
+    io.err(`jobtree: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
+    return 1;
+  }
+}
+
+function buildProgram(io: CliIo): Command {
+  const program = new Command('jobtree')
+    .description('Look at and operate a jobtree app: its supervision tree, queues, jobs and scheduler.')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: () => {} })
+    .addHelpText('after', EXAMPLES)
+    .showSuggestionAfterError(true);
+
+  const command = (name: string, description: string) => {
+    const sub = program
+      .command(name)
+      .description(description)
+      .option('--path <dir>', "the app's data directory")
+      .option('--url <url>', "the app's admin endpoint, e.g. http://127.0.0.1:7070")
+      .option('--token <token>', 'the token for changes (default: read from the data directory)')
+      .option('--json', 'print JSON instead of text')
+      .exitOverride()
+      .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: () => {} });
+    return sub;
+  };
+
+  /** Runs `work` against the backend and prints its JSON or text. */
+  const run = async (options: CommonOptions, needsApp: boolean, work: (backend: Backend) => Promise<{ json: unknown; text: string }>) => {
+    const backend = await connect(options, needsApp);
+    try {
+      const { json, text } = await work(backend);
+      io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+    } finally {
+      await backend.close();
+    }
+  };
+
+  command('status', 'the supervision tree (restarts, uptimes, threads) and the queues')
+    .addHelpText('after', '\nWith no app running, only the queues (read from the store).')
+    .action((options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const status = await backend.status();
+        const types = await backend.types();
+        return { json: { ...status, types }, text: formatStatus(status, types) };
+      }),
+    );
+
+  command('types', 'job types: timeout, jobs per state, totals since the app started').action((options: CommonOptions) =>
+    run(options, false, async (backend) => {
+      const types = await backend.types();
+      return { json: types, text: types.length === 0 ? 'no job types' : formatTypes(types) };
+    }),
+  );
+
+  command('jobs', 'the jobs of a type')
+    .argument('<type>')
+    .addOption(new Option('--state <state>', 'only jobs in this state').choices(STATES))
+    .option('--limit <n>', 'at most this many', '100')
+    .action((type: string, options: CommonOptions & { state?: JobState; limit: string }) =>
+      run(options, false, async (backend) => {
+        const view = await backend.jobs(type, options.state, integer(options.limit, '--limit', 1));
+        return { json: view, text: formatJobs(view) };
+      }),
+    );
+
+  command('job', 'one job: state, data, and its scheduler history when a scheduler runs it')
+    .argument('<type>')
+    .argument('<id>')
+    .action((type: string, id: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const job = await backend.job(type, id);
+        return { json: job, text: formatJob(job) };
+      }),
+    );
+
+  command('add', 'add a job (the type needs a timeout: set-timeout)')
+    .argument('<type>')
+    .argument('<id>')
+    .argument('[data]', 'the job data as JSON', 'null')
+    .option('--priority <n>', 'an integer >= 0; higher runs first')
+    .option('--at <time>', 'not before this time: epoch seconds or an ISO 8601 date')
+    .option('--continuous', 'a job that runs until stopped (a scheduler may rotate it)')
+    .action((type: string, id: string, data: string, options: CommonOptions & { priority?: string; at?: string; continuous?: boolean }) =>
+      run(options, false, async (backend) => {
+        const addOptions: AddOptions = {};
+        if (options.priority !== undefined) addOptions.priority = integer(options.priority, '--priority', 0);
+        if (options.at !== undefined) addOptions.scheduledTime = epochSeconds(options.at);
+        if (options.continuous) addOptions.continuous = true;
+        const result = await backend.add(type, id, json(data), addOptions);
+        return { json: result, text: `${type} / ${id}: ${result.state}` };
+      }),
+    );
+
+  command('remove', 'remove a job (a running one is cancelled: its worker gets halt)')
+    .argument('<type>')
+    .argument('<id>')
+    .action((type: string, id: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const result = await backend.remove(type, id);
+        return { json: result, text: `${type} / ${id}: removed` };
+      }),
+    );
+
+  command('set-timeout', "set (or with --clear, remove) a type's activity timeout")
+    .argument('<type>')
+    .argument('[seconds]', 'a worker must report at least this often')
+    .option('--clear', 'remove the timeout (the type stops accepting adds)')
+    .action((type: string, seconds: string | undefined, options: CommonOptions & { clear?: boolean }) =>
+      run(options, false, async (backend) => {
+        if (options.clear === true && seconds !== undefined) throw new CliError('usage', 'give seconds or --clear, not both');
+        if (options.clear !== true && seconds === undefined) throw new CliError('usage', 'set-timeout needs seconds (or --clear)');
+        const value = seconds === undefined ? undefined : number(seconds, 'seconds', 0);
+        const result = await backend.setTimeout(type, value);
+        return { json: result, text: result.timeout === null ? `${type}: no timeout` : `${type}: timeout ${result.timeout}s` };
+      }),
+    );
+
+  command('scheduler', "the scheduler's stats and jobs (like CouchDB's _scheduler/jobs); needs a running app").action((options: CommonOptions) =>
+    run(options, true, async (backend) => {
+      const report = await backend.scheduler();
+      return { json: report, text: formatScheduler(report) };
+    }),
+  );
+
+  command('kill', 'kill an actor by name (fault injection); prints what replaced it; needs a running app')
+    .argument('<actor>', 'a registered name: core, notifier_sup, notifier:<type>, activity_monitor:<type>, …')
+    .action((name: string, options: CommonOptions) =>
+      run(options, true, async (backend) => {
+        if (!options.json) io.err(`killing ${name} and waiting for its replacement…\n`);
+        const report = await backend.kill(name);
+        return { json: report, text: formatKill(report) };
+      }),
+    );
+
+  command('dashboard', "print (or --open) the dashboard's URL, with the token; needs a running app")
+    .option('--open', 'open it in the desktop browser')
+    .action((options: CommonOptions & { open?: boolean }) =>
+      run(options, true, async (backend) => {
+        const url = backend.dashboardUrl();
+        const opened = options.open === true ? await openUrl(url) : false;
+        const note = options.open === true && !opened ? '\n(no browser could be started here: open the URL yourself)' : '';
+        return { json: { url, opened }, text: url + note };
+      }),
+    );
+
+  program
+    .command('demo')
+    .description('run a demo app with its admin endpoint until Ctrl-C (or --seconds): jobs flowing, a dashboard to open')
+    .option('--path <dir>', 'keep its data here (default: a temporary directory, removed at the end)')
+    .option('--port <n>', 'admin endpoint port (0: any free one)', '0')
+    .option('--seconds <n>', 'stop after this many seconds')
+    .option('--workers <n>', 'main-thread workers taking jobs', '3')
+    .option('--kill-every <seconds>', 'kill a notifier, an activity monitor or notifier_sup this often')
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: () => {} })
+    .action(async (options: { path?: string; port: string; seconds?: string; workers: string; killEvery?: string }) => {
+      await runDemo({
+        path: options.path,
+        port: integer(options.port, '--port', 0),
+        seconds: options.seconds === undefined ? undefined : number(options.seconds, '--seconds', 0),
+        killEvery: options.killEvery === undefined ? undefined : number(options.killEvery, '--kill-every', 0.1),
+        workers: integer(options.workers, '--workers', 1),
+        log: (line) => io.out(`${line}\n`),
+        stopSignal: io.interrupted ?? new Promise<void>(() => {}),
+      });
+    });
+
+  return program;
+}
+
+function processIo(): CliIo {
+  return {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())),
+  };
+}
+
+function json(text: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw new CliError('usage', `data is JSON, got ${JSON.stringify(text)} (quote strings: '"text"')`);
+  }
+}
+
+function number(text: string, name: string, least: number): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < least) throw new CliError('usage', `${name} is a number >= ${least}, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+function integer(text: string, name: string, least: number): number {
+  const value = number(text, name, least);
+  if (!Number.isSafeInteger(value)) throw new CliError('usage', `${name} is an integer >= ${least}, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+function epochSeconds(text: string): number {
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.floor(Number(text));
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw new CliError('usage', `--at is epoch seconds or an ISO 8601 date, got ${JSON.stringify(text)}`);
+  return Math.floor(ms / 1000);
+}
+
+function oneLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}

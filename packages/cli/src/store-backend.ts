@@ -1,0 +1,130 @@
+// The backend for a data directory no app runs on: the command opens the
+// embedded store itself (it becomes the store's one owner for a moment) and
+// answers what a store alone can answer. The live tree, the scheduler and
+// kills need a running app.
+
+import { existsSync } from 'node:fs';
+import { type AddOptions, type JobInfo, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+import { CliError } from './cli-error.js';
+
+export class StoreBackend implements Backend {
+  readonly kind = 'store';
+  readonly #jobs: Jobs;
+  readonly #path: string;
+
+  private constructor(jobs: Jobs, path: string) {
+    this.#jobs = jobs;
+    this.#path = path;
+  }
+
+  /** Opens the store at `path`; it must exist (a read must not create an empty store). */
+  static async open(path: string, options: { create?: boolean } = {}): Promise<StoreBackend> {
+    if (!options.create && !existsSync(path)) throw new CliError('request_failed', `no store at ${path} (and no app running there)`);
+    try {
+      return new StoreBackend(await openJobs({ path }), path);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'database_locked') {
+        const pid = (error as { ownerPid?: number }).ownerPid;
+        throw new CliError(
+          'no_app',
+          `the store at ${path} is owned by process ${pid}, which records no admin endpoint: start it with startJobs({ admin: { port } }) to reach it from here`,
+          { cause: error },
+        );
+      }
+      throw new CliError('request_failed', `cannot open the store at ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async status(): Promise<StatusView> {
+    return { running: false, url: null, pid: null, uptimeMs: null, now: Date.now(), threads: null, tree: null, scheduler: false };
+  }
+
+  async types(): Promise<TypeView[]> {
+    return this.#wrap(async () => {
+      const out: TypeView[] = [];
+      for (const type of await this.#jobs.getTypes()) {
+        const counts = await this.#jobs.foldJobs(
+          type,
+          (acc, job) => {
+            acc[job.state] += 1;
+            return acc;
+          },
+          { pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
+        );
+        out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), ...counts, finishedAt: Date.now(), totals: null });
+      }
+      return out;
+    });
+  }
+
+  async jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView> {
+    return this.#wrap(async () => {
+      const found = await this.#jobs.foldJobs(
+        type,
+        (acc, job) => {
+          if (state !== undefined && job.state !== state) return acc;
+          if (acc.jobs.length < limit) acc.jobs.push(job);
+          acc.total += 1;
+          return acc;
+        },
+        { total: 0, jobs: [] as JobInfo[] },
+      );
+      return { type, state: state ?? null, offset: 0, limit, ...found };
+    });
+  }
+
+  async job(type: string, id: string): Promise<JobView> {
+    const job = await this.#wrap(() => this.#jobs.getJob(type, id));
+    if (job === undefined) throw new CliError('request_failed', `not_found: no job ${id} of type ${type}`);
+    return { ...job, scheduler: null };
+  }
+
+  async add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }> {
+    return { type, id, state: await this.#wrap(() => this.#jobs.add(type, id, data, options)) };
+  }
+
+  async remove(type: string, id: string): Promise<{ type: string; id: string; removed: boolean }> {
+    const removed = await this.#wrap(() => this.#jobs.remove(type, id));
+    if (!removed) throw new CliError('request_failed', `not_found: no job ${id} of type ${type}`);
+    return { type, id, removed };
+  }
+
+  async setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }> {
+    return this.#wrap(async () => {
+      if (seconds === undefined) await this.#jobs.clearTypeTimeout(type);
+      else await this.#jobs.setTypeTimeout(type, seconds);
+      return { type, timeout: (await this.#jobs.getTypeTimeout(type)) ?? null };
+    });
+  }
+
+  async scheduler(): Promise<SchedulerReport> {
+    throw this.#needsApp('the scheduler');
+  }
+
+  async kill(_name: string): Promise<KillReport> {
+    throw this.#needsApp('killing an actor');
+  }
+
+  dashboardUrl(): string {
+    throw this.#needsApp('the dashboard');
+  }
+
+  async close(): Promise<void> {
+    await this.#jobs.close();
+  }
+
+  #needsApp(what: string): CliError {
+    return new CliError('no_app', `${what} needs a running app, and none runs on ${this.#path}`);
+  }
+
+  /** A store error is a failed request with the error's code in the one-line message. */
+  async #wrap<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError('request_failed', (error as Error).message, { cause: error });
+    }
+  }
+}

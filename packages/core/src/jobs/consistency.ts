@@ -1,0 +1,191 @@
+// A read-only check of the jobs keyspace's invariants, for fault-injection
+// suites and operators: the data rows, the pending index and the activity
+// rows must describe the same jobs. Everything is read in one snapshot
+// transaction (one read version, no conflicts with the writers it watches),
+// so the invariants must hold at whatever moment it runs, not only when the
+// app is idle.
+//
+//   pending job  <-> exactly one (pending, type, -prio, stime, id) key, with its priority and time; no activity row
+//   running job  <-> exactly one (activity, type, seq) row holding its id, at its current seq; no pending key
+//   finished job <-> no pending key, no activity row
+
+import type { Subspace } from '../keys/subspace.js';
+import type { Database } from '../storage/interfaces.js';
+import { JobKeys } from './job-keys.js';
+import { decodeJobRecord, type JobRecord, type JobState } from './job-record.js';
+
+/** What can be wrong with the keyspace, one code per broken invariant. */
+export type ConsistencyAnomalyKind =
+  /** A data row that does not decode, or a key that does not unpack. */
+  | 'corrupt_row'
+  /** A pending job with no pending key. */
+  | 'pending_not_indexed'
+  /** A pending job with more than one pending key. */
+  | 'pending_indexed_twice'
+  /** A pending key whose priority or scheduled time differs from its job's. */
+  | 'pending_index_mismatch'
+  /** A pending key of a job that is missing or not pending. */
+  | 'orphan_pending_key'
+  /** A running job with no activity row at its sequence: nothing would ever re-enqueue it. */
+  | 'running_without_activity'
+  /** A running job with more than one activity row. */
+  | 'running_activity_twice'
+  /** An activity row of a job that is missing, not running, or running at another sequence. */
+  | 'orphan_activity_row';
+
+export interface ConsistencyAnomaly {
+  kind: ConsistencyAnomalyKind;
+  type: string;
+  /** The job, when the row names one. */
+  id: string | undefined;
+  detail: string;
+}
+
+/** A running job as its data row records it. */
+export interface RunningJobEntry {
+  type: string;
+  id: string;
+  /** The lock of the worker that holds it (32 hex characters). */
+  lock: string;
+}
+
+export interface ConsistencyReport {
+  /** Data rows read. */
+  jobs: number;
+  /** Jobs by state. */
+  states: Record<JobState, number>;
+  /** Every running job with its lock, to match against the workers that should hold them. */
+  running: RunningJobEntry[];
+  /** Every broken invariant found; empty when the keyspace is consistent. */
+  anomalies: ConsistencyAnomaly[];
+}
+
+interface DataRow {
+  type: string;
+  id: string;
+  record: JobRecord;
+}
+
+/**
+ * Reads the whole jobs keyspace of `database` in one snapshot transaction
+ * and reports every row that breaks an invariant. It writes nothing. Meant
+ * for checks and tests: it reads every job, so its cost grows with the
+ * store.
+ */
+export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
+  const keys = new JobKeys();
+  const { dataRows, pendingRows, activityRows } = await database.doTransaction(async (tx) => {
+    const snapshot = tx.snapshot();
+    const [data, pending, activity] = await Promise.all([
+      snapshot.getRange(keys.data.range().begin, keys.data.range().end),
+      snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
+      snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
+    ]);
+    return { dataRows: data, pendingRows: pending, activityRows: activity };
+  });
+
+  const anomalies: ConsistencyAnomaly[] = [];
+  const report = (kind: ConsistencyAnomalyKind, type: string, id: string | undefined, detail: string): void => {
+    anomalies.push({ kind, type, id, detail });
+  };
+
+  const jobs = new Map<string, DataRow>();
+  const states: Record<JobState, number> = { pending: 0, running: 0, finished: 0 };
+  for (const row of dataRows) {
+    const [type, id] = unpackStrings(tryUnpack(keys.data, row.key));
+    if (type === undefined || id === undefined) {
+      report('corrupt_row', String(type ?? '?'), undefined, `data key ${row.key.toString('hex')} is not (type, id)`);
+      continue;
+    }
+    try {
+      const record = decodeJobRecord(row.value);
+      jobs.set(jobKey(type, id), { type, id, record });
+      states[record.state] += 1;
+    } catch (error) {
+      report('corrupt_row', type, id, (error as Error).message);
+    }
+  }
+
+  // The pending index: every key names a pending job, with the job's own rank.
+  const pendingKeys = new Map<string, number>();
+  for (const row of pendingRows) {
+    const [type, negated, scheduledTime, id] = tryUnpack(keys.pending, row.key);
+    if (typeof type !== 'string' || typeof negated !== 'number' || typeof scheduledTime !== 'number' || typeof id !== 'string') {
+      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `pending key ${row.key.toString('hex')} is not (type, prio, stime, id)`);
+      continue;
+    }
+    const key = jobKey(type, id);
+    pendingKeys.set(key, (pendingKeys.get(key) ?? 0) + 1);
+    const job = jobs.get(key);
+    if (job === undefined || job.record.state !== 'pending') {
+      report('orphan_pending_key', type, id, `pending key of a job that is ${job?.record.state ?? 'missing'}`);
+      continue;
+    }
+    const priority = negated === 0 ? 0 : -negated;
+    if (priority !== job.record.priority || scheduledTime !== job.record.scheduledTime) {
+      report(
+        'pending_index_mismatch',
+        type,
+        id,
+        `pending key has priority ${priority} and time ${scheduledTime}, the job ${job.record.priority} and ${job.record.scheduledTime}`,
+      );
+    }
+  }
+
+  // Activity rows: each names a running job at exactly the job's sequence.
+  const activityCount = new Map<string, number>();
+  const activityKeys = new Set<string>();
+  for (const row of activityRows) {
+    activityKeys.add(row.key.toString('hex'));
+    const [type] = tryUnpack(keys.activity, row.key);
+    const id = row.value.toString('utf8');
+    if (typeof type !== 'string') {
+      report('corrupt_row', '?', id, `activity key ${row.key.toString('hex')} is not (type, versionstamp)`);
+      continue;
+    }
+    const key = jobKey(type, id);
+    activityCount.set(key, (activityCount.get(key) ?? 0) + 1);
+    const job = jobs.get(key);
+    const record = job?.record;
+    if (record === undefined || record.state !== 'running' || record.seq === undefined || !keys.forType(type).activityKey(record.seq).equals(row.key)) {
+      const what = record === undefined ? 'missing' : record.state !== 'running' ? record.state : 'running at another sequence';
+      report('orphan_activity_row', type, id, `activity row of a job that is ${what}`);
+    }
+  }
+
+  const running: RunningJobEntry[] = [];
+  for (const [key, { type, id, record }] of jobs) {
+    const indexed = pendingKeys.get(key) ?? 0;
+    const active = activityCount.get(key) ?? 0;
+    if (record.state === 'pending') {
+      if (indexed === 0) report('pending_not_indexed', type, id, 'a pending job no accept can find');
+      if (indexed > 1) report('pending_indexed_twice', type, id, `${indexed} pending keys`);
+    }
+    if (record.state === 'running') {
+      if (record.lock !== undefined) running.push({ type, id, lock: record.lock });
+      const own = record.seq === undefined ? undefined : keys.forType(type).activityKey(record.seq);
+      const hasOwn = own !== undefined && activityKeys.has(own.toString('hex'));
+      if (!hasOwn) report('running_without_activity', type, id, 'a running job the activity monitor cannot see');
+      if (active > 1) report('running_activity_twice', type, id, `${active} activity rows`);
+    }
+  }
+  return { jobs: jobs.size, states, running, anomalies };
+}
+
+function jobKey(type: string, id: string): string {
+  return JSON.stringify([type, id]);
+}
+
+/** The key's tuple elements, or none when its bytes are not a tuple: reported, not thrown. */
+function tryUnpack(space: Subspace, key: Uint8Array): readonly unknown[] {
+  try {
+    return space.unpack(key);
+  } catch {
+    return [];
+  }
+}
+
+function unpackStrings(items: readonly unknown[]): [string | undefined, string | undefined] {
+  const [type, id] = items;
+  return [typeof type === 'string' ? type : undefined, typeof id === 'string' ? id : undefined];
+}

@@ -1,0 +1,77 @@
+// What a running app leaves in its data directory for the `jobtree` command:
+// where its admin endpoint listens (admin.json) and the token its mutations
+// need (admin.token, readable by the owner only). The embedded store has one
+// owning process, so a command finds that process here and talks to it.
+
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The contents of admin.json. */
+export interface AdminRecord {
+  /** Base URL of the endpoint, e.g. `http://127.0.0.1:7070`. */
+  url: string;
+  host: string;
+  port: number;
+  /** The app's process id. */
+  pid: number;
+  /** Epoch ms. */
+  startedAt: number;
+}
+
+export const ADMIN_RECORD_FILE = 'admin.json';
+export const ADMIN_TOKEN_FILE = 'admin.token';
+
+/** Writes the token first (mode 0600 from its creation) and then the address, each by an atomic rename. */
+export function writeAdminRecord(dir: string, record: AdminRecord, token: string): void {
+  mkdirSync(dir, { recursive: true });
+  const tokenPath = join(dir, ADMIN_TOKEN_FILE);
+  const tokenTemp = `${tokenPath}.${process.pid}.tmp`;
+  writeFileSync(tokenTemp, `${token}\n`, { mode: 0o600 });
+  // The umask cannot widen 0600, but a file left by another user could be reused: set it anyway.
+  chmodSync(tokenTemp, 0o600);
+  renameSync(tokenTemp, tokenPath);
+  const recordPath = join(dir, ADMIN_RECORD_FILE);
+  const recordTemp = `${recordPath}.${process.pid}.tmp`;
+  writeFileSync(recordTemp, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(recordTemp, recordPath);
+}
+
+/** Removes the files, unless another process has written its own since. */
+export function removeAdminRecord(dir: string, pid: number = process.pid): void {
+  const record = readAdminRecord(dir);
+  if (record !== undefined && record.pid !== pid) return;
+  rmSync(join(dir, ADMIN_RECORD_FILE), { force: true });
+  rmSync(join(dir, ADMIN_TOKEN_FILE), { force: true });
+}
+
+/** The recorded address, or undefined when there is none (or it is unreadable). */
+export function readAdminRecord(dir: string): AdminRecord | undefined {
+  const path = join(dir, ADMIN_RECORD_FILE);
+  if (!existsSync(path)) return undefined;
+  try {
+    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<AdminRecord>;
+    if (typeof value.url !== 'string' || typeof value.pid !== 'number') return undefined;
+    return value as AdminRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The recorded token, or undefined when there is none or it cannot be read (another user's app). */
+export function readAdminToken(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, ADMIN_TOKEN_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process with this id is alive (signal 0 probes without sending anything). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

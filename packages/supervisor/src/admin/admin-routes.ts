@@ -1,0 +1,218 @@
+// The admin endpoint's JSON API: one table of routes, each a method, a path
+// pattern, whether it changes anything (then it needs the token), and a
+// handler. Handlers return JSON values; errors become 4xx/5xx JSON answers.
+
+import { type AddOptions, JobsError, type JobState, type JsonValue } from '@jobtree/core';
+import type { AdminTarget } from './admin-target.js';
+import { AdminError } from './errors.js';
+import type { JobActivity } from './job-activity.js';
+import type { QueueSampler } from './queue-sampler.js';
+import { statsByType } from './scheduler-view.js';
+
+export interface RouteContext {
+  params: string[];
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Segments; `:x` matches one segment (URL-decoded). */
+  path: string;
+  mutates: boolean;
+  summary: string;
+  handle(context: RouteContext): Promise<unknown>;
+}
+
+export interface RouteSources {
+  app: AdminTarget;
+  activity: JobActivity;
+  queues: QueueSampler;
+  pid: number;
+  startedAt: number;
+}
+
+const STATES = new Set<string>(['pending', 'running', 'finished']);
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 10_000;
+/** How long a kill waits to report the actor that replaced the killed one. */
+const RESTART_WAIT_MS = 5_000;
+
+export function adminRoutes(sources: RouteSources): Route[] {
+  const { app } = sources;
+  const routes: Route[] = [
+    {
+      method: 'GET',
+      path: 'api',
+      mutates: false,
+      summary: 'this list',
+      handle: async () => ({ routes: routes.map((r) => ({ method: r.method, path: `/${r.path}`, token: r.mutates, summary: r.summary })) }),
+    },
+    {
+      method: 'GET',
+      path: 'api/status',
+      mutates: false,
+      summary: 'the process, the supervision tree and the host threads',
+      handle: async () => ({
+        pid: sources.pid,
+        startedAt: sources.startedAt,
+        uptimeMs: Date.now() - sources.startedAt,
+        now: Date.now(),
+        threads: app.threads(),
+        tree: app.tree(),
+        scheduler: app.scheduler() !== undefined,
+      }),
+    },
+    { method: 'GET', path: 'api/tree', mutates: false, summary: 'the live supervision tree', handle: async () => app.tree() },
+    {
+      method: 'GET',
+      path: 'api/types',
+      mutates: false,
+      summary: 'job types with their timeout, counts per state and totals since start',
+      handle: async () => {
+        const sample = await sources.queues.sample();
+        const totals = sources.activity.totals();
+        return { at: sample.at, types: sample.types.map((queue) => ({ ...queue, totals: totals[queue.type] ?? null })) };
+      },
+    },
+    {
+      method: 'PUT',
+      path: 'api/types/:type/timeout',
+      mutates: true,
+      summary: 'set a type\'s activity timeout: { "seconds": 30 }',
+      handle: async ({ params, body }) => {
+        const type = params[0] as string;
+        const seconds = body.seconds;
+        if (typeof seconds !== 'number') throw new AdminError('bad_request', 'the body is { "seconds": <number> }');
+        await app.setTypeTimeout(type, seconds);
+        return { type, timeout: await app.getTypeTimeout(type) };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'api/types/:type/timeout',
+      mutates: true,
+      summary: 'clear a type\'s activity timeout',
+      handle: async ({ params }) => {
+        const type = params[0] as string;
+        await app.clearTypeTimeout(type);
+        return { type, timeout: null };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'api/jobs/:type',
+      mutates: false,
+      summary: 'jobs of a type: ?state=pending|running|finished&limit=100&offset=0',
+      handle: async ({ params, query }) => {
+        const type = params[0] as string;
+        const state = query.get('state') ?? undefined;
+        if (state !== undefined && !STATES.has(state)) throw new AdminError('bad_request', `state is pending, running or finished, got ${JSON.stringify(state)}`);
+        const limit = integerParam(query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+        const offset = integerParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+        const found = await app.foldJobs(
+          type,
+          (acc, job) => {
+            if (state !== undefined && job.state !== state) return acc;
+            if (acc.total >= offset && acc.jobs.length < limit) acc.jobs.push(job);
+            acc.total += 1;
+            return acc;
+          },
+          { total: 0, jobs: [] as unknown[] },
+        );
+        return { type, state: state ?? null, offset, limit, ...found };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'api/jobs/:type/:id',
+      mutates: false,
+      summary: 'one job with its data (and its scheduler history when a scheduler runs it)',
+      handle: async ({ params }) => {
+        const [type, id] = params as [string, string];
+        const job = await app.getJob(type, id);
+        if (job === undefined) throw new AdminError('not_found', `no job ${id} of type ${type}`);
+        return { ...job, scheduler: app.scheduler()?.job(type, id) ?? null };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/jobs/:type/:id',
+      mutates: true,
+      summary: 'add a job: { "data": …, "priority"?: 0, "scheduledTime"?: epochSeconds, "continuous"?: false }',
+      handle: async ({ params, body }) => {
+        const [type, id] = params as [string, string];
+        const options: AddOptions = {};
+        for (const name of ['priority', 'scheduledTime', 'continuous'] as const) {
+          if (body[name] !== undefined) (options as Record<string, unknown>)[name] = body[name];
+        }
+        const state: JobState = await app.add(type, id, (body.data ?? null) as JsonValue, options);
+        return { type, id, state };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'api/jobs/:type/:id',
+      mutates: true,
+      summary: 'remove a job (a running one is cancelled)',
+      handle: async ({ params }) => {
+        const [type, id] = params as [string, string];
+        const removed = await app.remove(type, id);
+        if (!removed) throw new AdminError('not_found', `no job ${id} of type ${type}`);
+        return { type, id, removed };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'api/scheduler',
+      mutates: false,
+      summary: 'the scheduler\'s stats and jobs (like CouchDB\'s _scheduler/jobs), when the app runs processors',
+      handle: async () => {
+        const view = app.scheduler();
+        if (view === undefined) return { running: false, stats: null, jobs: null };
+        return { running: true, stats: statsByType(view), jobs: view.jobs() };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/actors/:name/kill',
+      mutates: true,
+      summary: 'kill an actor (fault injection); answers with the actor that replaced it, if any within 5 s',
+      handle: async ({ params }) => {
+        const name = params[0] as string;
+        const before = app.whereis(name);
+        if (before === undefined) throw new AdminError('not_found', `no actor is registered as ${name}`);
+        await app.kill(name);
+        const deadline = Date.now() + RESTART_WAIT_MS;
+        let after = app.whereis(name);
+        while ((after === undefined || after === before) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          after = app.whereis(name);
+        }
+        return { name, killed: before, replacement: after === before ? null : (after ?? null) };
+      },
+    },
+  ];
+  return routes;
+}
+
+/** The answer an error gets: its status and JSON body. */
+export function errorAnswer(error: unknown): { status: number; body: { error: { code: string; message: string } } } {
+  if (error instanceof AdminError) return { status: error.status, body: { error: { code: error.code, message: error.message } } };
+  if (error instanceof JobsError) {
+    const status = error.code === 'not_found' ? 404 : error.code === 'closed' ? 503 : error.code.startsWith('invalid_') || error.code === 'no_type_timeout' ? 400 : 409;
+    return { status, body: { error: { code: error.code, message: error.message } } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: 500, body: { error: { code: 'internal', message } } };
+}
+
+function integerParam(query: URLSearchParams, name: string, fallback: number, least: number, most: number): number {
+  const text = query.get(name);
+  if (text === null) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < least || value > most) {
+    throw new AdminError('bad_request', `${name} is an integer from ${least} to ${most}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}

@@ -1,0 +1,56 @@
+// What the admin endpoint needs of a jobs app, by shape (the app passes
+// itself), so that the endpoint does not depend on the app's module.
+
+import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
+import type { TreeNode } from '../jobs/live-tree.js';
+import { type SchedulerView, schedulerOf } from './scheduler-view.js';
+
+export interface AdminTarget {
+  getTypes(): Promise<string[]>;
+  getTypeTimeout(type: string): Promise<number | undefined>;
+  setTypeTimeout(type: string, seconds: number): Promise<void>;
+  clearTypeTimeout(type: string): Promise<void>;
+  getJob(type: string, id: string): Promise<JobInfo | undefined>;
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A>;
+  pendingCount(type: string): Promise<number>;
+  getActiveJobIds(type: string): Promise<string[]>;
+  add(type: string, id: string, data?: JsonValue, options?: AddOptions): Promise<JobState>;
+  remove(type: string, id: string): Promise<boolean>;
+  /** The live tree, the host threads, and fault injection. */
+  tree(): TreeNode;
+  threads(): number[];
+  whereis(name: string): string | undefined;
+  kill(name: string): Promise<void>;
+  scheduler(): SchedulerView | undefined;
+}
+
+/** The parts of a jobs app that {@link adminTarget} reads (the app itself fits). */
+export interface AdminApp extends Omit<AdminTarget, 'tree' | 'threads' | 'whereis' | 'kill' | 'scheduler'> {
+  readonly system: {
+    tree(): TreeNode;
+    threads(): number[];
+    whereis(name: string): string | undefined;
+    kill(name: string): Promise<void>;
+  };
+}
+
+/** The admin endpoint's view of an app; the scheduler is looked up on every use (it may come later). */
+export function adminTarget(app: AdminApp): AdminTarget {
+  return {
+    getTypes: () => app.getTypes(),
+    getTypeTimeout: (type) => app.getTypeTimeout(type),
+    setTypeTimeout: (type, seconds) => app.setTypeTimeout(type, seconds),
+    clearTypeTimeout: (type) => app.clearTypeTimeout(type),
+    getJob: (type, id) => app.getJob(type, id),
+    foldJobs: (type, fold, initial) => app.foldJobs(type, fold, initial),
+    pendingCount: (type) => app.pendingCount(type),
+    getActiveJobIds: (type) => app.getActiveJobIds(type),
+    add: (type, id, data, options) => app.add(type, id, data, options),
+    remove: (type, id) => app.remove(type, id),
+    tree: () => app.system.tree(),
+    threads: () => app.system.threads(),
+    whereis: (name) => app.system.whereis(name),
+    kill: (name) => app.system.kill(name),
+    scheduler: () => schedulerOf(app),
+  };
+}

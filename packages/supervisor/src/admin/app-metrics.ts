@@ -1,0 +1,112 @@
+// The app's Prometheus metrics (prom-client), in a registry of its own so
+// that two apps in one process never share a series. Counters and histograms
+// follow the jobs handle's activity and the supervisors' events; gauges are
+// read when scraped.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { JobActivity } from './job-activity.js';
+import type { QueueSampler } from './queue-sampler.js';
+import { type SchedulerView, statsByType } from './scheduler-view.js';
+
+/** What the gauges read at scrape time. */
+export interface MetricsSources {
+  activity: JobActivity;
+  queues: QueueSampler;
+  threads(): number;
+  scheduler(): SchedulerView | undefined;
+}
+
+/** add -> start waits and run times span sub-millisecond no-ops to hour-long jobs. */
+const TIME_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+
+export class AppMetrics {
+  readonly registry = new Registry();
+  readonly #restarts: Counter<'supervisor' | 'child'>;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    const added = new Counter({ name: 'jobtree_jobs_added_total', help: 'Jobs enqueued by add (new, or finished and enqueued again).', labelNames: ['type'], registers });
+    const accepted = new Counter({ name: 'jobtree_jobs_accepted_total', help: 'Jobs accepted by a worker (pending -> running).', labelNames: ['type'], registers });
+    const finished = new Counter({ name: 'jobtree_jobs_finished_total', help: 'finish calls that succeeded (a job flagged for resubmission is enqueued again).', labelNames: ['type'], registers });
+    const reEnqueued = new Counter({ name: 'jobtree_jobs_reenqueued_total', help: 'Running jobs put back in the queue by the activity monitor (their worker went silent).', labelNames: ['type'], registers });
+    const removed = new Counter({ name: 'jobtree_jobs_removed_total', help: 'Jobs removed.', labelNames: ['type'], registers });
+    const wait = new Histogram({ name: 'jobtree_job_wait_seconds', help: 'From add (or the scheduled time, if later) to accept, for jobs added and accepted in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
+    const run = new Histogram({ name: 'jobtree_job_run_seconds', help: 'From accept to finish, for jobs accepted and finished in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
+    this.#restarts = new Counter({ name: 'jobtree_restarts_total', help: 'Restarts of a child by its supervisor.', labelNames: ['supervisor', 'child'], registers });
+    new Gauge({
+      name: 'jobtree_jobs',
+      help: 'Jobs per type and state (read from the store at most once per refresh period).',
+      labelNames: ['type', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        const sample = await sources.queues.sample();
+        for (const queue of sample.types) {
+          for (const state of ['pending', 'running', 'finished'] as const) this.set({ type: queue.type, state }, queue[state]);
+        }
+      },
+    });
+    new Gauge({
+      name: 'jobtree_threads',
+      help: 'Host threads of the actor system (the main thread not counted).',
+      registers,
+      collect() {
+        this.set(sources.threads());
+      },
+    });
+    new Gauge({
+      name: 'jobtree_scheduler_jobs',
+      help: "Jobs the scheduler tracks, per type and state (absent when the app runs no processors; type '' for a single scheduler).",
+      labelNames: ['type', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        const view = sources.scheduler();
+        if (view === undefined) return;
+        for (const [type, stats] of Object.entries(statsByType(view))) {
+          for (const state of ['pending', 'running', 'crashed'] as const) this.set({ type, state }, stats[state]);
+        }
+      },
+    });
+    new Gauge({
+      name: 'jobtree_scheduler_average_age_seconds',
+      help: "Average seconds since the last event of the scheduler's jobs, per type and state.",
+      labelNames: ['type', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        const view = sources.scheduler();
+        if (view === undefined) return;
+        for (const [type, stats] of Object.entries(statsByType(view))) {
+          for (const state of ['pending', 'running', 'crashed'] as const) this.set({ type, state }, stats.averageAgeSeconds[state]);
+        }
+      },
+    });
+    const events = sources.activity.events;
+    events.on('added', (type, count) => added.inc({ type }, count));
+    events.on('accepted', (type, count, waits) => {
+      accepted.inc({ type }, count);
+      for (const seconds of waits) wait.observe({ type }, seconds);
+    });
+    events.on('finished', (type, count, runs) => {
+      finished.inc({ type }, count);
+      for (const seconds of runs) run.observe({ type }, seconds);
+    });
+    events.on('reEnqueued', (type, ids) => reEnqueued.inc({ type }, ids.length));
+    events.on('removed', (type) => removed.inc({ type }));
+  }
+
+  recordRestart(supervisor: string, child: string): void {
+    this.#restarts.inc({ supervisor, child });
+  }
+
+  /** The text exposition format. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,303 @@
+// The dashboard's browser script: listens to /api/events (server-sent
+// events) and redraws the tree, the queues, the jobs of the selected type
+// and the scheduler; kill buttons post to the API with the token from the
+// page's #token=… fragment (kept in sessionStorage, never sent in a URL).
+
+const $ = (selector) => document.querySelector(selector);
+const HISTORY = 60;
+
+const state = {
+  tree: undefined,
+  now: Date.now(),
+  clockSkew: 0,
+  queues: [],
+  totals: {},
+  lastTotals: undefined,
+  rates: new Map(), // type -> { accepted, finished, series: number[] }
+  ids: new Map(), // actor name -> id, to flash the places whose actor changed
+  flashing: new Map(), // actor name -> until (ms)
+  selectedType: '',
+  selectedJob: undefined,
+  jobsKey: '',
+};
+
+const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
+if (fromHash) {
+  sessionStorage.setItem('jobtree-token', fromHash);
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+function token() {
+  let value = sessionStorage.getItem('jobtree-token');
+  if (!value) {
+    value = prompt('Token (from the data directory\'s admin.token, or `jobtree dashboard`):') || '';
+    if (value) sessionStorage.setItem('jobtree-token', value);
+  }
+  return value;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null) continue;
+    if (name === 'class') node.className = value;
+    else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children) if (child !== undefined && child !== null) node.append(child);
+  return node;
+}
+
+function toast(text) {
+  const box = $('#toast');
+  box.textContent = text;
+  box.classList.add('show');
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove('show'), 2500);
+}
+
+function duration(ms) {
+  if (ms === undefined || ms === null || ms < 0) return '';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+async function api(method, path, body) {
+  const headers = { 'content-type': 'application/json' };
+  if (method !== 'GET') headers.authorization = `Bearer ${token()}`;
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const value = await res.json();
+  if (!res.ok) {
+    if (res.status === 401) sessionStorage.removeItem('jobtree-token');
+    throw new Error(value.error ? `${value.error.code}: ${value.error.message}` : `HTTP ${res.status}`);
+  }
+  return value;
+}
+
+// --- the tree -----------------------------------------------------------------
+
+function renderTree() {
+  const root = state.tree;
+  if (!root) return;
+  const now = Date.now();
+  const seen = new Map();
+  const build = (node) => {
+    seen.set(node.name, node.id);
+    const before = state.ids.get(node.name);
+    if (before !== undefined && node.id !== undefined && before !== node.id) state.flashing.set(node.name, now + 1600);
+    const flashing = (state.flashing.get(node.name) ?? 0) > now;
+    const row = el(
+      'div',
+      {
+        class: `node${node.id === undefined ? ' down' : ''}${flashing ? ' flash' : ''}`,
+        'data-actor': node.name,
+        'data-id': node.id ?? '',
+        'data-restarts': node.restarts,
+      },
+      el('span', { class: 'name' }, node.name),
+      el('span', { class: 'kind' }, node.kind),
+      el('span', { class: 'where' }, node.id === undefined ? 'down' : `${node.id} · thread ${node.thread ?? '?'}`),
+      node.restarts > 0 ? el('span', { class: 'restarts', title: 'restarts' }, `↻ ${node.restarts}`) : null,
+      el('span', { class: 'uptime' }, node.startedAt ? `up ${duration(state.now - node.startedAt)}` : ''),
+      node.id === undefined ? null : el('button', { type: 'button', title: `kill ${node.name}`, 'data-kill': node.name, onclick: () => kill(node.name) }, 'kill'),
+    );
+    const item = el('li', {}, row);
+    if (node.children.length > 0) item.append(el('ul', {}, ...node.children.map(build)));
+    return item;
+  };
+  const list = el('ul', {}, build(root));
+  state.ids = seen;
+  $('#tree').replaceChildren(list);
+}
+
+async function kill(name) {
+  try {
+    const result = await api('POST', `/api/actors/${encodeURIComponent(name)}/kill`);
+    toast(result.replacement ? `${name}: ${result.killed} killed, now ${result.replacement}` : `${name}: ${result.killed} killed`);
+  } catch (error) {
+    toast(`kill ${name}: ${error.message}`);
+  }
+}
+
+// --- queues ---------------------------------------------------------------------
+
+function updateRates(sample) {
+  const totals = sample.totals || {};
+  const seconds = state.lastTotals ? Math.max(0.001, (sample.at - state.lastTotals.at) / 1000) : 0;
+  for (const queue of sample.types) {
+    const now = totals[queue.type] || { accepted: 0, finished: 0 };
+    const before = state.lastTotals?.totals[queue.type] || now;
+    const rate = state.rates.get(queue.type) || { accepted: 0, finished: 0, series: [] };
+    if (seconds > 0) {
+      rate.accepted = (now.accepted - before.accepted) / seconds;
+      rate.finished = (now.finished - before.finished) / seconds;
+      rate.series.push(rate.finished);
+      if (rate.series.length > HISTORY) rate.series.shift();
+    }
+    state.rates.set(queue.type, rate);
+  }
+  state.lastTotals = { at: sample.at, totals };
+}
+
+function spark(series) {
+  const canvas = el('canvas', { class: 'spark', width: 120, height: 24 });
+  const ctx = canvas.getContext('2d');
+  if (!ctx || series.length < 2) return canvas;
+  const max = Math.max(1, ...series);
+  ctx.strokeStyle = '#2b6cb0';
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  series.forEach((value, i) => {
+    const x = (i / (HISTORY - 1)) * 120;
+    const y = 23 - (value / max) * 21;
+    if (i === 0) ctx.moveTo(x, y);
+    else ctx.lineTo(x, y);
+  });
+  ctx.stroke();
+  return canvas;
+}
+
+function renderQueues() {
+  const body = $('#queues tbody');
+  $('#queues-empty').hidden = state.queues.length > 0;
+  body.replaceChildren(
+    ...state.queues.map((queue) => {
+      const rate = state.rates.get(queue.type) || { accepted: 0, finished: 0, series: [] };
+      return el(
+        'tr',
+        { 'data-queue': queue.type, class: queue.type === state.selectedType ? 'selected' : '', onclick: () => selectType(queue.type) },
+        el('td', {}, queue.type),
+        el('td', {}, queue.timeout === undefined || queue.timeout === null ? '—' : `${queue.timeout}s`),
+        el('td', { 'data-count': 'pending' }, String(queue.pending)),
+        el('td', { 'data-count': 'running' }, String(queue.running)),
+        el('td', { 'data-count': 'finished' }, String(queue.finished)),
+        el('td', {}, rate.accepted.toFixed(1)),
+        el('td', {}, rate.finished.toFixed(1)),
+        el('td', {}, spark(rate.series)),
+      );
+    }),
+  );
+  const select = $('#job-type');
+  const types = state.queues.map((queue) => queue.type);
+  if (select.options.length !== types.length || types.some((type, i) => select.options[i].value !== type)) {
+    select.replaceChildren(...types.map((type) => el('option', { value: type }, type)));
+  }
+  if (!state.selectedType && types.length > 0) state.selectedType = types[0];
+  select.value = state.selectedType;
+}
+
+// --- jobs -------------------------------------------------------------------------
+
+function selectType(type) {
+  state.selectedType = type;
+  state.jobsKey = '';
+  renderQueues();
+  void refreshJobs();
+}
+
+async function refreshJobs() {
+  const type = state.selectedType;
+  if (!type) return;
+  const filter = $('#job-state').value;
+  const queue = state.queues.find((q) => q.type === type);
+  const key = `${type}|${filter}|${queue ? `${queue.pending},${queue.running},${queue.finished}` : ''}|${state.lastTotals?.totals[type]?.added ?? 0}`;
+  if (key === state.jobsKey) return;
+  state.jobsKey = key;
+  const query = new URLSearchParams({ limit: '200' });
+  if (filter) query.set('state', filter);
+  try {
+    const result = await api('GET', `/api/jobs/${encodeURIComponent(type)}?${query}`);
+    $('#job-count').textContent = `${result.total} job${result.total === 1 ? '' : 's'}${result.total > result.jobs.length ? ` (first ${result.jobs.length})` : ''}`;
+    $('#jobs tbody').replaceChildren(
+      ...result.jobs.map((job) =>
+        el(
+          'tr',
+          { 'data-job': job.id, 'data-state': job.state, class: job.id === state.selectedJob ? 'selected' : '', onclick: () => showJob(type, job.id) },
+          el('td', {}, job.id),
+          el('td', {}, job.state),
+          el('td', {}, String(job.priority)),
+          el('td', {}, new Date(job.scheduledTime * 1000).toLocaleTimeString()),
+        ),
+      ),
+    );
+    if (state.selectedJob) void showJob(type, state.selectedJob, true);
+  } catch (error) {
+    $('#job-count').textContent = error.message;
+  }
+}
+
+async function showJob(type, id, quiet) {
+  state.selectedJob = id;
+  $('#job-title').textContent = `${type} / ${id}`;
+  try {
+    const job = await api('GET', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}`);
+    const parts = [
+      el('p', {}, `state ${job.state} · priority ${job.priority} · ${job.continuous ? 'continuous' : 'one-shot'} · scheduled ${new Date(job.scheduledTime * 1000).toLocaleString()}`),
+      el('pre', { id: 'job-data' }, JSON.stringify(job.data, null, 2)),
+    ];
+    if (job.scheduler) {
+      parts.push(el('h3', {}, 'history'), el('pre', { id: 'job-history' }, job.scheduler.history.map((h) => `${h.timestamp} ${h.type}${h.reason ? ` ${h.reason}` : ''}`).join('\n')));
+    }
+    $('#job-detail').replaceChildren(...parts);
+  } catch (error) {
+    if (!quiet) $('#job-detail').replaceChildren(el('p', { class: 'muted' }, error.message));
+  }
+}
+
+// --- scheduler ----------------------------------------------------------------------
+
+function renderScheduler(view) {
+  $('#scheduler-section').hidden = false;
+  const stats = Object.entries(view.stats || {}).map(
+    ([type, s]) => `${type || 'all'}: ${s.running} running, ${s.pending} pending, ${s.crashed} crashed (of ${s.total})`,
+  );
+  $('#scheduler-stats').textContent = stats.join(' · ');
+  $('#scheduler-jobs tbody').replaceChildren(
+    ...(view.jobs?.jobs || []).map((job) =>
+      el('tr', { 'data-scheduler-job': job.id }, el('td', {}, job.type), el('td', {}, job.id), el('td', {}, job.state), el('td', {}, String(job.error_count)), el('td', {}, job.info ?? ''), el('td', {}, job.last_updated)),
+    ),
+  );
+}
+
+// --- the stream -----------------------------------------------------------------------
+
+function connect() {
+  const source = new EventSource('/api/events');
+  source.addEventListener('open', () => {
+    $('#conn').className = 'live';
+    $('#conn').textContent = 'live';
+  });
+  source.addEventListener('error', () => {
+    $('#conn').className = 'down';
+    $('#conn').textContent = 'reconnecting';
+  });
+  source.addEventListener('tree', (event) => {
+    const value = JSON.parse(event.data);
+    state.tree = value.tree;
+    state.now = value.now;
+    $('#meta').textContent = `${value.threads.length} host thread${value.threads.length === 1 ? '' : 's'} · jobs_sup up ${duration(value.now - (value.tree.startedAt ?? value.now))}`;
+    renderTree();
+  });
+  source.addEventListener('restart', (event) => {
+    const value = JSON.parse(event.data);
+    state.flashing.set(value.child, Date.now() + 1600);
+    toast(`${value.child} restarted by ${value.supervisor}`);
+  });
+  source.addEventListener('queues', (event) => {
+    const value = JSON.parse(event.data);
+    updateRates(value);
+    state.queues = value.types;
+    renderQueues();
+    void refreshJobs();
+  });
+  source.addEventListener('scheduler', (event) => renderScheduler(JSON.parse(event.data)));
+}
+
+$('#job-type').addEventListener('change', (event) => selectType(event.target.value));
+$('#job-state').addEventListener('change', () => {
+  state.jobsKey = '';
+  void refreshJobs();
+});
+connect();

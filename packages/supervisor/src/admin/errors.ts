@@ -1,0 +1,38 @@
+// Every error of the admin endpoint is an AdminError with a stable `code`;
+// the endpoint answers it as a JSON body with the matching HTTP status.
+
+/**
+ * - `bad_request`: a malformed body, parameter or JSON value (400).
+ * - `unauthorized`: a mutating request without the app's token (401).
+ * - `not_found`: no such route, job, type or actor (404).
+ * - `method_not_allowed`: the route exists, not with this method (405).
+ * - `payload_too_large`: a request body over the limit (413).
+ * - `unavailable`: the app is closing or the part asked about is not running (503).
+ * - `internal`: an unexpected failure while answering (500); the app carries on.
+ */
+export type AdminErrorCode = 'bad_request' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'payload_too_large' | 'unavailable' | 'internal';
+
+const STATUS: Record<AdminErrorCode, number> = {
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unavailable: 503,
+  internal: 500,
+};
+
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+  readonly code: AdminErrorCode;
+
+  constructor(code: AdminErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** The HTTP status this error is answered with. */
+  get status(): number {
+    return STATUS[this.code];
+  }
+}

@@ -1,0 +1,79 @@
+// The app of the kill -9 loop, run in a child process: a jobs app on the
+// loop's data directory with worker actors, a main-thread worker, an adder
+// and subscribers, all recording into the loop's history file. `--mode
+// load` runs until it is killed; `--mode drain` adds nothing, follows every
+// unfinished job, and exits once no job is pending or running.
+//
+//   node --import tsx test/chaos/crash-child.ts --path DIR --history FILE --seed N --round R --mode load|drain
+
+import { parseArgs } from 'node:util';
+import { startJobs } from '@jobtree/supervisor';
+import { CRASH_TYPE, SUBS_PER_ROUND } from './crash-loop.js';
+import chaosWorker from './fixtures/chaos-worker.js';
+import { HistoryLog } from './history.js';
+import { Prng } from './prng.js';
+import { Adder, MainWorker, Subscribers } from './workload.js';
+
+
+const { values } = parseArgs({
+  options: {
+    path: { type: 'string' },
+    history: { type: 'string' },
+    seed: { type: 'string' },
+    round: { type: 'string' },
+    mode: { type: 'string', default: 'load' },
+    jobs: { type: 'string', default: '60' },
+  },
+});
+const path = values.path!;
+const historyPath = values.history!;
+const seed = Number(values.seed);
+const round = Number(values.round);
+const prng = new Prng(seed).fork(`round-${round}`);
+const log = new HistoryLog(historyPath);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+log.record({ op: 'restart', by: 'harness', detail: `round ${round} ${values.mode}` });
+const app = await startJobs({ path, threads: 1, typeMonitorHoldoffMs: 20, activityMonitorMaxJitterMs: 50, resubscribeTimeoutMs: 15_000, userIntensity: 100, userPeriodMs: 1_000 });
+await app.setTypeTimeout(CRASH_TYPE, 1);
+for (let i = 0; i < 2; i++) {
+  await app.system.startActor(`worker-${i}`, chaosWorker, { type: CRASH_TYPE, name: `worker-${i}`, historyPath, seed, maxUpdates: 2, maxStepMs: 30 }, { name: `worker-${i}` });
+}
+const main = new MainWorker(app, log, prng.fork('main'), { types: [CRASH_TYPE], name: `main-r${round}`, maxUpdates: 2, maxStepMs: 30 });
+const subscribers = new Subscribers(app, log, round * SUBS_PER_ROUND + 1);
+
+if (values.mode === 'drain') {
+  for (const job of await app.getJobs(CRASH_TYPE)) if (job.state !== 'finished') subscribers.follow(CRASH_TYPE, job.id);
+  process.stdout.write('ready\n');
+  const deadline = Date.now() + 120_000;
+  let drained = false;
+  while (Date.now() < deadline) {
+    if ((await app.pendingCount(CRASH_TYPE)) === 0 && (await app.getActiveJobIds(CRASH_TYPE)).length === 0) {
+      drained = true;
+      break;
+    }
+    await sleep(100);
+  }
+  await subscribers.settle(20_000);
+  subscribers.freeze();
+  await main.stop();
+  await app.close();
+  log.close();
+  process.stdout.write(drained ? 'drained\n' : 'drain timed out\n');
+  process.exit(drained ? 0 : 3);
+} else {
+  const follow = prng.fork('follow');
+  const adder = new Adder(app, log, prng.fork('adder'), {
+    types: [CRASH_TYPE],
+    prefix: `r${round}-`,
+    everyMs: 15,
+    max: Number(values.jobs),
+    removeChance: 0.02,
+    onAdded: (type, id) => {
+      if (follow.chance(0.25)) subscribers.follow(type, id);
+    },
+  });
+  adder.start();
+  process.stdout.write('ready\n');
+  // Runs until the loop kills it with SIGKILL.
+}

@@ -1,0 +1,113 @@
+// The dashboard end to end in headless Chromium (Debian's chromium driven by
+// playwright-core): the tree renders, a job added through the API appears
+// without a reload, a kill button restarts the actor on screen, and the
+// scheduler view shows up when the app has a scheduler. Screenshots go to
+// test/dashboard/screenshots/ (ignored by git).
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import test from 'ava';
+import { type Browser, chromium } from 'playwright-core';
+import { request, startAdminApp } from '../admin/fixtures/admin-app.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const INSTALL = fileURLToPath(new URL('../../scripts/install-chromium.sh', import.meta.url));
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const WAIT_MS = 30_000;
+
+/** Installs chromium with the project's script when it is missing; the reason when it cannot. */
+function chromiumMissing(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  try {
+    execFileSync('bash', [INSTALL], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+  } catch (error) {
+    const stderr = String((error as { stderr?: Buffer }).stderr ?? '').trim();
+    return `scripts/install-chromium.sh failed: ${stderr.split('\n').at(-1) ?? (error as Error).message}`;
+  }
+  return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is still missing after scripts/install-chromium.sh`;
+}
+
+const missing = chromiumMissing();
+if (missing !== undefined) {
+  console.log(`dashboard tests skipped: ${missing}`);
+  test.skip('the dashboard in headless Chromium', () => {});
+} else {
+  let browser: Browser | undefined;
+  test.before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 60_000 });
+  });
+  test.after.always(async () => {
+    await browser?.close();
+  });
+
+  test.serial('the tree renders, an added job appears, a kill restarts the actor on screen, the scheduler view shows', async (t) => {
+    t.timeout(180_000);
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    });
+
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+    // The tree: every system place, with the per-type children of the type.
+    for (const name of ['jobs_sup', 'core', 'user_sup', 'activity_monitor_sup', 'notifier_sup', 'jobs_server', 'notifier:email', 'activity_monitor:email', 'type_monitor:email']) {
+      await page.locator(`[data-actor="${name}"]`).waitFor({ timeout: WAIT_MS });
+    }
+    t.is(await page.locator('[data-actor="notifier:email"]').getAttribute('data-id'), app.system.whereis('notifier:email') ?? null);
+    t.is(await page.locator('#conn').textContent(), 'live');
+    t.false(page.url().includes('token='), 'the token leaves the address bar');
+    await page.screenshot({ path: `${SHOTS}1-tree.png`, fullPage: true });
+
+    // A job added through the API appears in the queue and in the job list, without a reload.
+    const added = await request(`${admin.url}/api/jobs/email/welcome-1`, 'POST', { token: admin.token, body: { data: { to: 'ada@example.com' }, priority: 2 } });
+    t.is(added.status, 200);
+    await page.locator('tr[data-job="welcome-1"]').waitFor({ timeout: WAIT_MS });
+    await page.locator('tr[data-queue="email"] td[data-count="pending"]', { hasText: '1' }).waitFor({ timeout: WAIT_MS });
+    await page.locator('tr[data-job="welcome-1"]').click();
+    await page.locator('#job-data', { hasText: 'ada@example.com' }).waitFor({ timeout: WAIT_MS });
+    await page.screenshot({ path: `${SHOTS}2-job-added.png`, fullPage: true });
+
+    // The kill button on notifier:email: jobs_server is restarted and re-creates the notifier, on screen.
+    const before = app.system.whereis('notifier:email');
+    await page.locator('button[data-kill="notifier:email"]').click();
+    // Evaluated in the page: a string, so that this file needs no DOM types.
+    await page.waitForFunction(
+      `(() => { const id = document.querySelector('[data-actor="notifier:email"]')?.getAttribute('data-id'); return !!id && id !== ${JSON.stringify(before)}; })()`,
+      undefined,
+      { timeout: WAIT_MS },
+    );
+    await page.locator('[data-actor="jobs_server"][data-restarts="1"]').waitFor({ timeout: WAIT_MS });
+    t.not(app.system.whereis('notifier:email'), before);
+    t.is(await page.locator('[data-actor="notifier:email"]').getAttribute('data-id'), app.system.whereis('notifier:email') ?? null);
+    t.true((await page.locator('[data-actor="jobs_server"].flash').count()) + (await page.locator('[data-actor="notifier:email"].flash').count()) > 0, 'a restarted place flashes');
+    await page.screenshot({ path: `${SHOTS}3-after-kill.png`, fullPage: true });
+
+    // A supervisor's restart counter on screen.
+    await page.locator('button[data-kill="activity_monitor_sup"]').click();
+    await page.locator('[data-actor="activity_monitor_sup"][data-restarts="1"]').waitFor({ timeout: WAIT_MS });
+
+    // The scheduler view, once the app has a scheduler.
+    const summary = { id: 'welcome-1', type: 'email', state: 'running', info: null, error_count: 0, pid: '3', node: 'local', continuous: false, start_time: new Date().toISOString(), last_updated: new Date().toISOString(), history: [{ timestamp: new Date().toISOString(), type: 'started' }] };
+    Object.defineProperty(app, 'scheduler', {
+      configurable: true,
+      value: {
+        stats: () => ({ email: { total: 1, pending: 0, running: 1, crashed: 0, averageAgeSeconds: { pending: 0, running: 1, crashed: 0 } } }),
+        jobs: () => ({ total_rows: 1, offset: 0, jobs: [summary] }),
+        job: (type: string, id: string) => (type === 'email' && id === 'welcome-1' ? summary : undefined),
+      },
+    });
+    await page.locator('#scheduler-section:not([hidden]) tr[data-scheduler-job="welcome-1"]').waitFor({ timeout: WAIT_MS });
+    t.regex((await page.locator('#scheduler-stats').textContent()) ?? '', /email: 1 running/);
+    await page.screenshot({ path: `${SHOTS}4-scheduler.png`, fullPage: true });
+
+    t.deepEqual(problems, []);
+  });
+}
