@@ -242,3 +242,22 @@ test.serial('a port already in use fails startJobs with AdminError unavailable, 
   const again = await startJobs({ path: other });
   await again.close();
 });
+
+test.serial('on loopback, a request naming another host is refused (a rebound domain cannot read the app)', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const { request: httpRequest } = await import('node:http');
+  const url = new URL(admin.url);
+  const status = (host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, path: '/api/status', headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  t.is(await status('evil.example:80'), 403);
+  t.is(await status(`localhost:${url.port}`), 200);
+  t.is(await status(`127.0.0.1:${url.port}`), 200);
+  t.is(await status('[::1]'), 200);
+});

@@ -213,3 +213,32 @@ test.serial('with a sped-up clock, a 60-second type timeout re-enqueues a silent
   // 60 virtual seconds are one real second; the re-enqueue comes after 1 to 1.75 timeouts.
   t.true(waited >= 900 && waited < 10_000, `re-enqueued after ${waited} ms`);
 });
+
+test.serial('use_fabric_transaction_object: a job added in the application\'s transaction is enqueued with its writes, or not at all', async (t) => {
+  const { app } = await startTempApp(t);
+  const key = Buffer.from('app:order:1');
+  const waiting = app.accept(T1, { timeout: 10_000 });
+  await t.throwsAsync(
+    app.database.doTransaction(async (tx) => {
+      tx.set(key, Buffer.from('placed'));
+      await app.in(tx).add(T1, 'aborted', { order: 0 });
+      throw new Error('the application changed its mind');
+    }),
+    { message: 'the application changed its mind' },
+  );
+  t.is(await app.getJobState(T1, 'aborted'), undefined);
+  await app.database.doTransaction(async (tx) => {
+    tx.set(key, Buffer.from('placed'));
+    await app.in(tx).add(T1, J1, { order: 1 });
+  });
+  const job = await waiting;
+  t.is(job?.id, J1, 'the committed add woke the blocked worker');
+  t.deepEqual(job?.data, { order: 1 });
+  const sub = await app.subscribe(T1, J1);
+  await app.database.doTransaction(async (tx) => {
+    tx.set(key, Buffer.from('shipped'));
+    await app.in(tx).finish(job!, { shipped: true });
+  });
+  t.like(await app.wait(sub, 'finished', 10_000), { state: 'finished', data: { shipped: true } });
+  t.is((await app.database.doTransaction((tx) => tx.get(key)))?.toString(), 'shipped');
+});

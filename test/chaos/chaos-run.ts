@@ -47,6 +47,8 @@ export interface ChaosRunResult {
   /** Storage attempts that failed with an injected error, by kind. */
   storageErrors: { conflict: number; too_old: number; unknown_result: number };
   jobs: number;
+  /** What the scheduler reported of its handlers' runs: finished, crashed, stopped (thread lost, rotation), given up. */
+  handlerRuns: Record<'finished' | 'crashed' | 'stopped' | 'failed', number>;
   historyLines: number;
   /** Calls answered with an error other than halt, by operation and code. */
   failures: Map<string, number>;
@@ -83,6 +85,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const anomalies: HistoryAnomaly[] = [];
   const faultCounts = new Map<string, number>();
   let storeChecks = 0;
+  const handlerRuns = { finished: 0, crashed: 0, stopped: 0, failed: 0 };
   let app: JobsApp | undefined;
   let scheduler: Scheduler | undefined;
   try {
@@ -116,6 +119,18 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         graceMs: 1_000 * SCHEDULER_SPEED,
       });
       // The scheduler's finishes, as the history's answers to the finishes its handlers asked for.
+      scheduler.events.on('job:crashed', () => {
+        handlerRuns.crashed += 1;
+      });
+      scheduler.events.on('job:stopped', () => {
+        handlerRuns.stopped += 1;
+      });
+      scheduler.events.on('job:finished', () => {
+        handlerRuns.finished += 1;
+      });
+      scheduler.events.on('job:failed', () => {
+        handlerRuns.failed += 1;
+      });
       scheduler.events.on('job:finished', ({ id, state }) => log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state }));
       scheduler.events.on('job:failed', ({ id, error }) => log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state: 'failed', error }));
     }
@@ -200,6 +215,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       faults: faultCounts,
       storageErrors: { ...database.raised },
       jobs: adder.count,
+      handlerRuns,
       historyLines: history.length,
       failures: failureCounts(history),
       storeChecks,

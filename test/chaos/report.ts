@@ -14,6 +14,8 @@ export function formatReport(chaos: ChaosRunResult, crash: CrashLoopResult): str
   rows.push(['  storage attempts failed: transaction_too_old (1007)', String(chaos.storageErrors.too_old)]);
   rows.push(['  storage commits run twice: commit_unknown_result (1021)', String(chaos.storageErrors.unknown_result)]);
   rows.push(['jobs (in-process run)', String(chaos.jobs)]);
+  const runs = chaos.handlerRuns;
+  rows.push(['  of which run by the scheduler\'s handlers: finished / crashed / stopped / given up', `${runs.finished} / ${runs.crashed} / ${runs.stopped} / ${runs.failed}`]);
   rows.push(['jobs (crash loop)', String(crash.jobs)]);
   rows.push(['  running at a kill -9, then finished once', `${crash.runningAtKillFinished} of ${crash.runningAtKill}`]);
   const failures = new Map(chaos.failures);

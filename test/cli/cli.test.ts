@@ -207,3 +207,12 @@ test.serial('demo runs an app with its admin endpoint that the other commands re
   t.regex(demo.output(), /stopping: added \d+, finished \d+/);
   t.false(existsSync(join(dir, 'admin.json')), 'the record is gone with the app');
 });
+
+test.serial('a store owned by an app without the admin option: the command fails with exit 1 and says how to reach it', async (t) => {
+  const dir = await tempDir(t);
+  const app = await startJobs({ path: dir, threads: 1 });
+  t.teardown(() => app.close());
+  const run = await jobtree('types', '--path', dir);
+  t.is(run.code, 1);
+  t.regex(run.stderr, new RegExp(`^jobtree: the store at .* is owned by process ${process.pid}, which records no admin endpoint: start it with startJobs\\(\\{ admin: \\{ port \\} \\}\\)`));
+});

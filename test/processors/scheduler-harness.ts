@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { type Jobs, openJobs } from '@jobtree/core';
+import type { Clock } from '../../packages/supervisor/src/clock.js';
 import {
-  type Clock,
   type ProcessorOptions,
   type Scheduler,
   type SchedulerEventTypes,
@@ -89,5 +89,8 @@ export class SkippingClock implements Clock {
   }
   clearTimeout(handle: unknown): void {
     clearTimeout(handle as NodeJS.Timeout);
+  }
+  realMs(ms: number): number {
+    return ms;
   }
 }

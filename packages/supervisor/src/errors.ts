@@ -65,10 +65,3 @@ export class SupervisorError extends Error {
     return data;
   }
 }
-
-/** A short human-readable form of an exit reason, for error messages. */
-export function describeReason(reason: ExitReason): string {
-  if (typeof reason === 'string') return reason;
-  if ('error' in reason) return `${reason.error.name}: ${reason.error.message}`;
-  return `shutdown: ${reason.shutdown}`;
-}

@@ -1,7 +1,7 @@
 // How a supervisor reads exit reasons: which ones count as abnormal (OTP's
 // rule for transient children) and how a failed start becomes a reason.
 
-import type { ErrorInfo, ExitReason } from '@jobtree/actors';
+import { type ExitReason, errorInfo, isExitReason } from '@jobtree/actors';
 import { SupervisorError } from './errors.js';
 import type { RestartType } from './interfaces.js';
 
@@ -18,20 +18,6 @@ export function needsRestart(restart: RestartType, reason: ExitReason): boolean 
   return isAbnormalExit(reason);
 }
 
-function isErrorInfo(value: unknown): value is ErrorInfo {
-  if (typeof value !== 'object' || value === null) return false;
-  const info = value as Record<string, unknown>;
-  return typeof info.name === 'string' && typeof info.message === 'string';
-}
-
-export function isExitReason(value: unknown): value is ExitReason {
-  if (value === 'normal' || value === 'shutdown' || value === 'killed' || value === 'noproc') return true;
-  if (typeof value !== 'object' || value === null) return false;
-  const shape = value as Record<string, unknown>;
-  if ('error' in shape) return isErrorInfo(shape.error);
-  return typeof shape.shutdown === 'string';
-}
-
 /**
  * The exit reason a failed start stands for: the runtime's ActorError carries the child's reason
  * (`reason`); anything else thrown by a start function becomes `{ error }`.
@@ -43,12 +29,5 @@ export function reasonFromError(error: unknown): ExitReason {
     const reason = (error as { reason: unknown }).reason;
     if (isExitReason(reason)) return reason;
   }
-  if (error instanceof Error) {
-    const info: ErrorInfo = { name: error.name, message: error.message };
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' || typeof code === 'number') info.code = code;
-    if (error.stack !== undefined) info.stack = error.stack;
-    return { error: info };
-  }
-  return { error: { name: 'Error', message: String(error) } };
+  return { error: errorInfo(error) };
 }

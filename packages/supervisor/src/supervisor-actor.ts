@@ -7,7 +7,7 @@
 // child specs carry functions and actor definitions and lets it emit events
 // on the emitter its handle holds.
 
-import { defineActor } from '@jobtree/actors';
+import { defineActor, describeReason } from '@jobtree/actors';
 import type {
   ActorContext,
   ActorId,
@@ -20,7 +20,7 @@ import type {
   TimeoutMessage,
 } from '@jobtree/actors';
 import { shutdownChild, shutdownChildren } from './child-shutdown.js';
-import { SupervisorError, type SupervisorErrorData, describeReason } from './errors.js';
+import { SupervisorError, type SupervisorErrorData } from './errors.js';
 import { needsRestart, reasonFromError } from './exit-reason.js';
 import type {
   ActorStart,

@@ -3,8 +3,9 @@
 // actor, and `supervisorChild` to nest one supervisor under another.
 
 import type { ActorContext, ActorDefinition, ActorId, ActorOperations, ActorRef, ActorSystem } from '@jobtree/actors';
+import { describeReason } from '@jobtree/actors';
 import { EventEmitter } from 'eventemitter3';
-import { SupervisorError, describeReason } from './errors.js';
+import { SupervisorError } from './errors.js';
 import { reasonFromError } from './exit-reason.js';
 import type {
   ActorStart,

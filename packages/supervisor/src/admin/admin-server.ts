@@ -24,6 +24,8 @@ export interface AdminServerParts extends RouteSources {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/** Host header names that mean this machine. */
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export class AdminServer {
   readonly #parts: AdminServerParts;
@@ -95,6 +97,7 @@ export class AdminServer {
       const url = new URL(req.url ?? '/', 'http://admin.invalid');
       const path = url.pathname.replace(/\/+$/, '') || '/';
       const method = req.method ?? 'GET';
+      this.#checkHost(req);
       if (method === 'GET' && (path === '/' || path === '/dashboard')) return send(res, 200, 'text/html; charset=utf-8', dashboardPage());
       if (method === 'GET' && path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
       if (method === 'GET' && path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
@@ -132,6 +135,18 @@ export class AdminServer {
     }
     if (pathMatched) throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`);
     throw new AdminError('not_found', `no route ${method} ${path} (GET /api lists them)`);
+  }
+
+  /**
+   * On loopback, only requests addressed to a loopback name are answered: a
+   * page from elsewhere whose domain was rebound to 127.0.0.1 sends its own
+   * domain in Host, and so cannot read the tree or the jobs.
+   */
+  #checkHost(req: IncomingMessage): void {
+    if (!LOOPBACK.has(this.#parts.settings.host)) return;
+    const host = (req.headers.host ?? '').toLowerCase();
+    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+    if (!LOOPBACK_NAMES.has(name)) throw new AdminError('forbidden', `this endpoint answers requests to a loopback name, not to ${JSON.stringify(host)}`);
   }
 
   #checkToken(req: IncomingMessage): void {

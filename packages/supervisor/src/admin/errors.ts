@@ -4,17 +4,20 @@
 /**
  * - `bad_request`: a malformed body, parameter or JSON value (400).
  * - `unauthorized`: a mutating request without the app's token (401).
+ * - `forbidden`: a request to a loopback endpoint naming another host (403): a web page
+ *   that rebinds its own domain to 127.0.0.1 must not read the app.
  * - `not_found`: no such route, job, type or actor (404).
  * - `method_not_allowed`: the route exists, not with this method (405).
  * - `payload_too_large`: a request body over the limit (413).
  * - `unavailable`: the app is closing or the part asked about is not running (503).
  * - `internal`: an unexpected failure while answering (500); the app carries on.
  */
-export type AdminErrorCode = 'bad_request' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'payload_too_large' | 'unavailable' | 'internal';
+export type AdminErrorCode = 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'payload_too_large' | 'unavailable' | 'internal';
 
 const STATUS: Record<AdminErrorCode, number> = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,

@@ -6,9 +6,8 @@
 // restarts it, and its init stops whatever per-type children are left and
 // starts them all again.
 
-import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
+import { type ActorContext, type ActorId, type MonitorRef, defineActor, describeReason } from '@jobtree/actors';
 import { clockFromSpec, type ClockSpec } from '../clock.js';
-import { describeReason } from '../errors.js';
 import { Supervisor, actorStart, createSupervisorEvents } from '../supervisor.js';
 import activityMonitor, { type ActivityMonitorArgs } from './activity-monitor.js';
 import { badMessage, hasType, onExit } from './bad-message.js';

@@ -29,7 +29,6 @@ export {
 export type {
   AbortCause,
   Attempts,
-  Clock,
   FailedOutcome,
   Handler,
   HandlerAbort,
@@ -44,7 +43,6 @@ export type {
   StopOptions,
 } from './interfaces.js';
 export { HandlerAbortError } from './errors.js';
-export { systemClock } from './clock.js';
 export { defineHandler } from './define-handler.js';
 export { DEFAULT_GRACE_MS, DEFAULT_ONE_SHOT_ATTEMPTS, DEFAULT_STUCK_THREAD_MS } from './processor-options.js';
 export { Scheduler, type SchedulerEventTypes, startScheduler } from './scheduler.js';

@@ -1,6 +1,7 @@
 // The public types of job processors and their scheduler, in one place.
 
 import type { Jobs, JsonValue } from '@jobtree/core';
+import type { Clock } from '../clock.js';
 import type { HistoryEventType } from './history.js';
 import type { SchedulerOptions } from './scheduler-options.js';
 
@@ -66,14 +67,6 @@ export interface Attempts {
   continuous?: number;
 }
 
-/** Injectable time: every time the scheduler reads or waits on goes through one clock. */
-export interface Clock {
-  /** Epoch milliseconds. */
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface ProcessorOptions extends SchedulerOptions {
   /**
    * Crashes in a row after which a job finishes with a {@link FailedOutcome}.
@@ -112,7 +105,13 @@ export interface ProcessorOptions extends SchedulerOptions {
    * @default min(interval, 1_000)
    */
   acceptWaitMs?: number;
-  /** @default the system clock */
+  /**
+   * The one source of time (the application's clock): history times,
+   * backoffs, intervals, heartbeats and grace periods. A clock other than the
+   * system clock also decides which jobs are due (accepts are bounded by its
+   * time). Thread watchdogs (`stuckThreadMs`) use real time.
+   * @default the system clock
+   */
   clock?: Clock;
 }
 

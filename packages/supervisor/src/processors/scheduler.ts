@@ -8,7 +8,7 @@
 
 import { type Job, JobsError, type Jobs, type JsonValue } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
-import { systemClock } from './clock.js';
+import { systemClock } from '../clock.js';
 import { handlerUrl } from './define-handler.js';
 import { SchedulerError } from './errors.js';
 import { HandlerPool } from './handler-pool.js';
