@@ -4,6 +4,8 @@
 //    handler in a worker thread -> finished, every step committed), as a ratio of raw
 //    piscina no-op tasks per second on as many threads in the same run
 //    (target >= 1: jobs travel to the threads in batches, tasks one by one).
+//    For context, the same burst drained through the store alone, with no
+//    handlers: the ceiling the store sets on this machine.
 // 2. add -> handler start latency with an idle scheduler, p50 and p99
 //    (targets 1 ms and 5 ms): from before `add` to the handler's first line.
 // 3. 1,000 continuous jobs (300 with --quick) on maxJobs 50: reschedule
@@ -17,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { type Jobs, openJobs } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import { type Scheduler, startScheduler } from '../packages/supervisor/src/processors/index.js';
-import { type Cell, formatTable, RATIO_HEADER, ratioRow } from './table.js';
+import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
 
 const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
 const quick = args.quick === true;
@@ -85,6 +87,35 @@ async function drainRate(): Promise<number> {
     return DRAIN_JOBS / ((performance.now() - started) / 1000);
   } finally {
     await scheduler.stop();
+    await jobs.close();
+  }
+}
+
+/**
+ * The store alone, for context: the same burst of addMany calls drained by
+ * acceptMany/finishMany loops with no handler at all (what the scheduler's
+ * end-to-end rate is bounded by).
+ */
+async function storeOnlyRate(): Promise<number> {
+  const jobs = await tempJobs();
+  await jobs.setTypeTimeout('store', 30);
+  try {
+    const started = performance.now();
+    const adds: Promise<unknown>[] = [];
+    for (let i = 0; i < DRAIN_JOBS; i += 1_000) {
+      adds.push(jobs.addMany('store', Array.from({ length: Math.min(1_000, DRAIN_JOBS - i) }, (_, k) => ({ id: `j${i + k}` }))));
+    }
+    let done = 0;
+    const drainer = async (): Promise<void> => {
+      while (done < DRAIN_JOBS) {
+        const taken = await jobs.acceptMany('store', 1_000, { timeout: 1_000 });
+        await jobs.finishMany(taken.map((job) => ({ job })));
+        done += taken.length;
+      }
+    };
+    await Promise.all([...adds, drainer(), drainer()]);
+    return DRAIN_JOBS / ((performance.now() - started) / 1000);
+  } finally {
     await jobs.close();
   }
 }
@@ -163,8 +194,11 @@ async function main(): Promise<void> {
   console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
   const baseline = await piscinaRate();
   const drain = await drainRate();
+  const storeOnly = await storeOnlyRate();
   const rows: Cell[][] = [
     ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
+    infoRow('the same jobs through the store alone, no handlers (jobs/s)', storeOnly, baseline),
+    infoRow('end to end vs the store alone', drain, storeOnly),
   ];
   console.log(formatTable(RATIO_HEADER, rows));
   const latency = await startLatency();

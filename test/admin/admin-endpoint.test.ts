@@ -9,7 +9,7 @@ import test from 'ava';
 import { pino } from 'pino';
 import { JobsError } from '@jobtree/core';
 import { ADMIN_RECORD_FILE, ADMIN_TOKEN_FILE, AdminError, readAdminRecord, readAdminToken, startJobs } from '@jobtree/supervisor';
-import { eventually, request, startAdminApp } from './fixtures/admin-app.js';
+import { eventually, followEvents, request, startAdminApp } from './fixtures/admin-app.js';
 
 test.serial('reads need no token and answer the tree, the types with counts, the jobs of a type and one job with its data', async (t) => {
   const { app, admin } = await startAdminApp(t);
@@ -160,29 +160,10 @@ test.serial('the dashboard page and its script are served', async (t) => {
 
 test.serial('server-sent events deliver the tree, the queues with totals, and a restart when an actor is killed', async (t) => {
   const { app, admin } = await startAdminApp(t);
-  const controller = new AbortController();
-  t.teardown(() => controller.abort());
-  const res = await fetch(`${admin.url}/api/events`, { signal: controller.signal });
-  t.regex(res.headers.get('content-type') ?? '', /text\/event-stream/);
-  const events: { name: string; data: unknown }[] = [];
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const name = /^event: (.*)$/m.exec(frame)?.[1];
-          const data = /^data: (.*)$/m.exec(frame)?.[1];
-          if (name !== undefined && data !== undefined) events.push({ name, data: JSON.parse(data) });
-        }
-      }
-    } catch {
-      // aborted at the end of the test
-    }
-  })();
+  const feed = await followEvents(admin.url);
+  t.teardown(() => feed.stop());
+  t.regex(feed.contentType ?? '', /text\/event-stream/);
+  const events = feed.events;
   const seen = (name: string, test: (data: unknown) => boolean = () => true) => events.some((e) => e.name === name && test(e.data));
   await eventually(() => seen('hello') && seen('tree') && seen('queues'), 20_000, 'the first events');
   const tree = events.find((e) => e.name === 'tree')?.data as { tree: { name: string }; threads: number[] };
@@ -204,9 +185,7 @@ test.serial('server-sent events deliver the tree, the queues with totals, and a 
     20_000,
     'a tree with the restart counted',
   );
-  controller.abort();
-  await reading;
-  t.pass();
+  await feed.stop();
 });
 
 test.serial('admin options are checked: a bad port, host or field is a JobsError invalid_option', async (t) => {
@@ -260,4 +239,18 @@ test.serial('on loopback, a request naming another host is refused (a rebound do
   t.is(await status(`localhost:${url.port}`), 200);
   t.is(await status(`127.0.0.1:${url.port}`), 200);
   t.is(await status('[::1]'), 200);
+});
+
+test.serial('server-sent events send the tree again only when it changed, the queues every refresh', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const feed = await followEvents(admin.url);
+  t.teardown(() => feed.stop());
+  const count = (name: string) => feed.events.filter((e) => e.name === name).length;
+  await eventually(() => count('tree') >= 1, 20_000, 'the first tree');
+  const trees = count('tree');
+  const queues = count('queues');
+  await eventually(() => count('queues') >= queues + 5, 20_000, 'five more queue samples');
+  t.is(count('tree'), trees, 'nothing changed in the tree: it was not sent again');
+  const sent = feed.events.find((e) => e.name === 'tree')?.data as { now?: unknown } | undefined;
+  t.is(typeof sent?.now, 'number', 'a sent tree carries the time');
 });

@@ -112,27 +112,28 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         maxJobs: 8,
         threads: 1,
         clock: fastClock(SCHEDULER_SPEED),
-        // In the fast clock's milliseconds: a real second between heartbeats, a stuck handler loses its thread after 1.5 real seconds.
+        // In the fast clock's milliseconds: a real second between heartbeats, a pass every 2 s, a second of grace.
         heartbeatMs: 1_000 * SCHEDULER_SPEED,
         interval: 2_000 * SCHEDULER_SPEED,
-        stuckThreadMs: 1_500 * SCHEDULER_SPEED,
         graceMs: 1_000 * SCHEDULER_SPEED,
+        // The stuck-thread watchdog runs on real time: a stalled handler loses its thread after 1.5 s.
+        stuckThreadMs: 1_500,
       });
-      // The scheduler's finishes, as the history's answers to the finishes its handlers asked for.
+      // The scheduler's finishes are the history's answers to the finishes its handlers asked for.
       scheduler.events.on('job:crashed', () => {
         handlerRuns.crashed += 1;
       });
       scheduler.events.on('job:stopped', () => {
         handlerRuns.stopped += 1;
       });
-      scheduler.events.on('job:finished', () => {
+      scheduler.events.on('job:finished', ({ id, state }) => {
         handlerRuns.finished += 1;
+        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state });
       });
-      scheduler.events.on('job:failed', () => {
+      scheduler.events.on('job:failed', ({ id, error }) => {
         handlerRuns.failed += 1;
+        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state: 'failed', error });
       });
-      scheduler.events.on('job:finished', ({ id, state }) => log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state }));
-      scheduler.events.on('job:failed', ({ id, error }) => log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state: 'failed', error }));
     }
 
     const workerArgs = (i: number) => ({ type: TYPES[i % TYPES.length]!, name: `worker-${i}`, historyPath, seed, maxUpdates: 3, maxStepMs: 40 });
@@ -196,7 +197,13 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     // --- drain ---------------------------------------------------------------------
     progress('  drain');
     const drained = await drain(running, allTypes, 90_000);
-    if (!drained) progress('  the drain timed out');
+    if (!drained) {
+      progress('  the drain timed out; left:');
+      for (const type of allTypes) {
+        for (const job of await running.getJobs(type)) if (job.state !== 'finished') progress(`    ${type}/${job.id} ${job.state} ${JSON.stringify(job.data)}`);
+      }
+      if (scheduler !== undefined) progress(`    the scheduler: ${JSON.stringify(scheduler.jobs().jobs)}`);
+    }
     await subscribers.settle(20_000);
     subscribers.freeze();
     await checkStore('drained');

@@ -49,3 +49,11 @@ test('a module without a handler export makes every job crash with invalid_handl
   await h.jobs.add('t', 'j');
   t.regex((await failed).error, /no default export/);
 });
+
+test('a stopped scheduler refuses a manual reschedule with stopped', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('t', 'noop');
+  await scheduler.stop();
+  const error = await t.throwsAsync(scheduler.reschedule(), { instanceOf: SchedulerError });
+  t.is(error?.code, 'stopped');
+});

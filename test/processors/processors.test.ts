@@ -116,7 +116,7 @@ test('stop during processing loses no job', async (t) => {
 
 test('a handler in an infinite loop costs only its thread: it fails, its neighbours finish', async (t) => {
   const h = await harness(t);
-  const scheduler = await h.start('spin', 'misbehave', { threads: 1, stuckThreadMs: 500, attempts: 1 });
+  const scheduler = await h.start('spin', 'misbehave', { threads: 1, stuckThreadMs: 1500, attempts: 1 });
   const crashedIds: string[] = [];
   scheduler.events.on('job:crashed', (event) => crashedIds.push(event.id));
   const failed = nextEvent(scheduler, 'job:failed');
@@ -143,4 +143,27 @@ test('a handler that calls process.exit crashes only its own job', async (t) => 
   t.is((await failed).id, 'quitter');
   await eventually(async () => (await h.jobs.getJobState('quit', 'steady')) === 'finished');
   t.deepEqual(await h.jobs.getJobData('quit', 'steady'), { ok: true });
+});
+
+test('a handler whose result cannot cross threads crashes instead of taking its thread down', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('weird', 'uncloneable', { attempts: 1 });
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('weird', 'u1');
+  t.regex((await failed).error, /cannot be sent/);
+  await eventually(async () => (await h.jobs.getJobState('weird', 'u1')) === 'finished');
+});
+
+test('at stop a one-shot handler that ends within the grace period finishes, one that honours its signal goes back', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('drain', 'misbehave');
+  const started = Promise.all(['quick', 'polite'].map((id) => nextEvent(scheduler, 'job:started', (event) => event.id === id)));
+  await h.jobs.add('drain', 'quick', { sleepMs: 400 });
+  await h.jobs.add('drain', 'polite', { sleepMs: 60_000, honour: true });
+  await started;
+  await scheduler.stop({ graceMs: 20_000 });
+  t.is(await h.jobs.getJobState('drain', 'quick'), 'finished');
+  t.deepEqual(await h.jobs.getJobData('drain', 'quick'), { ok: true });
+  t.is(await h.jobs.getJobState('drain', 'polite'), 'pending');
+  t.deepEqual(await h.jobs.getJobData('drain', 'polite'), { sleepMs: 60_000, honour: true }, 'its data is kept');
 });

@@ -251,3 +251,24 @@ test('stats count and age pending, running and crashed jobs', (t) => {
     averageAgeSeconds: { pending: 10, running: 4, crashed: 6 },
   });
 });
+
+test('a job given back is not started by the table until it is held again', (t) => {
+  const table = new ScheduleTable();
+  table.add('a', true, NOW);
+  table.release('a');
+  t.deepEqual(table.fill(NOW), []);
+  t.is(table.pendingCount, 0);
+  table.add('a', true, NOW + 1);
+  t.deepEqual(table.fill(NOW + 1), ['a']);
+  t.deepEqual(table.get('a')?.history.map((event) => event.type), ['started', 'added'], 'one history across the round trip');
+});
+
+test('jobs given back long ago are forgotten, held ones never', (t) => {
+  const table = new ScheduleTable();
+  table.add('kept', false, NOW);
+  table.add('gone', false, NOW);
+  table.release('gone');
+  t.deepEqual(table.forget(NOW + 60_000), []);
+  t.deepEqual(table.forget(NOW + 11 * 60_000), ['gone']);
+  t.is(table.size, 1);
+});

@@ -263,10 +263,11 @@ test('fuzz: any options to openDatabase give a typed error or a working store', 
         // A usable path outside the scratch directory (or none: the default) would create folders where the test runs.
         const path = (options as { path?: unknown } | null)?.path;
         const wouldCreate =
-          typeof options === 'object' &&
-          options !== null &&
-          !Array.isArray(options) &&
-          (path === undefined || (typeof path === 'string' && path !== '' && !path.includes('\0') && !path.startsWith(dir)));
+          options === undefined ||
+          (typeof options === 'object' &&
+            options !== null &&
+            !Array.isArray(options) &&
+            (path === undefined || (typeof path === 'string' && path !== '' && !path.includes('\0') && !path.startsWith(dir))));
         if (wouldCreate) return true;
         let db: Database | undefined;
         const error = await outcome(async () => {

@@ -530,6 +530,38 @@ define('mutations apply in call order: a clearRange that turns out to hold a sta
   t.deepEqual(await values('past/'), ['outside the later clearRange']);
 });
 
+define('inside the transaction, a range cleared after setVersionstampedKey reads as cleared; the rest of the stamp range stays unreadable (1036)', async (t, db) => {
+  // FoundationDB's read-your-writes map marks the possible keys of a
+  // versionstamped key unreadable, and a later clear turns its range into a
+  // plain cleared (readable) range.
+  const { stamp: before } = await db.doTransaction((tx) => {
+    tx.set(b('marker'), b('1'));
+    return { stamp: tx.getVersionstamp() };
+  });
+  const now = await before;
+  const hourAhead = stampPlus(now, 3_600_000_000n);
+  const at = (stamp: Buffer) => Buffer.concat([b('r/'), stamp]);
+  const seen = await db.doTransaction(async (tx) => {
+    tx.setVersionstampedKey(stampedKeyTemplate('r/'), 2, b('x'));
+    tx.clearRange(at(Buffer.alloc(10)), at(hourAhead));
+    tx.set(at(stampPlus(now, 1n)), b('set after the clear'));
+    return {
+      range: (await tx.getRange(at(Buffer.alloc(10)), at(hourAhead))).map((e) => e.value.toString()),
+      point: await tx.get(at(stampPlus(now, 2n))),
+    };
+  });
+  t.deepEqual(seen, { range: ['set after the clear'], point: undefined });
+  await expectFdbError(
+    t,
+    db.doTransaction(async (tx) => {
+      tx.setVersionstampedKey(stampedKeyTemplate('r/'), 2, b('x'));
+      tx.clearRange(at(Buffer.alloc(10)), at(hourAhead));
+      await tx.getRange(at(hourAhead), b('r0'));
+    }, once),
+    FdbErrorCode.accessed_unreadable,
+  );
+});
+
 define('a versionstamp offset outside the template is rejected', async (t, db) => {
   await expectFdbError(
     t,

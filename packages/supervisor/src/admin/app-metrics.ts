@@ -26,7 +26,7 @@ export class AppMetrics {
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    const added = new Counter({ name: 'jobtree_jobs_added_total', help: 'Jobs enqueued by add (new, or finished and enqueued again).', labelNames: ['type'], registers });
+    const added = new Counter({ name: 'jobtree_jobs_added_total', help: 'add calls that left a job pending: new jobs, finished ones enqueued again, and pending ones updated.', labelNames: ['type'], registers });
     const accepted = new Counter({ name: 'jobtree_jobs_accepted_total', help: 'Jobs accepted by a worker (pending -> running).', labelNames: ['type'], registers });
     const finished = new Counter({ name: 'jobtree_jobs_finished_total', help: 'finish calls that succeeded (a job flagged for resubmission is enqueued again).', labelNames: ['type'], registers });
     const reEnqueued = new Counter({ name: 'jobtree_jobs_reenqueued_total', help: 'Running jobs put back in the queue by the activity monitor (their worker went silent).', labelNames: ['type'], registers });

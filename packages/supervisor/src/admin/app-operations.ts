@@ -90,7 +90,7 @@ export class AppOperations {
     });
     this.#feed = new LiveFeed(
       {
-        tree: () => ({ now: Date.now(), threads: target.threads(), tree: target.tree() }),
+        tree: () => ({ threads: target.threads(), tree: target.tree() }),
         queues: async () => ({ ...(await queues.sample()), totals: this.activity.totals() }),
         scheduler: () => {
           const view = target.scheduler();

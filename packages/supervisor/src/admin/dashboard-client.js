@@ -8,17 +8,21 @@ const HISTORY = 60;
 
 const state = {
   tree: undefined,
+  threads: [],
   now: Date.now(),
   clockSkew: 0,
   queues: [],
   totals: {},
   lastTotals: undefined,
+  samples: [], // recent { at, totals }, for rates over RATE_WINDOW_MS
   rates: new Map(), // type -> { accepted, finished, series: number[] }
   ids: new Map(), // actor name -> id, to flash the places whose actor changed
   flashing: new Map(), // actor name -> until (ms)
   selectedType: '',
   selectedJob: undefined,
   jobsKey: '',
+  jobsFetchedAt: 0,
+  jobsTimer: undefined,
 };
 
 const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
@@ -82,6 +86,9 @@ function renderTree() {
   const root = state.tree;
   if (!root) return;
   const now = Date.now();
+  // The server sends the tree when it changes; uptimes advance on the app's clock as seen from here.
+  state.now = now + state.clockSkew;
+  showMeta();
   const seen = new Map();
   const build = (node) => {
     seen.set(node.name, node.id);
@@ -95,6 +102,7 @@ function renderTree() {
         'data-actor': node.name,
         'data-id': node.id ?? '',
         'data-restarts': node.restarts,
+        'data-started': node.id === undefined ? undefined : node.startedAt,
       },
       el('span', { class: 'name' }, node.name),
       el('span', { class: 'kind' }, node.kind),
@@ -121,14 +129,36 @@ async function kill(name) {
   }
 }
 
+/** Advances the uptimes in place (rebuilding the tree would replace a button under the pointer). */
+function tickUptimes() {
+  if (!state.tree) return;
+  state.now = Date.now() + state.clockSkew;
+  showMeta();
+  for (const row of document.querySelectorAll('[data-started]')) {
+    const uptime = row.querySelector('.uptime');
+    if (uptime) uptime.textContent = `up ${duration(state.now - Number(row.getAttribute('data-started')))}`;
+  }
+}
+
+function showMeta() {
+  const threads = state.threads.length;
+  $('#meta').textContent = `${threads} host thread${threads === 1 ? '' : 's'} · jobs_sup up ${duration(state.now - (state.tree.startedAt ?? state.now))}`;
+}
+
 // --- queues ---------------------------------------------------------------------
+
+/** Rates are taken over this window, so that one slow second does not read as a stall. */
+const RATE_WINDOW_MS = 5000;
 
 function updateRates(sample) {
   const totals = sample.totals || {};
-  const seconds = state.lastTotals ? Math.max(0.001, (sample.at - state.lastTotals.at) / 1000) : 0;
+  state.samples.push({ at: sample.at, totals });
+  while (state.samples.length > 2 && sample.at - state.samples[1].at >= RATE_WINDOW_MS) state.samples.shift();
+  const first = state.samples[0];
+  const seconds = (sample.at - first.at) / 1000;
   for (const queue of sample.types) {
     const now = totals[queue.type] || { accepted: 0, finished: 0 };
-    const before = state.lastTotals?.totals[queue.type] || now;
+    const before = first.totals[queue.type] || { accepted: 0, finished: 0 };
     const rate = state.rates.get(queue.type) || { accepted: 0, finished: 0, series: [] };
     if (seconds > 0) {
       rate.accepted = (now.accepted - before.accepted) / seconds;
@@ -194,17 +224,29 @@ function selectType(type) {
   state.selectedType = type;
   state.jobsKey = '';
   renderQueues();
-  void refreshJobs();
+  void refreshJobs(true);
 }
 
-async function refreshJobs() {
+/** Listing a type's jobs reads all of them on the server: at most one listing per this many ms per page. */
+const JOBS_REFRESH_MS = 2000;
+
+async function refreshJobs(forced) {
   const type = state.selectedType;
   if (!type) return;
+  const wait = state.jobsFetchedAt + JOBS_REFRESH_MS - Date.now();
+  if (!forced && wait > 0) {
+    state.jobsTimer ??= setTimeout(() => {
+      state.jobsTimer = undefined;
+      void refreshJobs();
+    }, wait);
+    return;
+  }
   const filter = $('#job-state').value;
   const queue = state.queues.find((q) => q.type === type);
   const key = `${type}|${filter}|${queue ? `${queue.pending},${queue.running},${queue.finished}` : ''}|${state.lastTotals?.totals[type]?.added ?? 0}`;
   if (key === state.jobsKey) return;
   state.jobsKey = key;
+  state.jobsFetchedAt = Date.now();
   const query = new URLSearchParams({ limit: '200' });
   if (filter) query.set('state', filter);
   try {
@@ -276,8 +318,8 @@ function connect() {
   source.addEventListener('tree', (event) => {
     const value = JSON.parse(event.data);
     state.tree = value.tree;
-    state.now = value.now;
-    $('#meta').textContent = `${value.threads.length} host thread${value.threads.length === 1 ? '' : 's'} · jobs_sup up ${duration(value.now - (value.tree.startedAt ?? value.now))}`;
+    state.threads = value.threads;
+    state.clockSkew = value.now - Date.now();
     renderTree();
   });
   source.addEventListener('restart', (event) => {
@@ -298,6 +340,7 @@ function connect() {
 $('#job-type').addEventListener('change', (event) => selectType(event.target.value));
 $('#job-state').addEventListener('change', () => {
   state.jobsKey = '';
-  void refreshJobs();
+  void refreshJobs(true);
 });
 connect();
+setInterval(tickUptimes, 1000);

@@ -10,7 +10,8 @@ import type { ServerResponse } from 'node:http';
 export type LiveEventName = 'hello' | 'tree' | 'queues' | 'scheduler' | 'restart';
 
 export interface LiveSources {
-  tree(): unknown;
+  /** A JSON object (the feed adds `now`, epoch ms, when it sends it). */
+  tree(): object;
   queues(): Promise<unknown>;
   /** undefined when the app runs no scheduler. */
   scheduler(): unknown;
@@ -107,10 +108,11 @@ export class LiveFeed {
     if (this.#ticking || this.#clients.size === 0) return;
     this.#ticking = true;
     try {
+      // Compared without the clock, so that an unchanged tree is not sent again.
       const tree = JSON.stringify(this.#sources.tree());
       if (tree !== this.#lastTree) {
         this.#lastTree = tree;
-        this.#send('tree', tree);
+        this.#send('tree', `{"now":${Date.now()},${tree.slice(1)}`);
       }
       const scheduler = this.#sources.scheduler();
       if (scheduler !== undefined) {

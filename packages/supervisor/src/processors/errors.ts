@@ -6,18 +6,16 @@ import type { AbortCause } from './interfaces.js';
 /**
  * - `invalid_option`: a scheduler or processor option is out of range or of the wrong type.
  * - `invalid_handler`: the handler module does not export a handler function.
- * - `stopped`: the scheduler is stopping or stopped.
+ * - `stopped`: `reschedule` on a scheduler that is stopping or stopped.
  * - `not_found`: the scheduler does not track a job with this id.
  * - `halt`: (inside a handler) the job is no longer this processor's: it was removed or taken over.
- * - `handler_crashed`: a handler threw, rejected, ended its thread or stopped making progress.
  */
 export type SchedulerErrorCode =
   | 'invalid_option'
   | 'invalid_handler'
   | 'stopped'
   | 'not_found'
-  | 'halt'
-  | 'handler_crashed';
+  | 'halt';
 
 export class SchedulerError extends Error {
   override readonly name = 'SchedulerError';

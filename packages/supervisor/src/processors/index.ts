@@ -29,11 +29,13 @@ export {
 export type {
   AbortCause,
   Attempts,
+  Clock,
   FailedOutcome,
   Handler,
   HandlerAbort,
   HandlerContext,
   HandlerDefinition,
+  HandlerFor,
   HandlerJob,
   HistoryEventJson,
   JobSummary,

@@ -1,7 +1,7 @@
 // The public types of job processors and their scheduler, in one place.
 
-import type { Jobs, JsonValue } from '@jobtree/core';
-import type { Clock } from '../clock.js';
+import type { JobDataOf, JobTypes, Jobs, JsonValue } from '@jobtree/core';
+import type { Clock as AppClock } from '../clock.js';
 import type { HistoryEventType } from './history.js';
 import type { SchedulerOptions } from './scheduler-options.js';
 
@@ -59,6 +59,14 @@ export interface HandlerDefinition<D = JsonValue, R = unknown> {
   readonly run: Handler<D, R>;
 }
 
+/**
+ * A handler fit for job type `T`: when `T` is declared in `JobTypes` (by
+ * declaration merging), a handler typed for other data is a type error.
+ */
+export type HandlerFor<T extends string, D, R> = T extends keyof JobTypes
+  ? HandlerDefinition<JobDataOf<T>, R> | string | URL
+  : HandlerDefinition<D, R> | string | URL;
+
 /** How many crashes in a row a job may have before it is given up. */
 export interface Attempts {
   /** @default 3 */
@@ -66,6 +74,9 @@ export interface Attempts {
   /** @default Infinity (a continuous job is retried for ever, with backoff) */
   continuous?: number;
 }
+
+/** The part of the application's clock the scheduler uses (any application clock fits). */
+export type Clock = Pick<AppClock, 'now' | 'setTimeout' | 'clearTimeout'>;
 
 export interface ProcessorOptions extends SchedulerOptions {
   /**
@@ -115,10 +126,10 @@ export interface ProcessorOptions extends SchedulerOptions {
   clock?: Clock;
 }
 
-export interface StartSchedulerOptions<D = JsonValue, R = unknown> extends ProcessorOptions {
+export interface StartSchedulerOptions<D = JsonValue, R = unknown, T extends string = string> extends ProcessorOptions {
   /** The jobs API the scheduler accepts, heartbeats and finishes through (main thread). */
   jobs: Jobs;
-  type: string;
+  type: T;
   /** A handler definition, or the URL or path of a module whose default export is one (or a handler function). */
   handler: HandlerDefinition<D, R> | string | URL;
 }

@@ -64,7 +64,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const flush = (): void => {
     flushing = false;
     if (results.length === 0) return;
-    send(port, { kind: 'settled', results });
+    sendResults(port, results);
     results = [];
     if (closing && running.size === 0) end();
   };
@@ -140,6 +140,24 @@ export default async function runLane(task: LaneTask): Promise<void> {
 function abort(running: Running | undefined, cause: AbortCause): void {
   if (running === undefined || running.controller.signal.aborted) return;
   running.controller.abort(new HandlerAbortError(cause));
+}
+
+/** Sends results in one message; a result that cannot be cloned becomes that handler's error, the others go as they are. */
+function sendResults(port: MessagePort, results: LaneResult[]): void {
+  try {
+    send(port, { kind: 'settled', results });
+  } catch {
+    const safe = results.map((result): LaneResult => {
+      if (!result.ok) return result;
+      try {
+        structuredClone(result.value);
+        return result;
+      } catch (error) {
+        return { serial: result.serial, ok: false, error: serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`)) };
+      }
+    });
+    send(port, { kind: 'settled', results: safe });
+  }
 }
 
 function send(port: MessagePort, message: FromLane): void {

@@ -4,8 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { systemClock } from '../clock.js';
 import { SchedulerError } from './errors.js';
-import type { Clock } from '../clock.js';
-import type { ProcessorOptions } from './interfaces.js';
+import type { Clock, ProcessorOptions } from './interfaces.js';
 import { type ResolvedSchedulerOptions, checkInteger, checkNumber, describe, resolveSchedulerOptions } from './scheduler-options.js';
 
 /** Crashes in a row a one-shot job may have before it is given up. */
@@ -46,7 +45,7 @@ export function resolveProcessorOptions(options: ProcessorOptions = {}): Resolve
   checkNumber('acceptWaitMs', acceptWaitMs, 1);
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function') {
-    throw new SchedulerError('invalid_option', 'clock needs now(), setTimeout(), clearTimeout() and realMs()');
+    throw new SchedulerError('invalid_option', 'clock needs now(), setTimeout(), and clearTimeout()');
   }
   return { scheduler, attempts, threads, graceMs, stuckThreadMs, heartbeatMs: options.heartbeatMs, acceptWaitMs, clock };
 }

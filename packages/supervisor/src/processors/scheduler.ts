@@ -16,6 +16,7 @@ import type { HistoryEvent } from './history.js';
 import type {
   AbortCause,
   FailedOutcome,
+  HandlerFor,
   JobSummary,
   SchedulerJobs,
   StartSchedulerOptions,
@@ -68,7 +69,9 @@ const MAX_UNEXPLAINED_LOSSES = 3;
  * Starts a scheduler for one job type. The type must have an activity
  * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it.
  */
-export async function startScheduler<D = JsonValue, R = unknown>(options: StartSchedulerOptions<D, R>): Promise<Scheduler> {
+export async function startScheduler<T extends string, D = JsonValue, R = unknown>(
+  options: StartSchedulerOptions<D, R, T> & { handler: HandlerFor<T, D, R> },
+): Promise<Scheduler> {
   if (typeof options !== 'object' || options === null || typeof options.jobs?.acceptMany !== 'function') {
     throw new SchedulerError('invalid_option', 'startScheduler needs { jobs, type, handler }');
   }
@@ -162,6 +165,7 @@ export class Scheduler {
 
   /** Runs a scheduling cycle now (stop excess, start pending, rotate), as the interval timer does. */
   reschedule(): Promise<void> {
+    if (!this.#active) return Promise.reject(new SchedulerError('stopped', `the scheduler of ${JSON.stringify(this.type)} is stopped`));
     return this.#enqueue(() => this.#cycle());
   }
 

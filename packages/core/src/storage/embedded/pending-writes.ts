@@ -50,6 +50,22 @@ export function clearedAfterStamp(key: Buffer, clearedAfter: Array<[Buffer, Buff
   return false;
 }
 
+/**
+ * Whether the ranges cover every key from `from` to `to` (`to` itself too
+ * when `toInclusive`).
+ */
+function coveredBy(from: Buffer, to: Buffer, toInclusive: boolean, ranges: Array<[Buffer, Buffer]> | undefined): boolean {
+  if (ranges === undefined) return false;
+  const sorted = [...ranges].sort((a, b) => Buffer.compare(a[0], b[0]));
+  let reached = from; // every key below `reached` (and from `from` on) is covered
+  for (const [start, end] of sorted) {
+    if (Buffer.compare(start, reached) > 0) break; // a gap at `reached`
+    if (Buffer.compare(end, reached) > 0) reached = end;
+  }
+  const past = Buffer.compare(reached, to);
+  return toInclusive ? past > 0 : past >= 0;
+}
+
 export class PendingWrites {
   /** Net mutation per key, by the key's latin1 string. */
   readonly points = new Map<string, PointMutation>();
@@ -137,11 +153,13 @@ export class PendingWrites {
    * commit, so the whole family is unreadable).
    */
   isStampedKey(key: Buffer): boolean {
-    for (const { template, offset } of this.stampedKeys) {
+    for (const { template, offset, clearedAfter } of this.stampedKeys) {
       if (key.length !== template.length) continue;
       if (
         key.compare(template, 0, offset, 0, offset) === 0 &&
-        key.compare(template, offset + VERSIONSTAMP_BYTES, template.length, offset + VERSIONSTAMP_BYTES, key.length) === 0
+        key.compare(template, offset + VERSIONSTAMP_BYTES, template.length, offset + VERSIONSTAMP_BYTES, key.length) === 0 &&
+        // A range cleared after the stamped key reads as cleared, as in FoundationDB's read-your-writes map.
+        !clearedAfterStamp(key, clearedAfter)
       ) {
         return true;
       }
@@ -149,12 +167,21 @@ export class PendingWrites {
     return false;
   }
 
-  /** Whether `[start, end)` may contain a key this transaction versionstamped. */
+  /**
+   * Whether `[start, end)` may contain a key this transaction versionstamped:
+   * it overlaps the span of the key's possible stamps somewhere that no
+   * range cleared after it covers.
+   */
   rangeHasStampedKey(start: Buffer, end: Buffer): boolean {
-    for (const { template, offset } of this.stampedKeys) {
+    for (const { template, offset, clearedAfter } of this.stampedKeys) {
       const lowest = Buffer.from(template).fill(0, offset, offset + VERSIONSTAMP_BYTES);
       const highest = Buffer.from(template).fill(0xff, offset, offset + VERSIONSTAMP_BYTES);
-      if (Buffer.compare(highest, start) >= 0 && Buffer.compare(lowest, end) < 0) return true;
+      if (Buffer.compare(highest, start) < 0 || Buffer.compare(lowest, end) >= 0) continue;
+      // The overlap, [from, to] with `to` inclusive when it is the highest stamp.
+      const from = Buffer.compare(lowest, start) > 0 ? lowest : start;
+      const toInclusive = Buffer.compare(highest, end) < 0;
+      const to = toInclusive ? highest : end;
+      if (!coveredBy(from, to, toInclusive, clearedAfter)) return true;
     }
     return false;
   }
