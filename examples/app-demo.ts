@@ -42,7 +42,7 @@ async function settle(app: JobsApp, name: string, previous: string | undefined):
   }
 }
 
-const app = await startJobs({ path, typeMonitorHoldoffMs: 20 });
+const app = await startJobs({ path, typeMonitorHoldoffMs: 20, logLevel: 'silent' });
 console.log(`started the jobs app on the embedded store in ${path}`);
 let eventsSeen = 0;
 try {

@@ -167,3 +167,17 @@ test('at stop a one-shot handler that ends within the grace period finishes, one
   t.is(await h.jobs.getJobState('drain', 'polite'), 'pending');
   t.deepEqual(await h.jobs.getJobData('drain', 'polite'), { sleepMs: 60_000, honour: true }, 'its data is kept');
 });
+
+test('an error thrown from a handler timer crashes that job alone, though it ends the thread', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('late', 'misbehave', { threads: 1, attempts: 1 });
+  const crashedIds: string[] = [];
+  scheduler.events.on('job:crashed', (event) => crashedIds.push(event.id));
+  await h.jobs.add('late', 'calm', { sleepMs: 1500 });
+  await nextEvent(scheduler, 'job:started', (event) => event.id === 'calm');
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('late', 'thrower', { throwLater: true });
+  t.is((await failed).id, 'thrower');
+  await eventually(async () => (await h.jobs.getJobState('late', 'calm')) === 'finished');
+  t.deepEqual(crashedIds, []);
+});

@@ -33,7 +33,7 @@ export {
 export type { SupervisorRequest } from './supervisor-actor.js';
 
 // the jobs application
-export { startJobs, JobsApp, SYSTEM_NAMES, type JobsAppSystem } from './jobs/jobs-app.js';
+export { startJobs, JobsApp, SYSTEM_NAMES, type AppScheduler, type JobsAppSystem } from './jobs/jobs-app.js';
 export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions } from './jobs/app-options.js';
 export { Subscription, type JobStateChange } from './jobs/subscription.js';
 export { type JobEvent, type SubscriptionState, isJobEvent } from './jobs/job-event.js';
@@ -41,6 +41,39 @@ export { subscribeJob, unsubscribeJob, type ActorSubscription } from './jobs/act
 export { jobsCore, type JobsCore } from './jobs/bridge-client.js';
 export type { JobsBridge, BridgeAcceptOptions, JobSnapshot, NotifierSnapshot } from './jobs/jobs-bridge.js';
 export { formatTree, type TreeNode } from './jobs/live-tree.js';
+
+// processors: handlers run by the scheduler (couch_replicator_scheduler's re-creation)
+export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_ONE_SHOT_ATTEMPTS,
+  DEFAULT_SCHEDULER_OPTIONS,
+  HandlerAbortError,
+  Scheduler,
+  SchedulerError,
+  backoffMs,
+  defineHandler,
+  startScheduler,
+} from './processors/index.js';
+export type {
+  AbortCause,
+  Attempts,
+  FailedOutcome,
+  Handler,
+  HandlerContext,
+  HandlerDefinition,
+  HandlerFor,
+  HandlerJob,
+  HistoryEventJson,
+  JobSummary,
+  ProcessorOptions,
+  SchedulerErrorCode,
+  SchedulerEventTypes,
+  SchedulerJobs,
+  SchedulerOptions,
+  SchedulerStats,
+  StartSchedulerOptions,
+  StopOptions,
+} from './processors/index.js';
 
 // operations: the admin endpoint, metrics and logs of a jobs app
 export type { AdminOptions, LogLevel, OperationsOptions } from './admin/admin-options.js';

@@ -44,7 +44,17 @@ import {
   type WorkerResubmitOptions,
   openDatabase,
 } from '@jobtree/core';
-import type { ClockSpec } from '../clock.js';
+import { type ClockSpec, clockFromSpec } from '../clock.js';
+import {
+  type HandlerFor,
+  type JobSummary,
+  type ProcessorOptions,
+  type Scheduler,
+  type SchedulerJobs,
+  type SchedulerStats,
+  startScheduler,
+} from '../processors/index.js';
+import processorServer from './processor-server.js';
 import type { Logger } from 'pino';
 import type { ChildSpec, SupervisorSpec } from '../interfaces.js';
 import { Supervisor, actorStart, createSupervisorEvents, startSupervisor, supervisorChild } from '../supervisor.js';
@@ -101,6 +111,18 @@ export interface JobsAppSystem {
   readonly actors: ActorSystem;
 }
 
+/** `app.scheduler`: the schedulers `app.process` started, as CouchDB's `_scheduler` endpoints report them. */
+export interface AppScheduler {
+  /** The current scheduler of a type (it changes when its processor restarts). */
+  of(type: string): Scheduler | undefined;
+  /** Every job the schedulers hold, like `_scheduler/jobs`. */
+  jobs(): SchedulerJobs;
+  /** One job's summary, with its history. */
+  job(type: string, id: string): JobSummary | undefined;
+  /** Counts and average ages of pending, running and crashed jobs, by type. */
+  stats(): Record<string, SchedulerStats>;
+}
+
 /** Starts the jobs application. Rejects with a JobsError `invalid_option` for bad options. */
 export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
   const { store, settings, operations } = checkStartOptions(options);
@@ -135,6 +157,11 @@ export class JobsApp {
   #closing: Promise<void> | undefined;
   readonly #operations: AppOperations;
   readonly system: JobsAppSystem;
+  /** The schedulers that `process` started, by job type, and what they report. */
+  readonly scheduler: AppScheduler;
+  /** The current scheduler of each type, and the processor actor holding it. */
+  readonly #schedulers = new Map<string, { scheduler: Scheduler; actor: ActorId }>();
+  readonly #clock: ClockSpec;
 
   /** @internal use startJobs */
   constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings, operations?: AppOperations) {
@@ -146,9 +173,12 @@ export class JobsApp {
     this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
     // The main thread's calls never wait for a restarting core: they use the newest handle.
     this.#jobs = this.#newHandle();
+    this.#clock = { speed: settings.clockSpeed, origin: Date.now() };
     this.#actors.events.on('exited', (event) => {
       for (const bridge of this.#bridges) bridge.ownerExited(event.id);
+      this.#processorExited(event.id, event.reason);
     });
+    this.scheduler = this.#schedulerFacade();
     this.system = this.#systemFacade();
     this.#operations.followActors(this.#actors.events);
   }
@@ -156,7 +186,7 @@ export class JobsApp {
   /** @internal */
   async start(): Promise<void> {
     const s = this.#settings;
-    const clock: ClockSpec = { speed: s.clockSpeed, origin: Date.now() };
+    const clock = this.#clock;
     const rootEvents = createSupervisorEvents();
     this.#tree.follow([], rootEvents);
     this.#operations.followSupervisor(SYSTEM_NAMES.root, rootEvents);
@@ -379,6 +409,66 @@ export class JobsApp {
     timeoutMs = Number.POSITIVE_INFINITY,
   ): Promise<JobStateChange<T> | 'timeout'> {
     return this.#subscriptions().wait(subs, state, timeoutMs) as Promise<JobStateChange<T> | 'timeout'>;
+  }
+
+  // --- processors ------------------------------------------------------------------
+
+  /**
+   * Runs the jobs of `type` with a handler: a scheduler (couch_replicator's,
+   * see the processors section of the README) takes them in batches and runs
+   * the handler module's default export in a pool of worker threads. The
+   * scheduler lives in the tree as `processor:<type>` under `user_sup`: if it
+   * is killed, its handlers are cut off, their jobs go back to the queue and
+   * a new scheduler starts. `app.close()` stops it gracefully first.
+   * Rejects with `SchedulerError` `invalid_option` for bad options or a type
+   * without a timeout, and with `JobsError` `invalid_option` when the type
+   * already has a processor.
+   */
+  async process<T extends string, D = JobDataOf<T>, R = unknown>(
+    type: T,
+    handler: HandlerFor<T, D, R>,
+    options: ProcessorOptions = {},
+  ): Promise<void> {
+    this.#checkOpen();
+    const name = `processor:${type}`;
+    if (this.#actors.whereis(name) !== undefined) throw new JobsError('invalid_option', `job type ${JSON.stringify(type)} already has a processor`);
+    const clock = clockFromSpec(this.#clock);
+    const start = async (actor: ActorId): Promise<Scheduler> => {
+      const scheduler = await startScheduler<T, D, R>({ clock, ...options, jobs: this.#jobs, type, handler } as Parameters<typeof startScheduler<T, D, R>>[0]);
+      this.#schedulers.set(type, { scheduler, actor });
+      return scheduler;
+    };
+    const stop = async (scheduler: Scheduler): Promise<void> => {
+      await scheduler.stop();
+      if (this.#schedulers.get(type)?.scheduler === scheduler) this.#schedulers.delete(type);
+    };
+    await this.#userSup().startChild({
+      id: name,
+      start: actorStart(processorServer, { start, stop, supervisor: SYSTEM_NAMES.user }, { name, placement: 'main' }),
+      // The scheduler bounds its own stop by its grace period.
+      shutdown: 'infinity',
+    });
+  }
+
+  /** A processor actor died: a killed one never ran its stop, so its scheduler is stopped now. */
+  #processorExited(actor: ActorId, reason: ExitReason): void {
+    for (const [type, current] of this.#schedulers) {
+      if (current.actor !== actor) continue;
+      this.#schedulers.delete(type);
+      if (reason === 'killed') void current.scheduler.stop({ graceMs: 0 }).catch(() => {});
+    }
+  }
+
+  #schedulerFacade(): AppScheduler {
+    return {
+      of: (type) => this.#schedulers.get(type)?.scheduler,
+      jobs: () => {
+        const jobs = [...this.#schedulers.values()].flatMap(({ scheduler }) => scheduler.jobs().jobs);
+        return { total_rows: jobs.length, offset: 0, jobs };
+      },
+      job: (type, id) => this.#schedulers.get(type)?.scheduler.job(type, id),
+      stats: () => Object.fromEntries([...this.#schedulers].map(([type, { scheduler }]) => [type, scheduler.stats()])),
+    };
   }
 
   // --- lifecycle -----------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Every error the scheduler and its processors raise is a SchedulerError
 // with a stable `code`.
 
-import type { AbortCause } from './interfaces.js';
+import type { AbortCause, HandlerAbort } from './interfaces.js';
 
 /**
  * - `invalid_option`: a scheduler or processor option is out of range or of the wrong type.
@@ -28,7 +28,7 @@ export class SchedulerError extends Error {
 }
 
 /** Why a handler's signal aborted: its `cause` says what stopped the job. */
-export class HandlerAbortError extends Error {
+export class HandlerAbortError extends Error implements HandlerAbort {
   override readonly name = 'AbortError';
   override readonly cause: AbortCause;
 

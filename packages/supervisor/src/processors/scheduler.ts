@@ -103,7 +103,7 @@ export class Scheduler {
   #nextSerial = 1;
   #active = true;
   #stopped: Promise<void> | undefined;
-  /** Cycles and pumps run one at a time, in order. */
+  /** Scheduling cycles (interval and manual) run one at a time, in order. */
   #work: Promise<void> = Promise.resolve();
   #pumpQueued = false;
   /** Takes (non-blocking acceptMany calls) in flight, and the slots they asked for. */
