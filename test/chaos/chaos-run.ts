@@ -34,6 +34,8 @@ export interface ChaosRunOptions {
    * ten times fast, so a crashed handler's backoff is short). @default true
    */
   processors?: boolean;
+  /** Fault kinds never drawn. @default none */
+  exclude?: readonly FaultKind[];
   /** Milliseconds between two adds. @default 25 */
   addEveryMs?: number;
   /** Called with a line of progress now and then. */
@@ -168,7 +170,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     };
 
     // --- faults ---------------------------------------------------------------
-    const schedule = makeSchedule({ seed, faults: options.faults, everyMs, workerActors, mainWorkers, processors, types: allTypes, rootGapMs: 4_000 });
+    const schedule = makeSchedule({ seed, faults: options.faults, everyMs, workerActors, mainWorkers, processors, types: allTypes, rootGapMs: 4_000, exclude: options.exclude ?? [] });
     const phaseStart = Date.now();
     let lastCheck = Date.now();
     for (const [index, fault] of schedule.entries()) {

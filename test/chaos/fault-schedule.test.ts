@@ -26,6 +26,14 @@ test('system actors are killed in a rotation: every kind is hit before any is hi
   t.true(['core', 'user_sup', 'activity_monitor_sup', 'notifier_sup', 'jobs_server', 'notifier:a', 'type_monitor:b', 'activity_monitor:a'].every((name) => targets.includes(name)));
 });
 
+test('excluded kinds are never drawn, and without processors no handler fault is', (t) => {
+  const kinds = (options: Partial<Parameters<typeof makeSchedule>[0]>) => new Set(makeSchedule({ seed: 3, ...sizes, ...options }).map((fault) => fault.kind));
+  t.false(kinds({ exclude: ['stall_handler', 'kill_system'] }).has('stall_handler'));
+  t.false(kinds({ exclude: ['stall_handler', 'kill_system'] }).has('kill_system'));
+  const without = kinds({ processors: false });
+  t.false(without.has('stall_handler') || without.has('crash_handler'));
+});
+
 test('every kind of fault is drawn, and targets stay within the run', (t) => {
   const schedule = makeSchedule({ seed: 11, ...sizes });
   t.deepEqual([...new Set(schedule.map((fault) => fault.kind))].sort(), ['crash_main_worker', 'kill_system', 'kill_worker_actor', 'crash_handler', 'stall_handler', 'stall_thread', 'storage_conflict', 'storage_too_old', 'storage_unknown_result'].sort());

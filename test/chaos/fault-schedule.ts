@@ -48,6 +48,8 @@ export interface ScheduleOptions {
    * root allows 3 restarts in 10 s, and faults are not meant to exhaust it.
    */
   rootGapMs: number;
+  /** Kinds never drawn. */
+  exclude?: readonly FaultKind[];
 }
 
 /** Faults that make the root restart one of its children (a system kill; a thread termination that takes per-type actors along). */
@@ -65,6 +67,9 @@ const WEIGHTS: Record<FaultKind, number> = {
   crash_handler: 4,
 };
 
+/** Every kind of fault the schedule can draw. */
+export const FAULT_KINDS = Object.keys(WEIGHTS) as readonly FaultKind[];
+
 export function systemTargets(types: readonly string[]): string[] {
   const perType = types.flatMap((type) => [`activity_monitor:${type}`, `notifier:${type}`, `type_monitor:${type}`]);
   return ['core', 'user_sup', 'activity_monitor_sup', 'notifier_sup', 'jobs_server', ...perType];
@@ -75,15 +80,17 @@ export function makeSchedule(options: ScheduleOptions): Fault[] {
   const targets = systemTargets(options.types);
   // System targets in a rotation from a random start: every kind is hit once before any twice.
   let nextTarget = prng.int(targets.length);
-  const local = Object.fromEntries(Object.entries(WEIGHTS).filter(([kind]) => !ROOT_FAULTS.has(kind as FaultKind))) as Record<FaultKind, number>;
+  const excluded = new Set<FaultKind>(options.exclude ?? []);
+  if (!options.processors) excluded.add('stall_handler').add('crash_handler');
+  const weights = Object.fromEntries(Object.entries(WEIGHTS).filter(([kind]) => !excluded.has(kind as FaultKind))) as Record<FaultKind, number>;
+  const local = Object.fromEntries(Object.entries(weights).filter(([kind]) => !ROOT_FAULTS.has(kind as FaultKind))) as Record<FaultKind, number>;
   let lastRoot = Number.NEGATIVE_INFINITY;
   const faults: Fault[] = [];
   for (let i = 0; i < options.faults; i++) {
     const atMs = i * options.everyMs;
-    let kind = prng.weighted(WEIGHTS);
+    let kind = prng.weighted(weights);
     if (ROOT_FAULTS.has(kind) && atMs - lastRoot < options.rootGapMs) kind = prng.weighted(local);
     if (kind === 'crash_main_worker' && options.mainWorkers === 0) kind = 'kill_worker_actor';
-    if ((kind === 'stall_handler' || kind === 'crash_handler') && !options.processors) kind = 'storage_conflict';
     if (ROOT_FAULTS.has(kind)) lastRoot = atMs;
     let target: string;
     if (kind === 'kill_system') {

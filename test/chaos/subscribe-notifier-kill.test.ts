@@ -1,8 +1,10 @@
 // A bug the chaos run found in the jobs application (seed 20261122 of
 // `pnpm test:chaos --faults 1000`): `app.subscribe` made while the type's
 // notifier is being killed rejects with the actor runtime's call error
-// (code `killed` or `noproc`) instead of subscribing with the notifier's
-// successor, or failing with a JobsError. Marked `failing` until fixed.
+// (`ActorError` code `killed` or `noproc`) instead of subscribing with the
+// notifier's successor, or failing with a JobsError. Two rounds only: each
+// kill of a notifier costs a restart of jobs_server, and the root allows 3
+// in 10 s. Marked `failing` until fixed: remove `.failing` then.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +25,7 @@ test.failing('a subscribe racing with a kill of the notifier resolves, or reject
   });
   await app.setTypeTimeout(T, 5);
   const untyped: string[] = [];
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < 2; i++) {
     await app.add(T, `j${i}`, {});
     const subscribing = app.subscribe(T, `j${i}`).then(
       () => undefined,

@@ -78,7 +78,7 @@ test.serial('against a running app: types, set-timeout, add, jobs, job, remove, 
   t.regex((await ok('job', 'email', 'j1')).stdout, /state\s+pending/);
   t.like(json(await ok('remove', 'email', 'j1', '--json')), { removed: true });
   t.is(await app.getJobState('email', 'j1'), undefined);
-  t.deepEqual(json(await ok('scheduler', '--json')), { running: false, stats: null, jobs: null });
+  t.deepEqual(json(await ok('scheduler', '--json')), { running: true, stats: {}, jobs: { total_rows: 0, offset: 0, jobs: [] } });
 
   const before = app.system.whereis('notifier:email');
   if (before === undefined) throw new Error('notifier:email is not running');

@@ -1,7 +1,7 @@
 // Every error the scheduler and its processors raise is a SchedulerError
 // with a stable `code`.
 
-import type { AbortCause, HandlerAbort } from './interfaces.js';
+import type { AbortCause, HandlerAbort } from './handler-abort.js';
 
 /**
  * - `invalid_option`: a scheduler or processor option is out of range or of the wrong type.

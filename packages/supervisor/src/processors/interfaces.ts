@@ -2,7 +2,10 @@
 
 import type { JobDataOf, JobTypes, Jobs, JsonValue } from '@jobtree/core';
 import type { Clock as AppClock } from '../clock.js';
+import type { AbortCause, HandlerAbort } from './handler-abort.js';
 import type { HistoryEventType } from './history.js';
+
+export type { AbortCause, HandlerAbort };
 import type { SchedulerOptions } from './scheduler-options.js';
 
 /** What a handler gets: a plain copy of the job (the lock stays with the scheduler). */
@@ -17,16 +20,6 @@ export interface HandlerJob<D = JsonValue> {
   readonly continuous: boolean;
   /** 1 for a first run; n + 1 after n crashes in a row. */
   readonly attempt: number;
-}
-
-/** Why a handler's `ctx.signal` aborted (its `reason` is a {@link HandlerAbort}). */
-export type AbortCause = 'cancel' | 'rotation' | 'shutdown';
-
-/** The reason object of an aborted `ctx.signal`. */
-export interface HandlerAbort {
-  readonly name: 'AbortError';
-  readonly cause: AbortCause;
-  readonly message: string;
 }
 
 export interface HandlerContext<D = JsonValue> {
