@@ -9,8 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ConsistencyAnomaly, checkJobsConsistency, type JobInfo, openDatabase } from '@jobtree/core';
-import { type JobsApp, startJobs } from '@jobtree/supervisor';
-import { type Scheduler, startScheduler } from '../../packages/supervisor/src/processors/index.js';
+import { type JobsApp, type Scheduler, startJobs } from '@jobtree/supervisor';
 import { type Fault, type FaultKind, makeSchedule } from './fault-schedule.js';
 import { fastClock } from './fast-clock.js';
 import { FaultyDatabase } from './faulty-database.js';
@@ -30,8 +29,9 @@ export interface ChaosRunOptions {
   workerActors?: number;
   mainWorkers?: number;
   /**
-   * Run a third job type with the scheduler and handler threads (its clock
-   * ten times fast, so a crashed handler's backoff is short). @default true
+   * Run a third job type with `app.process`: a scheduler under `user_sup`
+   * and handler threads (its clock ten times fast, so a crashed handler's
+   * backoff is short). @default true
    */
   processors?: boolean;
   /** Fault kinds never drawn. @default none */
@@ -89,7 +89,6 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   let storeChecks = 0;
   const handlerRuns = { finished: 0, crashed: 0, stopped: 0, failed: 0 };
   let app: JobsApp | undefined;
-  let scheduler: Scheduler | undefined;
   try {
     app = await startJobs({
       database,
@@ -105,12 +104,31 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     });
     for (const type of allTypes) await app.setTypeTimeout(type, TIMEOUTS[type]!);
     const running = app;
+    // Each scheduler the processor actor starts (again after a kill) gets its listeners at the next fault or check.
+    const followed = new WeakSet<Scheduler>();
+    const followScheduler = (): void => {
+      const scheduler = running.scheduler.of(HANDLED);
+      if (scheduler === undefined || followed.has(scheduler)) return;
+      followed.add(scheduler);
+      scheduler.events.on('job:crashed', () => {
+        handlerRuns.crashed += 1;
+      });
+      scheduler.events.on('job:stopped', () => {
+        handlerRuns.stopped += 1;
+      });
+      // The scheduler's finishes are the history's answers to the finishes its handlers asked for.
+      scheduler.events.on('job:finished', ({ id, state }) => {
+        handlerRuns.finished += 1;
+        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state });
+      });
+      scheduler.events.on('job:failed', ({ id, error }) => {
+        handlerRuns.failed += 1;
+        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state: 'failed', error });
+      });
+    };
     if (processors) {
       process.env[HISTORY_ENV] = historyPath;
-      scheduler = await startScheduler({
-        jobs: app.jobs,
-        type: HANDLED,
-        handler: chaosHandler,
+      await app.process(HANDLED, chaosHandler, {
         maxJobs: 8,
         threads: 1,
         clock: fastClock(SCHEDULER_SPEED),
@@ -121,21 +139,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         // The stuck-thread watchdog runs on real time: a stalled handler loses its thread after 1.5 s.
         stuckThreadMs: 1_500,
       });
-      // The scheduler's finishes are the history's answers to the finishes its handlers asked for.
-      scheduler.events.on('job:crashed', () => {
-        handlerRuns.crashed += 1;
-      });
-      scheduler.events.on('job:stopped', () => {
-        handlerRuns.stopped += 1;
-      });
-      scheduler.events.on('job:finished', ({ id, state }) => {
-        handlerRuns.finished += 1;
-        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state });
-      });
-      scheduler.events.on('job:failed', ({ id, error }) => {
-        handlerRuns.failed += 1;
-        log.record({ op: 'finish', phase: 'ok', type: HANDLED, id, by: 'scheduler', state: 'failed', error });
-      });
+      followScheduler();
     }
 
     const workerArgs = (i: number) => ({ type: TYPES[i % TYPES.length]!, name: `worker-${i}`, historyPath, seed, maxUpdates: 3, maxStepMs: 40 });
@@ -178,6 +182,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       if (wait > 0) await sleep(wait);
       log.record({ op: 'fault', by: 'harness', detail: `${fault.kind} ${fault.target}` });
       await inject(running, database, fault, mains, mainWorker, log, HANDLED);
+      followScheduler();
       const label = fault.kind === 'kill_system' ? `kill ${fault.target}` : fault.kind;
       faultCounts.set(label, (faultCounts.get(label) ?? 0) + 1);
       if (Date.now() - lastCheck > 2_000) {
@@ -194,17 +199,18 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     await sleep(2 * Math.max(...Object.values(TIMEOUTS)) * 1_000 + 1_500);
     await checkStore('quiet');
     anomalies.push(...(await checkLiveWorkers(running, database, historyPath, mains, workerActors)));
-    if (scheduler !== undefined) anomalies.push(...(await checkSchedulerHolds(scheduler, database)));
+    followScheduler();
+    if (processors) anomalies.push(...(await checkSchedulerHolds(running, database)));
 
     // --- drain ---------------------------------------------------------------------
     progress('  drain');
-    const drained = await drain(running, allTypes, 90_000);
+    const drained = await drain(running, allTypes, 90_000, followScheduler);
     if (!drained) {
       progress('  the drain timed out; left:');
       for (const type of allTypes) {
         for (const job of await running.getJobs(type)) if (job.state !== 'finished') progress(`    ${type}/${job.id} ${job.state} ${JSON.stringify(job.data)}`);
       }
-      if (scheduler !== undefined) progress(`    the scheduler: ${JSON.stringify(scheduler.jobs().jobs)}`);
+      if (processors) progress(`    the scheduler: ${JSON.stringify(running.scheduler.jobs().jobs)}`);
     }
     await subscribers.settle(20_000);
     subscribers.freeze();
@@ -212,8 +218,6 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     const jobs: JobInfo[] = [];
     for (const type of allTypes) jobs.push(...(await running.getJobs(type)));
     for (const worker of mains) worker.crash();
-    await scheduler?.stop();
-    scheduler = undefined;
     await running.close();
     app = undefined;
     log.close();
@@ -233,7 +237,6 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       elapsedMs: Date.now() - started,
     };
   } finally {
-    await scheduler?.stop().catch(() => {});
     await app?.close().catch(() => {});
     log.close();
     await database.close().catch(() => {});
@@ -286,6 +289,9 @@ async function inject(
         return;
       case 'storage_unknown_result':
         database.arm('unknown_result', Number(fault.target));
+        return;
+      case 'kill_processor':
+        if (app.system.whereis(`processor:${handled}`) !== undefined) await app.system.kill(`processor:${handled}`);
         return;
       case 'stall_handler':
       case 'crash_handler':
@@ -346,11 +352,11 @@ async function checkLiveWorkers(app: JobsApp, database: FaultyDatabase, historyP
  * about to run): a job the store says is running that no processor holds
  * would wait for a re-enqueue it should not need.
  */
-async function checkSchedulerHolds(scheduler: Scheduler, database: FaultyDatabase): Promise<HistoryAnomaly[]> {
+async function checkSchedulerHolds(app: JobsApp, database: FaultyDatabase): Promise<HistoryAnomaly[]> {
   const first = await checkJobsConsistency(database.inner);
   await sleep(500);
   const second = await checkJobsConsistency(database.inner);
-  const held = new Set(scheduler.jobs().jobs.map((job) => job.id));
+  const held = new Set(app.scheduler.jobs().jobs.filter((job) => job.type === HANDLED).map((job) => job.id));
   const stillRunning = new Set(second.running.filter((job) => job.type === HANDLED).map((job) => `${job.id}/${job.lock}`));
   return first.running
     .filter((job) => job.type === HANDLED && stillRunning.has(`${job.id}/${job.lock}`) && !held.has(job.id))
@@ -358,9 +364,10 @@ async function checkSchedulerHolds(scheduler: Scheduler, database: FaultyDatabas
 }
 
 /** Waits until no job of `types` is pending or running. */
-async function drain(app: JobsApp, types: readonly string[], ms: number): Promise<boolean> {
+async function drain(app: JobsApp, types: readonly string[], ms: number, eachRound: () => void): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
+    eachRound();
     let busy = 0;
     for (const type of types) busy += (await app.pendingCount(type)) + (await app.getActiveJobIds(type)).length;
     if (busy === 0) return true;

@@ -31,12 +31,12 @@ test('excluded kinds are never drawn, and without processors no handler fault is
   t.false(kinds({ exclude: ['stall_handler', 'kill_system'] }).has('stall_handler'));
   t.false(kinds({ exclude: ['stall_handler', 'kill_system'] }).has('kill_system'));
   const without = kinds({ processors: false });
-  t.false(without.has('stall_handler') || without.has('crash_handler'));
+  t.false(without.has('stall_handler') || without.has('crash_handler') || without.has('kill_processor'));
 });
 
 test('every kind of fault is drawn, and targets stay within the run', (t) => {
   const schedule = makeSchedule({ seed: 11, ...sizes });
-  t.deepEqual([...new Set(schedule.map((fault) => fault.kind))].sort(), ['crash_main_worker', 'kill_system', 'kill_worker_actor', 'crash_handler', 'stall_handler', 'stall_thread', 'storage_conflict', 'storage_too_old', 'storage_unknown_result'].sort());
+  t.deepEqual([...new Set(schedule.map((fault) => fault.kind))].sort(), ['crash_main_worker', 'kill_system', 'kill_worker_actor', 'crash_handler', 'kill_processor', 'stall_handler', 'stall_thread', 'storage_conflict', 'storage_too_old', 'storage_unknown_result'].sort());
   for (const fault of schedule) {
     if (fault.kind === 'kill_worker_actor' || fault.kind === 'stall_thread') t.true(Number(fault.target) < sizes.workerActors);
     if (fault.kind === 'crash_main_worker') t.true(Number(fault.target) < sizes.mainWorkers);

@@ -23,7 +23,9 @@ export type FaultKind =
   /** A processor job whose handler loops synchronously on its first run: the scheduler terminates its thread. */
   | 'stall_handler'
   /** A processor job whose handler throws on its first run. */
-  | 'crash_handler';
+  | 'crash_handler'
+  /** Kill the processor actor (`processor:<type>`): its handlers are cut off, its jobs go back, user_sup starts a new one. */
+  | 'kill_processor';
 
 export interface Fault {
   /** Milliseconds from the start of the fault phase. */
@@ -65,6 +67,7 @@ const WEIGHTS: Record<FaultKind, number> = {
   storage_unknown_result: 8,
   stall_handler: 4,
   crash_handler: 4,
+  kill_processor: 3,
 };
 
 /** Every kind of fault the schedule can draw. */
@@ -81,7 +84,7 @@ export function makeSchedule(options: ScheduleOptions): Fault[] {
   // System targets in a rotation from a random start: every kind is hit once before any twice.
   let nextTarget = prng.int(targets.length);
   const excluded = new Set<FaultKind>(options.exclude ?? []);
-  if (!options.processors) excluded.add('stall_handler').add('crash_handler');
+  if (!options.processors) excluded.add('stall_handler').add('crash_handler').add('kill_processor');
   const weights = Object.fromEntries(Object.entries(WEIGHTS).filter(([kind]) => !excluded.has(kind as FaultKind))) as Record<FaultKind, number>;
   const local = Object.fromEntries(Object.entries(weights).filter(([kind]) => !ROOT_FAULTS.has(kind as FaultKind))) as Record<FaultKind, number>;
   let lastRoot = Number.NEGATIVE_INFINITY;
@@ -102,6 +105,8 @@ export function makeSchedule(options: ScheduleOptions): Fault[] {
       target = String(prng.int(options.mainWorkers));
     } else if (kind === 'stall_handler' || kind === 'crash_handler') {
       target = `${kind}-${i}`;
+    } else if (kind === 'kill_processor') {
+      target = 'processor';
     } else {
       target = String(prng.between(1, 3));
     }

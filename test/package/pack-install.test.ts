@@ -167,7 +167,7 @@ test.serial('each tarball holds built JavaScript, declarations and worker entrie
   }
 });
 
-test.serial('a plain Node app runs jobs, actors on host threads, supervisors and the jobs application with no tsx installed', async (t) => {
+test.serial('a plain Node app runs jobs, actors, supervisors, the jobs application and a handler module with no tsx installed', async (t) => {
   const { app, scratch } = theInstall();
   t.false(existsSync(join(app, 'node_modules', 'tsx')), 'no tsx is installed for the app');
   t.false(existsSync(join(app, 'node_modules', 'typescript')), 'no typescript is installed for the app');
@@ -191,6 +191,7 @@ test.serial('a plain Node app runs jobs, actors on host threads, supervisors and
     'restarted counter': 100,
     'subscribed to': 'pending',
     'subscription saw': 'finished',
+    'processed by the handler': { width: 32, resized: true },
     closed: true,
   });
 });

@@ -56,7 +56,10 @@ const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
 const HOST_ENTRY = new URL('./host-entry.mjs', import.meta.url);
 const HOST_MODULE = new URL(RUNNING_TYPESCRIPT ? './host-thread.ts' : './host-thread.js', import.meta.url).href;
 /** tsx's register API, for host threads to load `.ts` (see host-entry.mjs). */
-const TSX_API = RUNNING_TYPESCRIPT ? resolveOrUndefined('tsx/esm/api') : undefined;
+// Also when the package runs built but the app runs under tsx: its actor or
+// handler modules may then be TypeScript.
+const TSX_API =
+  RUNNING_TYPESCRIPT || process.execArgv.some((arg) => arg.includes('tsx')) ? resolveOrUndefined('tsx/esm/api') : undefined;
 
 function resolveOrUndefined(specifier: string): string | undefined {
   try {

@@ -51,7 +51,10 @@ const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
 const LANE_ENTRY = new URL('./lane-entry.mjs', import.meta.url);
 const LANE_MODULE = new URL(RUNNING_TYPESCRIPT ? './lane-worker.ts' : './lane-worker.js', import.meta.url).href;
 /** tsx's register API, for lane threads to load `.ts` (see lane-entry.mjs). */
-const TSX_API = RUNNING_TYPESCRIPT ? resolveOrUndefined('tsx/esm/api') : undefined;
+// Also when the package runs built but the app runs under tsx: its actor or
+// handler modules may then be TypeScript.
+const TSX_API =
+  RUNNING_TYPESCRIPT || process.execArgv.some((arg) => arg.includes('tsx')) ? resolveOrUndefined('tsx/esm/api') : undefined;
 
 export class HandlerPool {
   readonly #options: HandlerPoolOptions;
