@@ -36,6 +36,8 @@ export interface ChaosRunOptions {
   processors?: boolean;
   /** Fault kinds never drawn. @default none */
   exclude?: readonly FaultKind[];
+  /** System actors never killed. @default none */
+  spare?: readonly string[];
   /** Milliseconds between two adds. @default 25 */
   addEveryMs?: number;
   /** Called with a line of progress now and then. */
@@ -174,7 +176,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     };
 
     // --- faults ---------------------------------------------------------------
-    const schedule = makeSchedule({ seed, faults: options.faults, everyMs, workerActors, mainWorkers, processors, types: allTypes, rootGapMs: 4_000, exclude: options.exclude ?? [] });
+    const schedule = makeSchedule({ seed, faults: options.faults, everyMs, workerActors, mainWorkers, processors, types: allTypes, rootGapMs: 4_000, exclude: options.exclude ?? [], spare: options.spare ?? [] });
     const phaseStart = Date.now();
     let lastCheck = Date.now();
     for (const [index, fault] of schedule.entries()) {
@@ -198,6 +200,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     progress('  quiet period');
     await sleep(2 * Math.max(...Object.values(TIMEOUTS)) * 1_000 + 1_500);
     await checkStore('quiet');
+    anomalies.push(...checkSupervisedWorkers(running, workerActors, processors));
     anomalies.push(...(await checkLiveWorkers(running, database, historyPath, mains, workerActors)));
     followScheduler();
     if (processors) anomalies.push(...(await checkSchedulerHolds(running, database)));
@@ -304,6 +307,18 @@ async function inject(
   } catch (error) {
     log.record({ op: 'fault', phase: 'fail', by: 'harness', detail: `${fault.kind} ${fault.target}`, error: describeError(error) });
   }
+}
+
+/**
+ * Every worker actor and the processor are permanent children of user_sup:
+ * after the quiet period each must be running again, whatever was killed.
+ */
+function checkSupervisedWorkers(app: JobsApp, workerActors: number, processors: boolean): HistoryAnomaly[] {
+  const names = Array.from({ length: workerActors }, (_, i) => `worker-${i}`);
+  if (processors) names.push(`processor:${HANDLED}`);
+  return names
+    .filter((name) => app.system.whereis(name) === undefined)
+    .map((name) => ({ kind: 'worker_gone', type: undefined, id: undefined, detail: `${name}, a permanent child of user_sup, is not running after the quiet period` }));
 }
 
 /**

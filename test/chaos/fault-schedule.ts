@@ -52,6 +52,8 @@ export interface ScheduleOptions {
   rootGapMs: number;
   /** Kinds never drawn. */
   exclude?: readonly FaultKind[];
+  /** System actors never killed (names as `systemTargets` gives them). */
+  spare?: readonly string[];
 }
 
 /** Faults that make the root restart one of its children (a system kill; a thread termination that takes per-type actors along). */
@@ -80,11 +82,12 @@ export function systemTargets(types: readonly string[]): string[] {
 
 export function makeSchedule(options: ScheduleOptions): Fault[] {
   const prng = new Prng(options.seed).fork('schedule');
-  const targets = systemTargets(options.types);
+  const targets = systemTargets(options.types).filter((name) => !(options.spare ?? []).includes(name));
   // System targets in a rotation from a random start: every kind is hit once before any twice.
   let nextTarget = prng.int(targets.length);
   const excluded = new Set<FaultKind>(options.exclude ?? []);
   if (!options.processors) excluded.add('stall_handler').add('crash_handler').add('kill_processor');
+  if (targets.length === 0) excluded.add('kill_system');
   const weights = Object.fromEntries(Object.entries(WEIGHTS).filter(([kind]) => !excluded.has(kind as FaultKind))) as Record<FaultKind, number>;
   const local = Object.fromEntries(Object.entries(weights).filter(([kind]) => !ROOT_FAULTS.has(kind as FaultKind))) as Record<FaultKind, number>;
   let lastRoot = Number.NEGATIVE_INFINITY;

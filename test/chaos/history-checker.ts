@@ -11,6 +11,7 @@
 //   wrong_terminal    a subscription that ended with a state the store contradicts
 //   no_live_worker    (from the run) after a quiet period, a running job no live worker holds
 //   tree_down         (from the run) the root supervisor gave up
+//   worker_gone       (from the run) after the quiet period, a supervised worker or processor that is not running
 //
 // The store's own invariants (data rows, pending index, activity rows) are
 // checked by `checkJobsConsistency` and reported next to these.
@@ -29,6 +30,7 @@ export type HistoryAnomalyKind =
   | 'wrong_terminal'
   | 'no_live_worker'
   | 'tree_down'
+  | 'worker_gone'
   | ConsistencyAnomaly['kind'];
 
 export interface HistoryAnomaly {

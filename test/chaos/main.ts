@@ -4,6 +4,7 @@
 //   pnpm test:chaos --faults 1000 --kills 100 --report   the nightly size, with the table
 //   pnpm test:chaos --seed 123456                      replay a seed's schedule of faults
 //   pnpm test:chaos --exclude stall_handler,kill_system   never draw these kinds of fault
+//   pnpm test:chaos --spare core,user_sup              never kill these system actors
 //
 // Exits 1 when any anomaly is found, after printing each with its job's
 // history and the seed to replay it.
@@ -25,6 +26,7 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '10' },
     report: { type: 'boolean', default: false },
     exclude: { type: 'string', default: '' },
+    spare: { type: 'string', default: '' },
   },
 });
 
@@ -32,10 +34,11 @@ const seed = values.seed === undefined ? randomSeed() : Number(values.seed);
 const faults = Number(values.faults);
 const kills = Number(values.kills);
 if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(faults) || faults < 0 || !Number.isSafeInteger(kills) || kills < 0) {
-  console.error('usage: pnpm test:chaos [--seed N] [--faults N] [--kills N] [--exclude kind,kind] [--report]');
+  console.error('usage: pnpm test:chaos [--seed N] [--faults N] [--kills N] [--exclude kind,kind] [--spare name,name] [--report]');
   process.exit(2);
 }
 const exclude = values.exclude.split(',').filter((kind) => kind !== '') as FaultKind[];
+const spare = values.spare.split(',').filter((name) => name !== '');
 for (const kind of exclude) {
   if (!FAULT_KINDS.includes(kind)) {
     console.error(`unknown fault kind ${JSON.stringify(kind)}; the kinds: ${FAULT_KINDS.join(', ')}`);
@@ -44,7 +47,7 @@ for (const kind of exclude) {
 }
 
 console.log(`chaos run, seed ${seed}: ${faults} faults in process, then ${kills} kill -9 of a loaded app`);
-const chaos = await runChaos({ seed, faults, exclude, progress: (line) => console.log(line) });
+const chaos = await runChaos({ seed, faults, exclude, spare, progress: (line) => console.log(line) });
 console.log(`  in-process run done in ${(chaos.elapsedMs / 1000).toFixed(1)} s, ${chaos.anomalies.length} anomalies`);
 const crash = await runCrashLoop({ seed, kills, progress: (line) => console.log(line) });
 console.log(`  crash loop done in ${(crash.elapsedMs / 1000).toFixed(1)} s, ${crash.anomalies.length} anomalies`);
@@ -52,7 +55,7 @@ console.log(`  crash loop done in ${(crash.elapsedMs / 1000).toFixed(1)} s, ${cr
 if (values.report) console.log(`\n${formatReport(chaos, crash)}`);
 const descriptions = [...chaos.descriptions, ...crash.descriptions];
 if (descriptions.length > 0) {
-  console.error(`\n${descriptions.length} anomalies (seed ${seed}; replay with: pnpm test:chaos --seed ${seed} --faults ${faults} --kills ${kills}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''}):`);
+  console.error(`\n${descriptions.length} anomalies (seed ${seed}; replay with: pnpm test:chaos --seed ${seed} --faults ${faults} --kills ${kills}${exclude.length > 0 ? ` --exclude ${exclude.join(',')}` : ''}${spare.length > 0 ? ` --spare ${spare.join(',')}` : ''}):`);
   for (const description of descriptions.slice(0, 50)) console.error(`- ${description}`);
   process.exit(1);
 }

@@ -8,7 +8,7 @@ import { AdaptiveBatchSize, FdbError, FdbErrorCode } from '@jobtree/core';
 import type { Database, Jobs } from '@jobtree/core';
 import { RecordingDatabase } from './recording-database.js';
 import type { AttemptStats } from './recording-database.js';
-import { openTempJobs, T1 } from './temp-jobs.js';
+import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
 test('AdaptiveBatchSize grows on success, halves on failure, and stays within its bounds', (t) => {
   const batch = new AdaptiveBatchSize({ initial: 10, min: 2, max: 40 });
@@ -136,4 +136,23 @@ test('a batch that fails even at the minimum size surfaces the storage error', a
   budget.state.armed = false;
   t.true(FdbError.is(error, 'transaction_too_large'));
   t.deepEqual((await jobs.getActiveJobIds(T1)).length, 3, 'nothing half-written');
+});
+
+test('reEnqueueInactive keeps one adaptive batch size per type: a type that had to shrink does not shrink another', async (t) => {
+  const budget = budgeted({ writes: 50 });
+  const { jobs } = await openTempJobs(t, budget.wrap);
+  await runningJobs(jobs, 200);
+  const since = (await jobs.getActivityVersionstamp(T1))!;
+  budget.state.armed = true;
+  t.is((await jobs.reEnqueueInactive(T1, since, { batchSize: 100 })).length, 200);
+  budget.state.armed = false;
+  // T1's size shrank below 50; T2's is still its own initial 100: one batch re-enqueues 80 jobs.
+  for (let i = 0; i < 80; i++) await jobs.add(T2, `k${i}`, {});
+  for (let i = 0; i < 80; i++) await jobs.accept(T2);
+  const sinceT2 = (await jobs.getActivityVersionstamp(T2))!;
+  const recorder = budget.state.recorder!;
+  const before = recorder.committedWrites.length;
+  t.is((await jobs.reEnqueueInactive(T2, sinceT2)).length, 80);
+  const batches = recorder.committedWrites.slice(before).filter((writes) => writes > 0);
+  t.is(batches.length, 1, `T2 re-enqueued in ${batches.length} batches: ${batches.join(',')}`);
 });

@@ -113,7 +113,8 @@ export class Jobs {
   readonly #context: JobsContext;
   #closed = false;
   // One adaptive size per kind of bulk work: they cost differently per item.
-  readonly #reEnqueueBatch = new AdaptiveBatchSize({ initial: 100 });
+  /** Re-enqueue batch sizes adapt per type: types differ in how big their jobs are. */
+  readonly #reEnqueueBatches = new Map<string, AdaptiveBatchSize>();
   readonly #scanBatch = new AdaptiveBatchSize({ initial: 500 });
   readonly #countBatch = new AdaptiveBatchSize({ initial: 5_000, max: 100_000 });
 
@@ -601,15 +602,24 @@ export class Jobs {
       if (!Number.isSafeInteger(options.batchSize) || options.batchSize < 1) {
         throw new JobsError('invalid_option', `batchSize is an integer >= 1, got ${describe(options.batchSize)}`);
       }
-      this.#reEnqueueBatch.reset(options.batchSize);
+      this.#reEnqueueBatchOf(type).reset(options.batchSize);
     }
     const reEnqueued: string[] = [];
     for (;;) {
       this.#checkOpen();
-      const page = await this.#runBatch(this.#reEnqueueBatch, (tx, size) => reEnqueuePage(tx, keys, end, size));
+      const page = await this.#runBatch(this.#reEnqueueBatchOf(type), (tx, size) => reEnqueuePage(tx, keys, end, size));
       reEnqueued.push(...page.ids);
       if (page.done) return reEnqueued;
     }
+  }
+
+  #reEnqueueBatchOf(type: string): AdaptiveBatchSize {
+    let batch = this.#reEnqueueBatches.get(type);
+    if (batch === undefined) {
+      batch = new AdaptiveBatchSize({ initial: 100 });
+      this.#reEnqueueBatches.set(type, batch);
+    }
+    return batch;
   }
 
   // --- lifecycle -----------------------------------------------------------
