@@ -72,6 +72,16 @@ test('an error thrown by the core keeps its code across the bridge; no core with
   t.like(missing, { reason: { error: { name: 'ActorError', code: 'no_core' } } });
 });
 
+test('a bridge call to a method the core lacks fails with bad_argument, in a pool actor and on the main thread', async (t) => {
+  const system = createActorSystem({ threads: 1, core: new FakeCore() });
+  t.teardown(() => system.shutdown());
+  for (const placement of ['pool', 'main'] as const) {
+    const a = await system.spawn(probe, {}, { placement });
+    const error = await t.throwsAsync(system.call(a, { op: 'core', method: 'subtract', args: [1] }));
+    t.like(error, { code: 'exit', reason: { error: { name: 'ActorError', code: 'bad_argument' } } }, placement);
+  }
+});
+
 /** A core that says which one it is. */
 class NamedCore {
   readonly name: string;

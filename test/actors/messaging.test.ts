@@ -92,6 +92,12 @@ test('a malformed message ends the actor with a clear MalformedMessage reason an
   t.regex((reason as { error: { message: string } }).error.message, /rejected a cast message: 42/);
 });
 
+test('a call handler that returns no { reply } ends the actor with code bad_return', async (t) => {
+  const b = await system.spawn(probe, {});
+  const error = await t.throwsAsync(system.call(b, { op: 'badReply' }), { instanceOf: ActorError });
+  t.like(error, { code: 'exit', reason: { error: { name: 'ActorError', code: 'bad_return' } } });
+});
+
 test('a stop result replies first, then the actor ends with the given reason', async (t) => {
   const b = await system.spawn(probe, {});
   const down = system.monitor(b);

@@ -24,6 +24,9 @@ export function formatReport(chaos: ChaosRunResult, crash: CrashLoopResult): str
   rows.push(['histories checked', `2 (${chaos.historyLines + crash.historyLines} operations)`]);
   rows.push(['store invariant checks', String(chaos.storeChecks + crash.storeChecks)]);
   rows.push(['anomalies (must be 0)', String(chaos.anomalies.length + crash.anomalies.length)]);
+  const kinds = new Map<string, number>();
+  for (const anomaly of [...chaos.anomalies, ...crash.anomalies]) kinds.set(anomaly.kind, (kinds.get(anomaly.kind) ?? 0) + 1);
+  for (const [kind, count] of [...kinds].sort(([a], [b]) => a.localeCompare(b))) rows.push([`  ${kind}`, String(count)]);
   rows.push(['time', `${((chaos.elapsedMs + crash.elapsedMs) / 1000).toFixed(1)} s (in-process ${(chaos.elapsedMs / 1000).toFixed(1)} s, crash loop ${(crash.elapsedMs / 1000).toFixed(1)} s)`]);
   rows.push(['seed', String(chaos.seed)]);
   const width = Math.max(...rows.map(([label]) => label.length));

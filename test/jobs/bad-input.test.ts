@@ -1,8 +1,9 @@
 // Bad input gets a JobsError with a stable code, and nothing is written.
 
 import test from 'ava';
-import { JobsError, MAX_ID_BYTES, MAX_JOB_DATA_BYTES, MAX_TYPE_BYTES, encodeJobData } from '@jobtree/core';
+import { JobsError, MAX_ID_BYTES, MAX_JOB_DATA_BYTES, MAX_TYPE_BYTES } from '@jobtree/core';
 import type { Job } from '@jobtree/core';
+import { encodeJobData } from '../../packages/core/src/jobs/job-data.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 const cyclic: Record<string, unknown> = { a: 1 };

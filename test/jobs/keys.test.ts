@@ -4,11 +4,12 @@
 
 import test from 'ava';
 import fc from 'fast-check';
-import { Subspace, completeVersionstampElement, keyAfterPrefix, versionstampElement } from '@jobtree/core';
+import { type FdbError, FdbErrorCode, JobsError, Subspace, completeVersionstampElement, keyAfterPrefix, versionstampElement } from '@jobtree/core';
 import type { TupleItem } from '@jobtree/core';
 import { JobKeys, parsePendingKey } from '../../packages/core/src/jobs/job-keys.js';
 import { appendTupleString, writeTupleDouble } from '../../packages/core/src/keys/tuple-append.js';
 import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from '../../packages/core/src/jobs/job-record.js';
+import { versionstampFromBytes, versionstampToBytes } from '../../packages/core/src/keys/versionstamp.js';
 
 test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) => {
   const root = Subspace.of('jobs');
@@ -21,7 +22,7 @@ test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) =>
   t.deepEqual(data.unpack(key), ['id-1']);
   t.true(data.contains(key));
   t.false(root.subspace('data', 'type-b').contains(key));
-  t.throws(() => root.subspace('other').unpack(key), { instanceOf: RangeError });
+  t.is(t.throws<FdbError>(() => root.subspace('other').unpack(key))?.code, FdbErrorCode.key_outside_legal_range);
   const { begin, end } = data.range();
   t.true(Buffer.compare(begin, key) < 0 && Buffer.compare(key, end) < 0);
   t.is(data.range(), data.range(), 'the range is computed once');
@@ -61,7 +62,7 @@ test('the hand-written tuple string and double encodings are byte-identical to f
 test('keyAfterPrefix is the first key after every key with that prefix', (t) => {
   t.deepEqual(keyAfterPrefix(Buffer.of(1, 2, 3)), Buffer.of(1, 2, 4));
   t.deepEqual(keyAfterPrefix(Buffer.of(1, 0xff, 0xff)), Buffer.of(2));
-  t.throws(() => keyAfterPrefix(Buffer.of(0xff)), { instanceOf: RangeError });
+  t.is(t.throws<FdbError>(() => keyAfterPrefix(Buffer.of(0xff)))?.code, FdbErrorCode.key_outside_legal_range);
   fc.assert(
     fc.property(fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.uint8Array({ maxLength: 8 }), (prefix, rest) => {
       fc.pre(prefix.some((byte) => byte !== 0xff));
@@ -151,7 +152,7 @@ test('job records round-trip, and a fresh sequence is left for the commit to fil
 
   const template = encodeJobRecord({ ...running, seq: undefined }, true);
   t.deepEqual(template.subarray(RECORD_SEQ_OFFSET, RECORD_SEQ_OFFSET + 12), Buffer.alloc(12));
-  t.throws(() => decodeJobRecord(Buffer.of(9)), { message: /corrupt/ });
+  t.true(JobsError.is(t.throws(() => decodeJobRecord(Buffer.of(9))), 'corrupt_record'));
 });
 
 test('the continuous flag round-trips next to resubmit, and records written without it read as one-shot', (t) => {
@@ -169,4 +170,29 @@ test('the continuous flag round-trips next to resubmit, and records written with
   t.like(decodeJobRecord(legacy), { resubmit: true, continuous: false });
   legacy[29] = 0;
   t.like(decodeJobRecord(legacy), { resubmit: false, continuous: false });
+});
+
+test('keys, records and versionstamps that cannot be right throw JobsError with a stable code', (t) => {
+  const code = (fn: () => unknown) => {
+    const error = t.throws(fn);
+    t.true(error instanceof JobsError, String(error));
+    return (error as JobsError).code;
+  };
+  const keys = new JobKeys().forType('t');
+  t.is(code(() => parsePendingKey(keys, keys.pending.pack(['not a number', 1, 'id']))), 'corrupt_record');
+  const running = {
+    state: 'running' as const,
+    seq: Buffer.alloc(12),
+    lock: newLock(),
+    resubmit: false,
+    continuous: false,
+    priority: 0,
+    scheduledTime: 1,
+    data: Buffer.from('null'),
+  };
+  t.is(code(() => encodeJobRecord({ ...running, seq: undefined })), 'corrupt_record');
+  t.is(code(() => encodeJobRecord({ ...running, lock: undefined })), 'corrupt_record');
+  t.is(code(() => versionstampFromBytes(Buffer.alloc(10))), 'invalid_versionstamp');
+  t.is(code(() => versionstampToBytes('not a stamp')), 'invalid_versionstamp');
+  t.is(code(() => completeVersionstampElement(Buffer.alloc(11))), 'invalid_versionstamp');
 });

@@ -217,6 +217,17 @@ test('a batch whose lmdb write fails while being filled rejects its commits with
   await db.close();
 });
 
+test('a second store write while one waits for its contents is internal_error (4100), and the first still commits', async (t) => {
+  const store = new LmdbStore(tempDir(t));
+  const base = store.snapshot(store.lastVersion());
+  const first = store.write(1, () => ({ changes: [{ key: b('k'), value: b('v') }], base }));
+  const second = t.throws<FdbError>(() => store.write(2, () => ({ changes: [], base })));
+  t.is(second?.code, FdbErrorCode.internal_error);
+  t.true(await first.committed);
+  base.end();
+  await store.close();
+});
+
 test('a commit is not visible to other transactions before it is acknowledged', async (t) => {
   const dir = tempDir(t);
   const db = await openDatabase({ path: dir });

@@ -72,7 +72,7 @@ test('terminateChild keeps the spec of a permanent child, restartChild brings it
   t.is(await code(sup.restartChild('a')), 'running');
   t.is(await code(sup.deleteChild('a')), 'running');
 
-  await sup.terminateChild(restarted);
+  await sup.terminateChild('a');
   await sup.deleteChild('a');
   t.deepEqual(
     (await sup.whichChildren()).map((child) => child.id),
@@ -82,6 +82,22 @@ test('terminateChild keeps the spec of a permanent child, restartChild brings it
   t.is(await code(sup.restartChild('a')), 'not_found');
   t.is(await code(sup.terminateChild('a')), 'not_found');
   t.is(await code(sup.terminateChild({ id: '<0.999999>' })), 'not_found');
+});
+
+test('terminateChild by ActorRef on a one_for_one supervisor answers not_found and leaves the child running, as OTP', async (t) => {
+  const { system } = t.context;
+  const sup = await startSupervisor(system, { strategy: 'one_for_one', children: [pooled('a')] });
+  const running = await sup.whichChild('a');
+  if (running.actor === undefined || running.actor === 'restarting') throw new Error('a is not running');
+  const ref = { id: running.actor };
+
+  const error = await t.throwsAsync(sup.terminateChild(ref), { instanceOf: SupervisorError });
+  t.is(error.code, 'not_found');
+  t.is(await system.call(ref, { type: 'ping' }), 'pong');
+  t.deepEqual(await sup.whichChild('a'), running);
+  // The ref leads to the spec id, which terminateChild takes.
+  await sup.terminateChild((await sup.whichChild(ref)).id);
+  t.is((await sup.whichChild('a')).actor, undefined);
 });
 
 test('terminateChild of a temporary child forgets its spec', async (t) => {

@@ -309,7 +309,7 @@ export class ActorCell implements HostedCell {
     const env = this.#current;
     if (env !== undefined && env.kind === Kind.call) {
       if (typeof value !== 'object' || value === null || !('reply' in value)) {
-        this.crash(new TypeError(`handleCall of ${this.id} must return { reply }, got ${preview(value)}`));
+        this.crash(new ActorError('bad_return', `handleCall of ${this.id} must return { reply }, got ${preview(value)}`));
         return;
       }
       const result = value as CallResult<unknown>;

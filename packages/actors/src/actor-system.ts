@@ -16,6 +16,7 @@ import { type Envelope, Kind } from './envelope.js';
 import { KILLS_WAITING, PROGRESS, RUNNING } from './host-status.js';
 import type { Coordinator, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
 import { MainInbox } from './inbox.js';
+import { MAX_TIMER_MS } from './max-timer.js';
 import { checkName } from './spawn-request.js';
 import type {
   ActorDefinition,
@@ -597,8 +598,7 @@ function checkCore(core: unknown): void {
 }
 
 function positiveMs(option: string, value: unknown): number {
-  // setTimeout takes up to 2^31 - 1 ms; past that it fires at once.
-  if (typeof value !== 'number' || !(value > 0 && value <= 2 ** 31 - 1)) {
+  if (typeof value !== 'number' || !(value > 0 && value <= MAX_TIMER_MS)) {
     throw new ActorError('bad_argument', `${option} must be a number of ms > 0 and < 2^31, got ${String(value)}`);
   }
   return value;

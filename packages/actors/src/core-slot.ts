@@ -105,7 +105,7 @@ export class CoreSlot {
         const call = (core: object): unknown => {
           const parent = walk(core, path.slice(0, -1)) as Record<PropertyKey, unknown>;
           const method = parent[path[path.length - 1] as PropertyKey];
-          if (typeof method !== 'function') throw new TypeError(`the core has no method ${path.map(String).join('.')}`);
+          if (typeof method !== 'function') throw new ActorError('bad_argument', `the core has no method ${path.map(String).join('.')}`);
           return method.apply(parent, args);
         };
         const core = slot.#core;

@@ -24,6 +24,8 @@ export type ActorErrorCode =
   | 'no_core'
   /** A definition, name, timeout or target that cannot be right. */
   | 'bad_argument'
+  /** A handler returned what it may not (OTP's bad_return_value): `handleCall` without `{ reply }`. */
+  | 'bad_return'
   /** An actor got a message it cannot take (see MalformedMessageError). */
   | 'malformed_message';
 

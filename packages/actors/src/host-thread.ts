@@ -13,7 +13,7 @@ import { crashReason } from './exit-reason.js';
 import type { Coordinator, HostThreadData, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
 import type { ActorId, ExitReason } from './interfaces.js';
 
-if (parentPort === null) throw new Error('host-thread.ts runs only as a worker thread');
+if (parentPort === null) throw new ActorError('bad_argument', 'host-thread.ts runs only as a worker thread');
 const data = workerData as HostThreadData;
 const toMain = data.main as unknown as MessageSource;
 const host = new ActorHost(data.thread, Math.max(data.thread, ...data.peers.map((peer) => peer.thread)), new Int32Array(data.status));

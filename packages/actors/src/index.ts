@@ -28,3 +28,4 @@ export { createActorSystem } from './actor-system.js';
 export { defineActor } from './define-actor.js';
 export { ActorError, type ActorErrorCode, describeReason } from './errors.js';
 export { errorInfo, isExitReason } from './exit-reason.js';
+export { MAX_TIMER_MS } from './max-timer.js';

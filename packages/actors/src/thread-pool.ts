@@ -7,6 +7,7 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import type { ActorHost } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
 import { Kind } from './envelope.js';
+import { ActorError } from './errors.js';
 import { createHostStatus } from './host-status.js';
 import type { HostThreadData } from './host-protocol.js';
 import type { ActorId, ThreadId } from './interfaces.js';
@@ -162,7 +163,7 @@ export class ThreadPool {
       process.emitWarning(`actor host thread ${id} crashed: ${error.message}`);
     });
     worker.once('exit', () => {
-      if (!thread.isReady) failStart(startError ?? new Error(`actor host thread ${id} ended before it was ready`));
+      if (!thread.isReady) failStart(startError ?? new ActorError('thread_failed', `actor host thread ${id} ended before it was ready`));
       if (this.#spare === thread) this.#spare = undefined;
       this.#threads.delete(id);
       corePort?.close();

@@ -21,9 +21,6 @@ export const FdbErrorCode = {
   transaction_too_large: 2101,
   key_too_large: 2102,
   value_too_large: 2103,
-  client_not_ready: 2108,
-  api_version_not_supported: 2203,
-  database_locked: 1038,
   internal_error: 4100,
 } as const;
 
@@ -117,6 +114,8 @@ export type JobsErrorCode =
   | 'invalid_option'
   | 'not_found'
   | 'closed'
+  /** A stored job record or queue key does not decode, or a record to write lacks what its state needs. */
+  | 'corrupt_record'
   /** @jobtree/supervisor: `unsubscribe`/`wait` got something that is not a subscription. */
   | 'invalid_subscription'
   /** @jobtree/supervisor: a job type's notifier died and no successor came in time. */

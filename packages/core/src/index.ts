@@ -61,12 +61,10 @@ export type {
   ReEnqueueOptions,
   OpenJobsOptions,
 } from './jobs/interfaces.js';
-export { encodeJobData, MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
+export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES } from './jobs/job-input.js';
-export { AdaptiveBatchSize } from './jobs/batch-size.js';
 export { checkJobsConsistency } from './jobs/consistency.js';
 export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';
-export type { BatchSizeOptions } from './jobs/batch-size.js';
 
 // keys
 export { Subspace, keyAfterPrefix } from './keys/subspace.js';

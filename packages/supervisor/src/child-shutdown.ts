@@ -6,11 +6,8 @@
 // hang the supervisor. Afterwards it unlinks and takes the EXIT that the link
 // may already have queued, so it is not mistaken for a crash later.
 
-import type { ActorContext, ActorId, DownMessage, ExitMessage, ExitReason } from '@jobtree/actors';
+import { type ActorContext, type ActorId, type DownMessage, type ExitMessage, type ExitReason, MAX_TIMER_MS } from '@jobtree/actors';
 import type { Shutdown } from './interfaces.js';
-
-// Longest delay a Node timer accepts; waiting "forever" is a loop of these.
-const MAX_TIMER_MS = 2_147_483_647;
 
 function isDown(msg: unknown, monitors: ReadonlySet<string>): msg is DownMessage {
   const down = msg as Partial<DownMessage> | null;

@@ -10,11 +10,15 @@ import type { ActorId, ExitReason } from '@jobtree/actors';
  * - `already_started`: `startChild` with the id of a child that is running.
  * - `running`: `restartChild`/`deleteChild` of a child that is running.
  * - `restarting`: `restartChild`/`deleteChild` of a child the supervisor is restarting.
- * - `not_found`: no child with this id (or, for simple_one_for_one, no child with this ActorId).
+ * - `not_found`: no child with this id (or, for simple_one_for_one, no child with this ActorId);
+ *   also `terminateChild`/`getChildspec` with an ActorRef on a supervisor that is not
+ *   simple_one_for_one, whose children are named by spec id (as OTP answers a pid there).
  * - `simple_one_for_one`: an operation that does not apply to a simple_one_for_one supervisor
- *   (`restartChild`, `deleteChild`, `terminateChild` by spec id).
+ *   (`restartChild`, `deleteChild`, `terminateChild` or `whichChild` by spec id).
  * - `start_failed`: a child failed to start; `reason` is the child's exit reason.
- * - `invalid_spec`: the supervisor spec or a child spec is malformed.
+ * - `invalid_spec`: the supervisor spec or a child spec is malformed; also a `significant` child
+ *   that is permanent or under a supervisor whose `autoShutdown` is `never`, and an `autoShutdown`
+ *   other than `never` on a simple_one_for_one supervisor (OTP's bad_combination).
  * - `invalid_request`: a message to the supervisor actor that is not one of its requests.
  * - `noproc`: the supervisor is not running.
  */

@@ -3,6 +3,8 @@ export { SupervisorError, type SupervisorErrorCode } from './errors.js';
 export type {
   ActorStart,
   AnyActorDefinition,
+  AutoShutdown,
+  AutoShutdownEvent,
   ChildCounts,
   ChildExitedEvent,
   ChildInfo,
@@ -13,6 +15,7 @@ export type {
   ChildStartedEvent,
   ChildType,
   IntensityReachedEvent,
+  ResolvedChildSpec,
   RestartType,
   Shutdown,
   Strategy,

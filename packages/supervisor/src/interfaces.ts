@@ -30,6 +30,17 @@ export type Shutdown = 'brutal_kill' | 'infinity' | number;
 
 export type ChildType = 'worker' | 'supervisor';
 
+/**
+ * When a supervisor shuts itself down because significant children ended on their own (OTP's auto_shutdown):
+ * - `never`: it does not; no child may be significant.
+ * - `any_significant`: when any significant child ends on its own and is not restarted.
+ * - `all_significant`: when the last significant child that had a process ends on its own and is not restarted.
+ * A significant child "ends" when it is transient and exits normally (`normal`, `shutdown`, `{ shutdown }`), or is
+ * temporary and exits with any reason. A child the supervisor itself terminates (terminateChild, a one_for_all or
+ * rest_for_one cascade, its own shutdown) never triggers it.
+ */
+export type AutoShutdown = 'never' | 'any_significant' | 'all_significant';
+
 /** Spawn options for a child; the supervisor always links the child itself. */
 export type ChildSpawnOptions = Omit<SpawnOptions, 'link' | 'monitor'>;
 
@@ -69,6 +80,22 @@ export interface ChildSpec {
   shutdown?: Shutdown;
   /** @default 'worker' */
   type?: ChildType;
+  /**
+   * Counts for the supervisor's `autoShutdown`. Only for a transient or temporary child, and only under a
+   * supervisor whose `autoShutdown` is not `never`; anything else is `invalid_spec`.
+   * @default false
+   */
+  significant?: boolean;
+}
+
+/** A child spec with every default filled in, as `getChildspec` answers it (OTP's get_childspec). */
+export interface ResolvedChildSpec {
+  readonly id: string;
+  readonly start: ActorStart | ChildStartFunction;
+  readonly restart: RestartType;
+  readonly shutdown: Shutdown;
+  readonly type: ChildType;
+  readonly significant: boolean;
 }
 
 export interface SupervisorSpec {
@@ -84,11 +111,16 @@ export interface SupervisorSpec {
    * @default 5000
    */
   period?: number;
+  /**
+   * Shut this supervisor down (reason `shutdown`) when significant children end. Not for simple_one_for_one.
+   * @default 'never'
+   */
+  autoShutdown?: AutoShutdown;
   /** Started in this order. For simple_one_for_one: exactly one template spec, started by `startChild(args)`. */
   children: ChildSpec[];
 }
 
-/** One line of `whichChildren()`. */
+/** One line of `whichChildren()`, or the answer of `whichChild(idOrActor)`. */
 export interface ChildInfo {
   /** The spec id (for simple_one_for_one: the template's id). */
   id: string;
@@ -137,11 +169,21 @@ export interface IntensityReachedEvent {
   period: number;
 }
 
+/** The supervisor shuts itself down because of a significant child's end (see AutoShutdown). */
+export interface AutoShutdownEvent {
+  /** The significant child whose end triggered it. */
+  id: string;
+  actor: ActorId;
+  reason: ExitReason;
+  autoShutdown: Exclude<AutoShutdown, 'never'>;
+}
+
 export interface SupervisorEventTypes {
   child_started: (event: ChildStartedEvent) => void;
   child_exited: (event: ChildExitedEvent) => void;
   child_restarted: (event: ChildRestartedEvent) => void;
   intensity_reached: (event: IntensityReachedEvent) => void;
+  auto_shutdown: (event: AutoShutdownEvent) => void;
 }
 
 export type SupervisorEvents = EventEmitter<SupervisorEventTypes>;

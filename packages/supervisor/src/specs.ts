@@ -5,9 +5,11 @@
 import { SupervisorError } from './errors.js';
 import type {
   ActorStart,
+  AutoShutdown,
   ChildSpec,
   ChildStartFunction,
   ChildType,
+  ResolvedChildSpec,
   RestartType,
   Shutdown,
   Strategy,
@@ -15,18 +17,13 @@ import type {
 } from './interfaces.js';
 
 /** A child spec with every default filled in. */
-export interface CheckedChildSpec {
-  readonly id: string;
-  readonly start: ActorStart | ChildStartFunction;
-  readonly restart: RestartType;
-  readonly shutdown: Shutdown;
-  readonly type: ChildType;
-}
+export type CheckedChildSpec = ResolvedChildSpec;
 
 export interface CheckedSupervisorSpec {
   readonly strategy: Strategy;
   readonly intensity: number;
   readonly period: number;
+  readonly autoShutdown: AutoShutdown;
   readonly children: readonly CheckedChildSpec[];
 }
 
@@ -37,6 +34,7 @@ export const DEFAULT_WORKER_SHUTDOWN_MS = 5000;
 const STRATEGIES: readonly Strategy[] = ['one_for_one', 'one_for_all', 'rest_for_one', 'simple_one_for_one'];
 const RESTART_TYPES: readonly RestartType[] = ['permanent', 'transient', 'temporary'];
 const CHILD_TYPES: readonly ChildType[] = ['worker', 'supervisor'];
+const AUTO_SHUTDOWNS: readonly AutoShutdown[] = ['never', 'any_significant', 'all_significant'];
 
 function invalid(message: string, childId?: string): SupervisorError {
   return new SupervisorError(childId === undefined ? { code: 'invalid_spec', message } : { code: 'invalid_spec', message, childId });
@@ -57,7 +55,25 @@ function checkShutdown(value: unknown, type: ChildType, id: string): Shutdown {
   throw invalid(`child '${id}': shutdown must be 'brutal_kill', 'infinity' or a whole number of ms >= 0, got ${String(value)}`, id);
 }
 
-export function checkChildSpec(spec: unknown): CheckedChildSpec {
+/**
+ * OTP's validSignificant: a significant child must be one that can end for good (transient or
+ * temporary), under a supervisor that acts on it. `autoShutdown` is undefined when the supervisor
+ * is not known yet (`supervisorChild`); its own supervisor checks that part when it gets the spec.
+ */
+function checkSignificant(value: unknown, restart: RestartType, autoShutdown: AutoShutdown | undefined, id: string): boolean {
+  if (value === undefined || value === false) return false;
+  if (value !== true) throw invalid(`child '${id}': significant must be true or false, got ${String(value)}`, id);
+  if (restart === 'permanent') {
+    throw invalid(`child '${id}': a significant child must be transient or temporary, not permanent`, id);
+  }
+  if (autoShutdown === 'never') {
+    throw invalid(`child '${id}': a significant child needs a supervisor whose autoShutdown is not 'never'`, id);
+  }
+  return true;
+}
+
+/** Checks a child spec and fills in its defaults; `autoShutdown` is that of the supervisor it is for. */
+export function checkChildSpec(spec: unknown, autoShutdown?: AutoShutdown): CheckedChildSpec {
   if (typeof spec !== 'object' || spec === null) throw invalid(`a child spec must be an object, got ${String(spec)}`);
   const raw = spec as Partial<Record<keyof ChildSpec, unknown>>;
   if (typeof raw.id !== 'string' || raw.id.length === 0) throw invalid('a child spec needs a non-empty string id');
@@ -82,6 +98,7 @@ export function checkChildSpec(spec: unknown): CheckedChildSpec {
     restart: restart as RestartType,
     shutdown: checkShutdown(raw.shutdown, type as ChildType, id),
     type: type as ChildType,
+    significant: checkSignificant(raw.significant, restart as RestartType, autoShutdown, id),
   };
 }
 
@@ -100,8 +117,16 @@ export function checkSupervisorSpec(spec: unknown): CheckedSupervisorSpec {
   if (typeof period !== 'number' || !Number.isFinite(period) || period <= 0) {
     throw invalid(`period must be a number of ms > 0, got ${String(period)}`);
   }
+  const autoShutdown = raw.autoShutdown ?? 'never';
+  if (!AUTO_SHUTDOWNS.includes(autoShutdown as AutoShutdown)) {
+    throw invalid(`autoShutdown must be one of ${AUTO_SHUTDOWNS.join(', ')}, got ${String(autoShutdown)}`);
+  }
+  // As OTP: dynamic children come and go, so "the last significant one" has no meaning there.
+  if (strategy === 'simple_one_for_one' && autoShutdown !== 'never') {
+    throw invalid(`a simple_one_for_one supervisor cannot have autoShutdown '${String(autoShutdown)}'`);
+  }
   if (!Array.isArray(raw.children)) throw invalid('children must be an array of child specs');
-  const children = raw.children.map(checkChildSpec);
+  const children = raw.children.map((child) => checkChildSpec(child, autoShutdown as AutoShutdown));
   if (strategy === 'simple_one_for_one' && children.length !== 1) {
     throw invalid(`a simple_one_for_one supervisor needs exactly one template child spec, got ${children.length}`);
   }
@@ -110,5 +135,5 @@ export function checkSupervisorSpec(spec: unknown): CheckedSupervisorSpec {
     if (seen.has(child.id)) throw invalid(`two children have the id '${child.id}'`, child.id);
     seen.add(child.id);
   }
-  return { strategy, intensity, period, children };
+  return { strategy, intensity, period, autoShutdown: autoShutdown as AutoShutdown, children };
 }

@@ -24,8 +24,10 @@ import { SupervisorError, type SupervisorErrorData } from './errors.js';
 import { needsRestart, reasonFromError } from './exit-reason.js';
 import type {
   ActorStart,
+  AutoShutdown,
   ChildCounts,
   ChildInfo,
+  ResolvedChildSpec,
   SupervisorEventTypes,
   SupervisorEvents,
   SupervisorSpec,
@@ -41,6 +43,10 @@ export type SupervisorRequest =
   | { type: 'terminate_child'; target: string; byActor: boolean }
   | { type: 'restart_child'; id: string }
   | { type: 'delete_child'; id: string }
+  /** `target` as for terminate_child. */
+  | { type: 'get_childspec'; target: string; byActor: boolean }
+  /** `target` is a spec id or an ActorId (always an ActorId for simple_one_for_one). */
+  | { type: 'which_child'; target: string; byActor: boolean }
   | { type: 'which_children' }
   | { type: 'count_children' }
   | { type: 'stop' }
@@ -348,8 +354,40 @@ export class SupervisorProcess {
     if (child === undefined) return;
     child.actor = undefined;
     this.#emit('child_exited', { id: child.spec.id, actor: msg.from, reason: msg.reason, terminated: false });
-    if (needsRestart(child.spec.restart, msg.reason)) await this.#restartStatic(child, msg.from);
-    else if (child.spec.restart === 'temporary') this.#remove(child);
+    if (needsRestart(child.spec.restart, msg.reason)) {
+      await this.#restartStatic(child, msg.from);
+      return;
+    }
+    if (child.spec.restart === 'temporary') this.#remove(child);
+    const rule = this.#autoShutdownDue(child);
+    if (rule !== undefined) await this.#autoShutdown(rule, child, msg.from, msg.reason);
+  }
+
+  // ---- automatic shutdown ----
+
+  /**
+   * OTP's do_auto_shutdown, asked only when a child ended on its own and is not restarted: the rule
+   * that makes this end the supervisor, if one does. A child being restarted after a failed start
+   * still counts as alive.
+   */
+  #autoShutdownDue(child: StaticChild): Exclude<AutoShutdown, 'never'> | undefined {
+    const rule = this.#spec.autoShutdown;
+    if (rule === 'never' || !child.spec.significant) return undefined;
+    if (rule === 'any_significant') return rule;
+    const alive = this.#children.some((other) => other.spec.significant && (other.actor !== undefined || other.restarting));
+    return alive ? undefined : rule;
+  }
+
+  /** Stops everything and exits `shutdown`: a transient parent spec then leaves this supervisor down. */
+  async #autoShutdown(
+    autoShutdown: Exclude<AutoShutdown, 'never'>,
+    child: StaticChild,
+    actor: ActorId,
+    reason: ExitReason,
+  ): Promise<void> {
+    this.#emit('auto_shutdown', { id: child.spec.id, actor, reason, autoShutdown });
+    await this.terminateAll();
+    this.#ctx.stop('shutdown');
   }
 
   // ---- operations ----
@@ -369,7 +407,7 @@ export class SupervisorProcess {
     }
     let spec: CheckedChildSpec;
     try {
-      spec = checkChildSpec(payload);
+      spec = checkChildSpec(payload, this.#spec.autoShutdown);
     } catch (error) {
       if (error instanceof SupervisorError) return fail(error.toData());
       throw error;
@@ -394,21 +432,42 @@ export class SupervisorProcess {
     return ok(outcome.actor);
   }
 
+  /** A simple_one_for_one child by its ActorId, or by the ActorId it had while a failed restart is retried. */
+  #findDynamic(actor: string): DynamicChild | undefined {
+    return (
+      this.#dynamic.get(actor) ??
+      [...this.#dynamic.values()].find((other) => other.actor === undefined && other.previous === actor)
+    );
+  }
+
+  /**
+   * Static children are found by spec id only: an ActorId names no spec, so it is `not_found`, as OTP's
+   * terminate_child/get_childspec answer a pid on a supervisor that is not simple_one_for_one.
+   */
+  #findStatic(target: string, byActor: boolean): StaticChild | SupervisorErrorData {
+    const child = byActor ? undefined : this.#children.find((other) => other.spec.id === target);
+    if (child !== undefined) return child;
+    const message = byActor
+      ? `no child '${target}': a ${this.#spec.strategy} supervisor names its children by spec id, not ActorId`
+      : `no child '${target}'`;
+    return { code: 'not_found', message };
+  }
+
+  #notFoundDynamic(operation: string, target: string, byActor: boolean): SupervisorErrorData {
+    if (!byActor && target === this.#template.id) {
+      return {
+        code: 'simple_one_for_one',
+        message: `a simple_one_for_one supervisor's ${operation} takes a child's ActorId, not the spec id`,
+        childId: target,
+      };
+    }
+    return { code: 'not_found', message: `no child ${target}` };
+  }
+
   async terminateChild(target: string, byActor: boolean): Promise<SupervisorReply<undefined>> {
     if (this.#simple) {
-      const child =
-        this.#dynamic.get(target) ??
-        [...this.#dynamic.values()].find((other) => other.actor === undefined && other.previous === target);
-      if (child === undefined) {
-        if (!byActor && target === this.#template.id) {
-          return fail({
-            code: 'simple_one_for_one',
-            message: 'a simple_one_for_one supervisor terminates children by ActorId, not by spec id',
-            childId: target,
-          });
-        }
-        return fail({ code: 'not_found', message: `no child ${target}` });
-      }
+      const child = this.#findDynamic(target);
+      if (child === undefined) return fail(this.#notFoundDynamic('terminateChild', target, byActor));
       this.#dynamic.delete(child.key);
       if (child.actor !== undefined) {
         const reason = await shutdownChild(this.#ctx, child.actor, this.#template.shutdown);
@@ -416,10 +475,8 @@ export class SupervisorProcess {
       }
       return ok(undefined);
     }
-    const child = this.#children.find((other) => (byActor ? other.actor === target : other.spec.id === target));
-    if (child === undefined) {
-      return fail({ code: 'not_found', message: `no child ${byActor ? 'with ActorId ' : ''}'${target}'` });
-    }
+    const child = this.#findStatic(target, byActor);
+    if (!('spec' in child)) return fail(child);
     await this.#terminate(child);
     if (child.spec.restart === 'temporary') this.#remove(child);
     return ok(undefined);
@@ -464,17 +521,56 @@ export class SupervisorProcess {
     return ok(undefined);
   }
 
-  whichChildren(): ChildInfo[] {
+  /**
+   * OTP's get_childspec. simple_one_for_one: the template's id answers the template; a child's ActorId
+   * answers the template with that child's args (undefined for a temporary child, whose args are not kept).
+   */
+  getChildspec(target: string, byActor: boolean): SupervisorReply<ResolvedChildSpec> {
     if (this.#simple) {
-      const { id, type, restart } = this.#template;
-      return [...this.#dynamic.values()].map((child) => ({ id, actor: child.actor ?? 'restarting', type, restart }));
+      const template = this.#template;
+      const child = this.#findDynamic(target);
+      if (child !== undefined) {
+        if (typeof template.start === 'function') return ok({ ...template });
+        return ok({ ...template, start: { ...template.start, args: child.args } });
+      }
+      if (!byActor && target === template.id) return ok({ ...template });
+      return fail({ code: 'not_found', message: `no child ${target}` });
     }
-    return this.#children.map((child) => ({
+    const child = this.#findStatic(target, byActor);
+    return 'spec' in child ? ok({ ...child.spec }) : fail(child);
+  }
+
+  #dynamicInfo(child: DynamicChild): ChildInfo {
+    const { id, type, restart } = this.#template;
+    return { id, actor: child.actor ?? 'restarting', type, restart };
+  }
+
+  #staticInfo(child: StaticChild): ChildInfo {
+    return {
       id: child.spec.id,
       actor: child.restarting ? 'restarting' : child.actor,
       type: child.spec.type,
       restart: child.spec.restart,
-    }));
+    };
+  }
+
+  /**
+   * One line of which_children without listing them all. A static child is found by spec id, or by
+   * the ActorId it runs as (which child is this actor?); a simple_one_for_one child by its ActorId.
+   */
+  whichChild(target: string, byActor: boolean): SupervisorReply<ChildInfo> {
+    if (this.#simple) {
+      const child = this.#findDynamic(target);
+      return child === undefined ? fail(this.#notFoundDynamic('whichChild', target, byActor)) : ok(this.#dynamicInfo(child));
+    }
+    const child = this.#children.find((other) => (byActor ? other.actor === target : other.spec.id === target));
+    if (child !== undefined) return ok(this.#staticInfo(child));
+    return fail({ code: 'not_found', message: `no child ${byActor ? 'running as ' : ''}'${target}'` });
+  }
+
+  whichChildren(): ChildInfo[] {
+    if (this.#simple) return [...this.#dynamic.values()].map((child) => this.#dynamicInfo(child));
+    return this.#children.map((child) => this.#staticInfo(child));
   }
 
   countChildren(): ChildCounts {
@@ -499,6 +595,8 @@ const REQUEST_TYPES: ReadonlySet<string> = new Set<SupervisorRequest['type']>([
   'terminate_child',
   'restart_child',
   'delete_child',
+  'get_childspec',
+  'which_child',
   'which_children',
   'count_children',
   'stop',
@@ -522,6 +620,10 @@ async function handleCall(msg: unknown, supervisor: SupervisorProcess): Promise<
       return { reply: await supervisor.restartChild(msg.id) };
     case 'delete_child':
       return { reply: supervisor.deleteChild(msg.id) };
+    case 'get_childspec':
+      return { reply: supervisor.getChildspec(msg.target, msg.byActor) };
+    case 'which_child':
+      return { reply: supervisor.whichChild(msg.target, msg.byActor) };
     case 'which_children':
       return { reply: ok(supervisor.whichChildren()) };
     case 'count_children':

@@ -13,6 +13,7 @@ import type {
   ChildSpawnOptions,
   ChildInfo,
   ChildSpec,
+  ResolvedChildSpec,
   RestartType,
   Shutdown,
   SupervisorEventTypes,
@@ -23,7 +24,7 @@ import { checkChildSpec, checkSupervisorSpec } from './specs.js';
 import supervisorActor, { type StartupReport, type SupervisorReply, type SupervisorRequest } from './supervisor-actor.js';
 
 // OTP calls its supervisor with timeout infinity: starting a child may take as long as the child's init.
-const CALL_TIMEOUT_MS = 2_147_483_647;
+import { MAX_TIMER_MS as CALL_TIMEOUT_MS } from '@jobtree/actors';
 
 export interface StartSupervisorOptions {
   /** Register the supervisor under this name (`whereis`). */
@@ -45,7 +46,7 @@ export interface StartSupervisorOptions {
 /** A handle on a running supervisor. Every method is a call to the supervisor actor. */
 export class Supervisor {
   readonly ref: ActorRef<SupervisorRequest>;
-  /** `child_started`, `child_exited`, `child_restarted`, `intensity_reached`. */
+  /** `child_started`, `child_exited`, `child_restarted`, `intensity_reached`, `auto_shutdown`. */
   readonly events: SupervisorEvents;
   readonly #operations: ActorOperations;
 
@@ -89,13 +90,12 @@ export class Supervisor {
   /**
    * OTP's terminate_child: ends the child's process per its shutdown spec. The spec is kept (restart it
    * with `restartChild`) unless the child is temporary. simple_one_for_one: pass the child's ActorId or
-   * ref, and the child is gone for good.
+   * ref, and the child is gone for good. Any other strategy: pass the spec id; a ref answers `not_found`,
+   * as OTP answers a pid there (find the id with `whichChild(ref)`).
    * @throws SupervisorError `not_found`, `simple_one_for_one`
    */
   async terminateChild(idOrActor: string | ActorRef): Promise<void> {
-    const byActor = typeof idOrActor !== 'string';
-    const target = typeof idOrActor === 'string' ? idOrActor : idOrActor.id;
-    await this.#request<undefined>({ type: 'terminate_child', target, byActor });
+    await this.#request<undefined>({ type: 'terminate_child', ...target(idOrActor) });
   }
 
   /**
@@ -115,6 +115,26 @@ export class Supervisor {
     await this.#request<undefined>({ type: 'delete_child', id });
   }
 
+  /**
+   * OTP's get_childspec: the child's spec with its defaults filled in. Found as `terminateChild` finds
+   * a child: by spec id, or for simple_one_for_one by the child's ActorId or ref (the template, with
+   * that child's args) or the template's id (the template). The reply holds the spec's functions and
+   * actor definitions, so call it from the main thread, where replies are not copied.
+   * @throws SupervisorError `not_found`
+   */
+  getChildspec(idOrActor: string | ActorRef): Promise<ResolvedChildSpec> {
+    return this.#request<ResolvedChildSpec>({ type: 'get_childspec', ...target(idOrActor) });
+  }
+
+  /**
+   * One child's line of `whichChildren()`. A static child by spec id, or by a ref to the actor it runs
+   * as; a simple_one_for_one child by its ActorId or ref.
+   * @throws SupervisorError `not_found`, `simple_one_for_one` (the template's id: use `whichChildren()`)
+   */
+  whichChild(idOrActor: string | ActorRef): Promise<ChildInfo> {
+    return this.#request<ChildInfo>({ type: 'which_child', ...target(idOrActor) });
+  }
+
   /** OTP's which_children, in start order. */
   whichChildren(): Promise<ChildInfo[]> {
     return this.#request<ChildInfo[]>({ type: 'which_children' });
@@ -129,6 +149,11 @@ export class Supervisor {
   async stop(): Promise<void> {
     await this.#request<undefined>({ type: 'stop' });
   }
+}
+
+/** A string is a spec id (for simple_one_for_one also an ActorId); a ref is an actor. */
+function target(idOrActor: string | ActorRef): { target: string; byActor: boolean } {
+  return typeof idOrActor === 'string' ? { target: idOrActor, byActor: false } : { target: idOrActor.id, byActor: true };
 }
 
 /** A new emitter for supervisor events, e.g. for `startSupervisor(…, { events })`. */
@@ -190,6 +215,12 @@ export interface SupervisorChildOptions {
   restart?: RestartType;
   /** @default 'infinity' */
   shutdown?: Shutdown;
+  /**
+   * Counts for the parent's `autoShutdown` (transient or temporary only). A nested supervisor with an
+   * `autoShutdown` of its own, significant in its parent, takes the parent down with it.
+   * @default false
+   */
+  significant?: boolean;
   /** Register the nested supervisor under this name (`whereis`); it moves to each restarted instance. */
   name?: string;
 }
@@ -213,6 +244,7 @@ export function supervisorChild(id: string, spec: SupervisorSpec, options: Super
     events,
     restart: options.restart ?? 'permanent',
     shutdown: options.shutdown ?? 'infinity',
+    significant: options.significant ?? false,
     async start(ctx) {
       const startup: StartupReport = {};
       try {

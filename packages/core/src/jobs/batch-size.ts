@@ -5,7 +5,8 @@
 // 1007) or too big (transaction_too_large, 2101), then the batch is retried.
 
 import type { Database, Transaction } from '../storage/interfaces.js';
-import { FdbError, FdbErrorCode } from '../errors.js';
+import { FdbError, FdbErrorCode, JobsError } from '../errors.js';
+import { type Attempt, type RetryPolicy, backoff, retryLoop } from '../storage/retry-loop.js';
 
 export interface BatchSizeOptions {
   /** Items in the first batch. @default 100 */
@@ -33,7 +34,7 @@ export class AdaptiveBatchSize {
     this.#growth = options.growth ?? 1.5;
     this.#shrink = options.shrink ?? 0.5;
     if (!(this.#growth >= 1) || !(this.#shrink > 0 && this.#shrink < 1)) {
-      throw new RangeError('growth must be >= 1 and shrink strictly between 0 and 1');
+      throw new JobsError('invalid_option', 'growth must be >= 1 and shrink strictly between 0 and 1');
     }
     this.#size = this.#clamp(options.initial ?? 100);
   }
@@ -74,13 +75,6 @@ export function isBatchTooBig(error: unknown): boolean {
 
 /** Other retryable errors (conflicts) run the same batch again, at most this often. */
 const MAX_CONFLICT_RETRIES = 100;
-/** Longest pause before running a conflicted batch again. */
-const MAX_CONFLICT_BACKOFF_MS = 100;
-
-function conflictBackoff(attempt: number): Promise<void> {
-  const ms = Math.random() * Math.min(MAX_CONFLICT_BACKOFF_MS, 2 ** Math.min(attempt, 10));
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /**
  * Runs one batch `body(tx, size)` in its own transaction. The storage retry
@@ -88,31 +82,64 @@ function conflictBackoff(attempt: number): Promise<void> {
  * then shrinks and runs again; a conflict runs it again at the same size.
  * A committed batch grows the size for the next one.
  */
-export async function runBatch<T>(
+export function runBatch<T>(
   database: Database,
   batch: AdaptiveBatchSize,
   body: (tx: Transaction, size: number) => Promise<T>,
 ): Promise<T> {
-  let conflicts = 0;
-  for (;;) {
-    const size = batch.size;
-    try {
-      const result = await database.doTransaction((tx) => body(tx, size), { retryLimit: 0 });
-      batch.grow();
-      return result;
-    } catch (error) {
-      if (isBatchTooBig(error)) {
-        if (!batch.shrink()) throw error;
-        continue;
-      }
-      if (FdbError.is(error) && error.retryable && conflicts < MAX_CONFLICT_RETRIES) {
-        conflicts += 1;
-        // As the storage retry loop does: a short random pause, so two bulk
-        // jobs that conflicted do not collide again in lockstep.
-        await conflictBackoff(conflicts);
-        continue;
-      }
-      throw error;
+  return retryLoop(
+    new BatchAttempts(batch),
+    (attempt) => {
+      const size = attempt.size;
+      return database.doTransaction((tx) => body(tx, size), { retryLimit: 0 });
+    },
+    MAX_CONFLICT_RETRIES,
+  );
+}
+
+/**
+ * The attempts of one `runBatch`, each at the size the batch had when it
+ * began. The same object serves as every attempt: a batch's transaction has
+ * committed by the time its attempt is, so there is nothing per attempt to free.
+ */
+class BatchAttempts implements RetryPolicy<BatchAttempts>, Attempt {
+  readonly #batch: AdaptiveBatchSize;
+  #size = 0;
+  #conflicts = 0;
+
+  constructor(batch: AdaptiveBatchSize) {
+    this.#batch = batch;
+  }
+
+  /** Items in the current attempt's batch. */
+  get size(): number {
+    return this.#size;
+  }
+
+  begin(): BatchAttempts {
+    this.#size = this.#batch.size;
+    return this;
+  }
+
+  commit(): undefined {
+    this.#batch.grow();
+    return undefined;
+  }
+
+  abandon(): void {}
+
+  retry(error: unknown, _attempt: number, retryLimit: number): Promise<void> | undefined {
+    if (isBatchTooBig(error)) {
+      if (!this.#batch.shrink()) throw error;
+      return undefined;
     }
+    // Only conflicts count against the limit: shrinking ends at the minimum size.
+    if (FdbError.is(error) && error.retryable && this.#conflicts < retryLimit) {
+      this.#conflicts += 1;
+      // As the storage retry loop does: a short random pause, so two bulk
+      // jobs that conflicted do not collide again in lockstep.
+      return backoff(this.#conflicts);
+    }
+    throw error;
   }
 }

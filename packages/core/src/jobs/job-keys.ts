@@ -9,6 +9,7 @@
 //   (activity, type, versionstamp)      -> id   one row per running job
 
 import { pack } from 'fdb-tuple';
+import { JobsError } from '../errors.js';
 import { Subspace } from '../keys/subspace.js';
 import { appendTupleString, TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE, writeTupleDouble } from '../keys/tuple-append.js';
 import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
@@ -137,7 +138,7 @@ function pendingPriority(priority: number): number {
 export function parsePendingKey(keys: TypeKeys, key: Uint8Array): { priority: number; scheduledTime: number; id: string } {
   const [negated, scheduledTime, id] = keys.pending.unpack(key);
   if (typeof negated !== 'number' || typeof scheduledTime !== 'number' || typeof id !== 'string') {
-    throw new Error('corrupt pending key');
+    throw new JobsError('corrupt_record', `a pending key does not decode to (priority, scheduled time, id): ${Buffer.from(key).toString('hex')}`);
   }
   return { priority: negated === 0 ? 0 : -negated, scheduledTime, id };
 }

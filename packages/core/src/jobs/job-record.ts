@@ -6,6 +6,7 @@
 // fills it in at commit.
 
 import { randomFillSync } from 'node:crypto';
+import { JobsError } from '../errors.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 
 export type JobState = 'pending' | 'running' | 'finished';
@@ -83,10 +84,10 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
     if (freshSeq) {
       value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
     } else {
-      if (record.seq?.length !== TUPLE_VERSIONSTAMP_LENGTH) throw new Error('a running job record needs its sequence');
+      if (record.seq?.length !== TUPLE_VERSIONSTAMP_LENGTH) throw new JobsError('corrupt_record', 'a running job record needs its sequence');
       record.seq.copy(value, SEQ_OFFSET);
     }
-    if (record.lock === undefined) throw new Error('a running job record needs its lock');
+    if (record.lock === undefined) throw new JobsError('corrupt_record', 'a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
   value[FLAGS_OFFSET] = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
@@ -99,7 +100,7 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
 export function decodeJobRecord(value: Buffer): JobRecord {
   const state = STATES[value[0] ?? 0];
   if (state === undefined || value.length < RECORD_HEADER_BYTES) {
-    throw new Error(`corrupt job record (state byte ${value[0]}, ${value.length} bytes)`);
+    throw new JobsError('corrupt_record', `a job record does not decode (state byte ${value[0]}, ${value.length} bytes)`);
   }
   const running = state === 'running';
   return {

@@ -7,7 +7,6 @@
 
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
-import type { JsonValue } from './job-data.js';
 import { checkArray, checkId, checkJobShape, checkOptions, checkTypeTimeout } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import type { JobState } from './job-record.js';
@@ -36,6 +35,7 @@ export class JobsInTransaction {
   readonly #context: JobsContext;
   #userVersion = 0;
 
+  /** @internal */
   constructor(tx: Transaction, context: JobsContext) {
     this.#tx = tx;
     this.#context = context;

@@ -21,7 +21,6 @@ import { AcceptBatcher, MAX_ACCEPT_MANY } from './accept-batcher.js';
 import type { AcceptOutcome } from './accept-batcher.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
-import type { JsonValue } from './job-data.js';
 import {
   checkAcceptTimeout,
   checkArray,

@@ -4,6 +4,7 @@
 
 import { pack, unpack } from 'fdb-tuple';
 import type { TupleItem } from 'fdb-tuple';
+import { FdbError, FdbErrorCode } from '../errors.js';
 
 export type { TupleItem };
 
@@ -46,9 +47,9 @@ export class Subspace {
     return Buffer.concat([this.prefix, encoded]);
   }
 
-  /** The tuple elements after the prefix. Throws if `key` is outside the subspace. */
+  /** The tuple elements after the prefix. Throws `key_outside_legal_range` (2004) if `key` is outside the subspace. */
   unpack(key: Uint8Array): TupleItem[] {
-    if (!this.contains(key)) throw new RangeError('key is outside the subspace');
+    if (!this.contains(key)) throw new FdbError(FdbErrorCode.key_outside_legal_range, 'the key is outside the subspace');
     const buffer = Buffer.isBuffer(key) ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength);
     return unpack(buffer.subarray(this.prefix.length));
   }
@@ -79,7 +80,9 @@ export class Subspace {
 export function keyAfterPrefix(key: Uint8Array): Buffer {
   let end = key.length;
   while (end > 0 && key[end - 1] === 0xff) end -= 1;
-  if (end === 0) throw new RangeError('a key made only of 0xff bytes has no successor prefix');
+  if (end === 0) {
+    throw new FdbError(FdbErrorCode.key_outside_legal_range, 'a key made only of 0xff bytes has no successor prefix');
+  }
   const next = Buffer.from(key.subarray(0, end));
   next[end - 1] = (next[end - 1] ?? 0) + 1;
   return next;

@@ -3,6 +3,7 @@
 // 2-byte batch order) and a 2-byte user version chosen by the writer.
 
 import { pack, packUnboundVersionstamp, unboundVersionstamp } from 'fdb-tuple';
+import { JobsError } from '../errors.js';
 
 /** Bytes of a complete tuple versionstamp: 10 from the commit + 2 user bytes. */
 export const TUPLE_VERSIONSTAMP_LENGTH = 12;
@@ -27,13 +28,13 @@ export function isVersionstamp(value: unknown): value is Versionstamp {
 
 export function versionstampFromBytes(bytes: Uint8Array): Versionstamp {
   if (bytes.length !== TUPLE_VERSIONSTAMP_LENGTH) {
-    throw new RangeError(`a tuple versionstamp has ${TUPLE_VERSIONSTAMP_LENGTH} bytes, got ${bytes.length}`);
+    throw new JobsError('invalid_versionstamp', `a tuple versionstamp has ${TUPLE_VERSIONSTAMP_LENGTH} bytes, got ${bytes.length}`);
   }
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
 export function versionstampToBytes(stamp: Versionstamp): Buffer {
-  if (!isVersionstamp(stamp)) throw new RangeError(`not a versionstamp: ${String(stamp)}`);
+  if (!isVersionstamp(stamp)) throw new JobsError('invalid_versionstamp', `not a versionstamp: ${String(stamp)}`);
   return Buffer.from(stamp, 'hex');
 }
 
@@ -61,7 +62,7 @@ export function versionstampElement(userVersion = 0): VersionstampTemplate {
  */
 export function completeVersionstampElement(stamp: Uint8Array): Buffer {
   if (stamp.length !== TUPLE_VERSIONSTAMP_LENGTH) {
-    throw new RangeError(`a tuple versionstamp has ${TUPLE_VERSIONSTAMP_LENGTH} bytes, got ${stamp.length}`);
+    throw new JobsError('invalid_versionstamp', `a tuple versionstamp has ${TUPLE_VERSIONSTAMP_LENGTH} bytes, got ${stamp.length}`);
   }
   return pack([{ type: 'versionstamp', value: Buffer.from(stamp) }]);
 }

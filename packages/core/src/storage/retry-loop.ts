@@ -1,26 +1,44 @@
-// FoundationDB's retry loop, shared by every backend's `doTransaction`:
-// run the body in a fresh transaction, commit, and start over on the
-// retryable errors, after a short randomized backoff so that transactions
-// that conflicted with each other do not collide again in lockstep.
+// FoundationDB's retry loop, the one loop every retrying caller shares: each
+// backend's `doTransaction` and the jobs layer's bulk batches. Run the body in
+// a fresh attempt, commit, and start over when the caller's policy says the
+// error is worth another try, by default after a short randomized backoff so
+// that transactions that conflicted with each other do not collide again in
+// lockstep.
 
 import { FdbError, FdbErrorCode } from '../errors.js';
 import type { TransactionOptions } from './interfaces.js';
 import { describe } from './limits.js';
 
 /**
- * One attempt: the backend's transaction, which also knows how to commit or
- * abandon itself. (Methods, not closures: creating functions per attempt is
- * measurable on the hot path, more so under tsx, which names each one.)
+ * One attempt: the backend's transaction (or a bulk batch), which knows how
+ * to commit or abandon itself. (Methods, not closures: creating functions per
+ * attempt is measurable on the hot path, more so under tsx, which names each one.)
  */
 export interface Attempt {
   /** Commits; `undefined` when the attempt is already committed (nothing to wait for). */
   commit(): Promise<void> | undefined;
   /** Frees the attempt after an error (its own or the body's). */
   abandon(reason: unknown): void;
+}
+
+/** Where attempts come from and which errors are worth another one. */
+export interface RetryPolicy<A extends Attempt> {
+  /** A fresh attempt. */
+  begin(): A;
   /**
-   * What to wait for before retrying after `error`, when the backend knows
-   * better than a random backoff (e.g. until the commit it conflicted with
-   * is readable); `undefined` for the default backoff.
+   * After `current`, the `attempt`-th (from 0), failed with `error` and was
+   * abandoned: what to wait for before the next attempt (`undefined`: begin
+   * it at once). Throws, or returns a promise that rejects with, the error
+   * the caller is to see when there is no next attempt.
+   */
+  retry(error: unknown, attempt: number, retryLimit: number, current: A): Promise<void> | undefined;
+}
+
+/** An attempt that may know better than a random backoff what to wait for before the next one. */
+export interface RetryHint {
+  /**
+   * What to wait for before retrying after `error` (e.g. until the commit it
+   * conflicted with is readable); `undefined` for the default backoff.
    */
   beforeRetry?(error: FdbError, attempt: number): Promise<void> | undefined;
 }
@@ -28,10 +46,29 @@ export interface Attempt {
 export const DEFAULT_RETRY_LIMIT = 100;
 const MAX_BACKOFF_MS = 100;
 
-function backoff(attempt: number): Promise<void> {
+/**
+ * A random pause of up to 2^attempt ms, at most 100 ms: attempts that
+ * collided pick different moments to try again.
+ */
+export function backoff(attempt: number): Promise<void> {
   const ceiling = Math.min(MAX_BACKOFF_MS, 2 ** Math.min(attempt, 10));
   const ms = Math.random() * ceiling;
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The default `RetryPolicy.retry`: an `FdbError` that says it is retryable
+ * is retried at most `retryLimit` times, after the attempt's own hint or the
+ * backoff; anything else is rethrown as it is.
+ */
+export function retryRetryable(
+  error: unknown,
+  attempt: number,
+  retryLimit: number,
+  current: RetryHint,
+): Promise<void> {
+  if (!(error instanceof FdbError) || !error.retryable || attempt >= retryLimit) throw error;
+  return current.beforeRetry?.(error, attempt) ?? backoff(attempt);
 }
 
 /**
@@ -68,19 +105,20 @@ function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
 }
 
 /**
- * Runs `body` in attempts from `begin` until one commits, retrying at most
- * `retryLimit` times (checked by `checkTransactionArguments`). Each `await` costs
- * a turn of the microtask queue, a real share of a short transaction's time,
- * so a body that returns a plain value, and a commit with nothing to wait
- * for, are not awaited.
+ * Runs `body` in attempts from `policy.begin()` until one commits; after a
+ * failure `policy.retry` decides (given `retryLimit`, which
+ * `checkTransactionArguments` checked for `doTransaction`) whether and when
+ * the next attempt begins. Each `await` costs a turn of the microtask queue,
+ * a real share of a short transaction's time, so a body that returns a plain
+ * value, and a commit with nothing to wait for, are not awaited.
  */
-export async function retryTransaction<Tx extends Attempt, T>(
-  begin: () => Tx,
-  body: (tx: Tx) => Promise<T> | T,
+export async function retryLoop<A extends Attempt, T>(
+  policy: RetryPolicy<A>,
+  body: (attempt: A) => Promise<T> | T,
   retryLimit: number,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const current = begin();
+    const current = policy.begin();
     let wait: Promise<void> | undefined;
     try {
       const returned = body(current);
@@ -91,9 +129,8 @@ export async function retryTransaction<Tx extends Attempt, T>(
       return result;
     } catch (error) {
       current.abandon(error);
-      if (!(error instanceof FdbError) || !error.retryable || attempt >= retryLimit) throw error;
-      wait = current.beforeRetry?.(error, attempt);
+      wait = policy.retry(error, attempt, retryLimit, current);
     }
-    await (wait ?? backoff(attempt));
+    if (wait !== undefined) await wait;
   }
 }

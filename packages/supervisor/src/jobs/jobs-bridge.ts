@@ -4,6 +4,7 @@
 // every method here is one whole transaction (or a bounded long poll) that
 // takes and returns plain, structured-cloneable data.
 
+import { MAX_TIMER_MS } from '@jobtree/actors';
 import type { AcceptOptions, Job, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
@@ -31,9 +32,6 @@ export interface BridgeAcceptOptions extends AcceptOptions {
    */
   owner?: string;
 }
-
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The facade the app exposes as the actor system's core. `jobs` is the core

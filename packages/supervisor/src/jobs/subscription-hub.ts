@@ -5,6 +5,7 @@
 // between, so a subscriber is never left waiting because its notifier died.
 
 import type { ActorId, ActorSystem, Inbox, MonitorRef } from '@jobtree/actors';
+import { MAX_TIMER_MS } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
 import { type JobEvent, type SubscriptionState, isJobEvent, isTerminal } from './job-event.js';
 import type { NotifierMessage, SubscribeReply } from './notifier.js';
@@ -114,7 +115,7 @@ export class SubscriptionHub {
       if (remaining <= 0) return 'timeout';
       await new Promise<void>((resolve) => {
         const offs = list.map((sub) => sub.onChange(finish));
-        const timer = Number.isFinite(remaining) ? setTimeout(finish, Math.min(remaining, 2 ** 31 - 1)) : undefined;
+        const timer = Number.isFinite(remaining) ? setTimeout(finish, Math.min(remaining, MAX_TIMER_MS)) : undefined;
         function finish(): void {
           for (const off of offs) off();
           if (timer !== undefined) clearTimeout(timer);

@@ -70,13 +70,15 @@ export class DirectoryLock {
    */
   static acquire(path: string): DirectoryLock {
     let directory: string;
+    let isDirectory: boolean;
     try {
       mkdirSync(path, { recursive: true });
       directory = realpathSync(path);
-      if (!statSync(directory).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      isDirectory = statSync(directory).isDirectory();
     } catch (error) {
       throw new DataDirectoryError(path, errnoOf(error) ?? String(error), { cause: error });
     }
+    if (!isDirectory) throw new DataDirectoryError(path, 'ENOTDIR');
     if (heldHere.has(directory)) throw new DatabaseLockedError(directory, process.pid);
     const lockPath = join(directory, LOCK_FILE);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {

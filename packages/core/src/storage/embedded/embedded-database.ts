@@ -3,7 +3,7 @@
 
 import { DataDirectoryError, FdbError, FdbErrorCode } from '../../errors.js';
 import type { Database, Transaction, TransactionOptions } from '../interfaces.js';
-import { checkTransactionArguments, retryTransaction } from '../retry-loop.js';
+import { checkTransactionArguments, type RetryPolicy, retryLoop, retryRetryable } from '../retry-loop.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DirectoryLock } from './directory-lock.js';
 import { EmbeddedTransaction } from './embedded-transaction.js';
@@ -28,7 +28,10 @@ export class EmbeddedDatabase implements Database {
   readonly #store: LmdbStore;
   readonly #pipeline: CommitPipeline;
   #closed: Promise<void> | undefined;
-  readonly #begin = (): EmbeddedTransaction => new EmbeddedTransaction(this.#pipeline);
+  readonly #attempts: RetryPolicy<EmbeddedTransaction> = {
+    begin: () => new EmbeddedTransaction(this.#pipeline),
+    retry: retryRetryable,
+  };
 
   private constructor(lock: DirectoryLock, store: LmdbStore, pipeline: CommitPipeline) {
     this.path = lock.directory;
@@ -71,7 +74,7 @@ export class EmbeddedDatabase implements Database {
     } catch (error) {
       return Promise.reject(error);
     }
-    return retryTransaction(this.#begin, body, retryLimit);
+    return retryLoop(this.#attempts, body, retryLimit);
   }
 
   /** Waits for accepted commits to be durable, cancels watches, closes lmdb and releases the directory. */

@@ -18,7 +18,7 @@ import {
   checkValue,
   checkVersionstampOffset,
 } from '../limits.js';
-import type { Attempt } from '../retry-loop.js';
+import type { Attempt, RetryHint } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
 import type { CommitPipeline, CommitRequest, CommitTicket } from './commit-pipeline.js';
 import type { StoreSnapshot } from './lmdb-store.js';
@@ -74,7 +74,7 @@ class SnapshotReads implements ReadTransaction {
   }
 }
 
-export class EmbeddedTransaction implements Transaction, Attempt {
+export class EmbeddedTransaction implements Transaction, Attempt, RetryHint {
   readonly #pipeline: CommitPipeline;
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;

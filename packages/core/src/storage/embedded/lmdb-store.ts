@@ -15,6 +15,7 @@
 
 import { open } from 'lmdb';
 import type { Database as LmdbDatabase, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
+import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { KeyValue } from '../interfaces.js';
 import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
 
@@ -270,7 +271,7 @@ export class LmdbStore {
    * Only one write may wait for its contents at a time.
    */
   write(version: number, fill: () => WriteContents): StoreWrite {
-    if (this.#pending !== undefined) throw new Error('a store write is already waiting for its contents');
+    if (this.#pending !== undefined) throw new FdbError(FdbErrorCode.internal_error, 'a store write is already waiting for its contents');
     const versionBytes = Buffer.allocUnsafe(8);
     writeCommitVersion(versionBytes, 0, version);
     const committed = this.#meta.put(META_VERSION, versionBytes) as Promise<boolean> & { flushed?: Promise<unknown> };

@@ -4,8 +4,8 @@
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { BackendKind, Database, Transaction, TransactionOptions } from '../interfaces.js';
-import { checkTransactionArguments } from '../retry-loop.js';
-import { type BindingDatabase, bindingErrorCode } from './binding.js';
+import { checkTransactionArguments, type RetryPolicy, retryLoop } from '../retry-loop.js';
+import { type BindingDatabase, type BindingTransaction, bindingErrorCode } from './binding.js';
 import { FdbTransaction, toFdbError } from './fdb-transaction.js';
 import type { Keyspace } from './keyspace.js';
 
@@ -36,32 +36,7 @@ export class FoundationDbDatabase implements Database {
   async doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T> {
     if (this.#closed) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
     const retryLimit = checkTransactionArguments(body, options);
-    const tn = this.#db.rawCreateTransaction();
-    for (let retries = 0; ; retries++) {
-      const attempt = new FdbTransaction(tn, this.#keyspace);
-      try {
-        const result = await body(attempt);
-        await attempt.commit();
-        return result;
-      } catch (error) {
-        attempt.end();
-        // Any error with a FoundationDB code goes to on_error, which decides:
-        // bad-input codes (2xxx) are not retryable and come straight back.
-        const code = bindingErrorCode(error);
-        if (code === undefined || retries >= retryLimit) {
-          tn.rawCancel();
-          throw toFdbError(error);
-        }
-        try {
-          // Waits FoundationDB's backoff and resets the transaction, or
-          // rethrows when the error is not retryable.
-          await tn.rawOnError(code);
-        } catch {
-          tn.rawCancel();
-          throw toFdbError(error);
-        }
-      }
-    }
+    return retryLoop(new FdbAttempts(this.#db.rawCreateTransaction(), this.#keyspace), body, retryLimit);
   }
 
   async close(): Promise<void> {
@@ -70,5 +45,39 @@ export class FoundationDbDatabase implements Database {
     // The binding's network thread is per process and cannot restart once
     // stopped, so closing releases this database only.
     this.#db.close();
+  }
+}
+
+/**
+ * One `doTransaction`'s attempts: all on one binding transaction, which
+ * FoundationDB's on_error resets between them.
+ */
+class FdbAttempts implements RetryPolicy<FdbTransaction> {
+  readonly #tn: BindingTransaction;
+  readonly #keyspace: Keyspace;
+
+  constructor(tn: BindingTransaction, keyspace: Keyspace) {
+    this.#tn = tn;
+    this.#keyspace = keyspace;
+  }
+
+  begin(): FdbTransaction {
+    return new FdbTransaction(this.#tn, this.#keyspace);
+  }
+
+  /**
+   * Any error with a FoundationDB code goes to on_error, which decides: it
+   * waits FoundationDB's backoff and resets the transaction, or rethrows when
+   * the error is not retryable (bad-input codes, 2xxx, come straight back).
+   */
+  retry(error: unknown, attempt: number, retryLimit: number): Promise<void> {
+    const code = bindingErrorCode(error);
+    if (code === undefined || attempt >= retryLimit) this.#giveUp(error);
+    return this.#tn.rawOnError(code).catch(() => this.#giveUp(error));
+  }
+
+  #giveUp(error: unknown): never {
+    this.#tn.rawCancel();
+    throw toFdbError(error);
   }
 }

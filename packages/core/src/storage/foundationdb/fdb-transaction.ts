@@ -7,6 +7,7 @@ import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { Bytes, KeyValue, RangeOptions, ReadTransaction, Transaction, Watch } from '../interfaces.js';
 import { type BindingTransaction, MutationType, bindingErrorCode } from './binding.js';
 import type { Keyspace } from './keyspace.js';
+import type { Attempt } from '../retry-loop.js';
 import { checkKey, checkRange, checkRangeEnd, checkRangeLimit, checkRangeOptions, checkValue } from '../limits.js';
 import { addMutationOperand, versionstampedKeyOperand, versionstampedValueOperand } from './mutation-operands.js';
 
@@ -72,7 +73,7 @@ class FdbReads implements ReadTransaction {
  * so a transaction object a body kept from a failed attempt cannot write into
  * the next one.
  */
-export class FdbTransaction implements Transaction, UsableCheck {
+export class FdbTransaction implements Transaction, UsableCheck, Attempt {
   readonly #tn: BindingTransaction;
   readonly #keyspace: Keyspace;
   readonly #reads: FdbReads;
@@ -235,8 +236,11 @@ export class FdbTransaction implements Transaction, UsableCheck {
     }
   }
 
-  /** Makes this attempt unusable: the binding transaction is about to be reset for the next one. */
-  end(): void {
+  /**
+   * Makes this attempt unusable after an error: the binding transaction is
+   * about to be reset for the next one, or cancelled.
+   */
+  abandon(_reason: unknown): void {
     this.#state = 'ended';
   }
 }

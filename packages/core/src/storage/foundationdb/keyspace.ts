@@ -50,7 +50,8 @@ export class Keyspace {
    */
   unpack(clusterKey: Buffer): Buffer {
     if (!this.contains(clusterKey)) {
-      throw new RangeError(
+      throw new FdbError(
+        FdbErrorCode.internal_error,
         `key ${clusterKey.toString('hex')} is outside the directory prefix ${this.prefix.toString('hex')}`,
       );
     }
