@@ -16,6 +16,7 @@
 import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
 import type { PendingClaims } from './pending-queue.js';
+import { ReadingBatches } from './reading-batches.js';
 
 /**
  * Jobs one transaction takes for coalesced accepts at most (bounds its size
@@ -92,14 +93,13 @@ class BatchClaims implements PendingClaims {
 }
 
 export class AcceptBatcher {
-  readonly #database: Database;
   readonly #body: AcceptBatchBody;
   readonly #onIdle: () => void;
   #waiting: Request[] = [];
   /** Batches whose transaction has not settled. */
   #inFlight = 0;
   /** Batches whose body runs now: their picks are not all claimed yet. */
-  #reading = 0;
+  readonly #batches: ReadingBatches;
   /** A batch came up short behind claims: the next one waits until no batch is in flight. */
   #held = false;
   /** Queue entries picked by batches in flight (latin1 keys). */
@@ -108,9 +108,10 @@ export class AcceptBatcher {
   #closedError: (() => Error) | undefined;
 
   constructor(database: Database, body: AcceptBatchBody, onIdle: () => void) {
-    this.#database = database;
     this.#body = body;
     this.#onIdle = onIdle;
+    // Once a batch's body has picked, it commits: the next may read meanwhile.
+    this.#batches = new ReadingBatches(database, () => this.#pump());
   }
 
   /** One accept attempt: resolves with up to `count` jobs, or with none (and a watch when `wantWatch`). */
@@ -142,7 +143,7 @@ export class AcceptBatcher {
     if (
       this.#waiting.length === 0 ||
       this.#closedError !== undefined ||
-      this.#reading > 0 ||
+      this.#batches.reading > 0 ||
       this.#inFlight >= MAX_ACCEPT_BATCHES_IN_FLIGHT ||
       (this.#held && this.#inFlight > 0)
     ) {
@@ -153,10 +154,6 @@ export class AcceptBatcher {
 
   async #run(batch: Request[]): Promise<void> {
     this.#inFlight += 1;
-    // Counted as reading from the start: until its body has picked, a batch
-    // started next to it could pick the same jobs.
-    this.#reading += 1;
-    let reading = true;
     const claims = new BatchClaims(this.#claimed);
     const wantWatch = batch.some((request) => request.wantWatch);
     const count = batch.reduce((sum, request) => sum + request.count, 0);
@@ -164,26 +161,16 @@ export class AcceptBatcher {
     let failed = false;
     let failure: unknown;
     try {
-      result = await this.#database.doTransaction(async (tx) => {
+      // Counted as reading from the start: until its body has picked, a batch
+      // started next to it could pick the same jobs.
+      result = await this.#batches.transact((tx) => {
         claims.release(); // a retried attempt picks again
-        if (!reading) {
-          reading = true;
-          this.#reading += 1;
-        }
-        try {
-          return await this.#body(tx, count, wantWatch, claims);
-        } finally {
-          reading = false;
-          this.#reading -= 1;
-          // This batch commits now: the next may read meanwhile.
-          this.#pump();
-        }
+        return this.#body(tx, count, wantWatch, claims);
       });
     } catch (error) {
       failed = true;
       failure = error;
     }
-    if (reading) this.#reading -= 1; // it failed before its body ran
     claims.release();
     this.#inFlight -= 1;
     if (this.#inFlight === 0) this.#held = false;

@@ -13,6 +13,7 @@
 import { JobsError } from '../errors.js';
 import type { Database, Transaction } from '../storage/interfaces.js';
 import type { Settled } from './interfaces.js';
+import { ReadingBatches } from './reading-batches.js';
 
 /**
  * A call's work inside a shared transaction. `userVersion` is unique among
@@ -77,11 +78,10 @@ interface Entry {
 }
 
 export class WriteBatcher {
-  readonly #database: Database;
   #queue: Entry[] = [];
   #inFlight = 0;
   /** Transactions whose bodies run now: the next waits for them, to gather more calls. */
-  #reading = 0;
+  readonly #batches: ReadingBatches;
   /** A start of batches is scheduled for the next turn. */
   #scheduled = false;
   /** Keys of the calls in transactions that have not settled. */
@@ -89,7 +89,7 @@ export class WriteBatcher {
   #closedError: (() => Error) | undefined;
 
   constructor(database: Database) {
-    this.#database = database;
+    this.#batches = new ReadingBatches(database, () => this.#pump());
   }
 
   /** Runs one call; resolves or rejects with that call's own result. */
@@ -152,7 +152,7 @@ export class WriteBatcher {
   readonly #startBatches = (): void => {
     this.#scheduled = false;
     while (
-      this.#reading === 0 &&
+      this.#batches.reading === 0 &&
       this.#inFlight < MAX_WRITES_IN_FLIGHT &&
       this.#queue.length > 0 &&
       this.#closedError === undefined
@@ -193,31 +193,16 @@ export class WriteBatcher {
 
   async #run(batch: Entry[]): Promise<void> {
     this.#inFlight += 1;
-    // Counted as reading from the start, until the first attempt's bodies
-    // are done: a batch started next to it would only take calls from it.
-    this.#reading += 1;
-    let reading = true;
     for (const entry of batch) this.#busy.add(entry.key);
     let outcomes: Settled<unknown>[] | undefined;
     let failure: unknown;
     try {
-      outcomes = await this.#database.doTransaction(async (tx) => {
-        if (!reading) {
-          reading = true;
-          this.#reading += 1;
-        }
-        try {
-          return await runBodies(tx, batch);
-        } finally {
-          reading = false;
-          this.#reading -= 1;
-          this.#pump();
-        }
-      });
+      // Counted as reading from the start, until the first attempt's bodies
+      // are done: a batch started next to it would only take calls from it.
+      outcomes = await this.#batches.transact((tx) => runBodies(tx, batch));
     } catch (error) {
       failure = error;
     }
-    if (reading) this.#reading -= 1; // it failed before its bodies ran
     this.#inFlight -= 1;
     for (const entry of batch) this.#busy.delete(entry.key);
     if (outcomes !== undefined) {

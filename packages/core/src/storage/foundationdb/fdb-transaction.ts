@@ -28,6 +28,14 @@ async function mapErrors<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
+/** A range's bounds, checked as the caller gave them, then under the directory prefix. */
+function packRange(keyspace: Keyspace, start: Bytes, end: Bytes): [Buffer, Buffer] {
+  const from = checkKey(start, 'range start');
+  const to = checkRangeEnd(end);
+  checkRange(from, to);
+  return [keyspace.pack(from), keyspace.pack(to)];
+}
+
 type AttemptState = 'open' | 'committing' | 'ended';
 
 /** What the read views need from their transaction: a check that it may still be used. */
@@ -59,9 +67,7 @@ class FdbReads implements ReadTransaction {
     // 0 means no limit, as in FoundationDB.
     const limit = unbounded === Number.POSITIVE_INFINITY ? 0 : unbounded;
     const reverse = checked?.reverse === true;
-    const from = this.#keyspace.pack(checkKey(start, 'range start'));
-    const to = this.#keyspace.pack(checkRangeEnd(end));
-    checkRange(from, to);
+    const [from, to] = packRange(this.#keyspace, start, end);
     const pairs = await mapErrors(this.#tn.getRangeAll(from, to, { limit, reverse }));
     return pairs.map(([key, value]) => ({ key: this.#keyspace.unpack(key), value }));
   }
@@ -138,10 +144,8 @@ export class FdbTransaction implements Transaction, UsableCheck, Attempt {
 
   clearRange(start: Bytes, end: Bytes): void {
     this.#write();
-    const from = checkKey(start, 'range start');
-    const to = checkRangeEnd(end);
-    checkRange(from, to);
-    this.#tn.clearRange(this.#keyspace.pack(from), this.#keyspace.pack(to));
+    const [from, to] = packRange(this.#keyspace, start, end);
+    this.#tn.clearRange(from, to);
   }
 
   addReadConflictKey(key: Bytes): void {
@@ -151,10 +155,8 @@ export class FdbTransaction implements Transaction, UsableCheck, Attempt {
 
   addReadConflictRange(start: Bytes, end: Bytes): void {
     this.#checkOpen();
-    const from = checkKey(start, 'range start');
-    const to = checkRangeEnd(end);
-    checkRange(from, to);
-    this.#tn.addReadConflictRange(this.#keyspace.pack(from), this.#keyspace.pack(to));
+    const [from, to] = packRange(this.#keyspace, start, end);
+    this.#tn.addReadConflictRange(from, to);
   }
 
   addWriteConflictKey(key: Bytes): void {
