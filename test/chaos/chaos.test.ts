@@ -13,17 +13,7 @@ const seed = process.env.CHAOS_SEED === undefined ? randomSeed() : Number(proces
 test('under random faults no acknowledged job is lost or finished twice, subscribers all end, running jobs have live workers', async (t) => {
   t.timeout(110_000);
   t.log(`seed ${seed} (replay: CHAOS_SEED=${seed})`);
-  // Two known bugs stay in the nightly run only, each pinned by a test marked failing: handler
-  // stalls (the scheduler's crash streak ends on a lost thread, handler-stalls.test.ts) and kills
-  // of core and user_sup (user_sup restarts without its dynamic children, user-sup-restart.test.ts).
-  const result = await runChaos({
-    seed,
-    faults: 40,
-    everyMs: 150,
-    exclude: ['stall_handler'],
-    spare: ['core', 'user_sup'],
-    progress: (line) => t.log(line),
-  });
+  const result = await runChaos({ seed, faults: 40, everyMs: 150, progress: (line) => t.log(line) });
   t.log(`seed ${seed}: ${[...result.faults].map(([kind, n]) => `${kind} ${n}`).join(', ')}; ${result.jobs} jobs, ${result.historyLines} operations`);
   t.true(result.faults.size > 0);
   t.deepEqual(result.descriptions, [], `anomalies with seed ${seed} (replay: CHAOS_SEED=${seed})`);

@@ -3,8 +3,8 @@
 // restarted (killed, or restarted with core by rest_for_one) it comes back
 // without the children added to it at run time, so every actor started with
 // `app.system.startActor` and every `app.process` scheduler is gone for good,
-// and the jobs of a processed type are never run again. Marked `failing`
-// until fixed: remove `.failing` then.
+// and the jobs of a processed type are never run again.
+// Fixed: the app keeps the specs of the children it started and gives them to every new user_sup.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import chaosHandler from './fixtures/chaos-handler.js';
 import chaosWorker from './fixtures/chaos-worker.js';
 
 for (const victim of ['user_sup', 'core']) {
-  test.failing(`after ${victim} is killed, the actors and processors started under user_sup run again`, async (t) => {
+  test(`after ${victim} is killed, the actors and processors started under user_sup run again`, async (t) => {
     t.timeout(60_000);
     const dir = await mkdtemp(join(tmpdir(), 'jobtree-chaos-usersup-'));
     const app = await startJobs({ path: dir, threads: 2 });

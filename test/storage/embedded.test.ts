@@ -125,6 +125,9 @@ test('a second open of the same directory in one process fails until the first i
   const db = await openDatabase({ path: dir });
   const error = await t.throwsAsync(openDatabase({ path: `${dir}/.` }), { instanceOf: DatabaseLockedError });
   t.is(error?.ownerPid, process.pid);
+  // 'database_locked' means this error only: no FdbError code is named so.
+  t.is(error?.code, 'database_locked');
+  t.false(Object.hasOwn(FdbErrorCode, 'database_locked'));
   await db.close();
   const again = await openDatabase({ path: dir });
   await again.close();

@@ -233,10 +233,19 @@ export interface SupervisorChildSpec extends ChildSpec {
 
 /**
  * The child spec of a nested supervisor (OTP: a child of type supervisor). The spec is checked now,
- * so a mistake fails here rather than at the parent's startup.
+ * so a mistake fails here rather than at the parent's startup. Pass a function to give the spec anew
+ * at each (re)start, e.g. with the children started dynamically so far.
  */
-export function supervisorChild(id: string, spec: SupervisorSpec, options: SupervisorChildOptions = {}): SupervisorChildSpec {
-  checkSupervisorSpec(spec);
+export function supervisorChild(
+  id: string,
+  spec: SupervisorSpec | (() => SupervisorSpec),
+  options: SupervisorChildOptions = {},
+): SupervisorChildSpec {
+  // A function gives the spec anew at every start: a restarted supervisor
+  // then starts the children its owner keeps on record (OTP forgets the
+  // children added with start_child when a supervisor restarts).
+  const specAtStart = typeof spec === 'function' ? spec : () => spec;
+  checkSupervisorSpec(specAtStart());
   const events = createSupervisorEvents();
   const child: SupervisorChildSpec = {
     id,
@@ -247,10 +256,12 @@ export function supervisorChild(id: string, spec: SupervisorSpec, options: Super
     significant: options.significant ?? false,
     async start(ctx) {
       const startup: StartupReport = {};
+      const current = specAtStart();
+      checkSupervisorSpec(current);
       try {
         return await ctx.spawn(
           supervisorActor,
-          { spec, events, parent: ctx.self.id, startup },
+          { spec: current, events, parent: ctx.self.id, startup },
           { placement: 'main', link: true, ...(options.name === undefined ? {} : { name: options.name }) },
         );
       } catch (error) {

@@ -21,7 +21,7 @@ import type {
   SpawnOptions,
   ThreadId,
 } from '@jobtree/actors';
-import { createActorSystem } from '@jobtree/actors';
+import { ActorError, createActorSystem } from '@jobtree/actors';
 import {
   type AcceptOptions,
   type AddOptions,
@@ -46,6 +46,7 @@ import {
 } from '@jobtree/core';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
 import {
+  DEFAULT_GRACE_MS,
   type HandlerFor,
   type JobSummary,
   type ProcessorOptions,
@@ -105,7 +106,13 @@ export interface JobsAppSystem {
   startActor<M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>): Promise<ActorRef<M>>;
   /** Starts a supervisor of yours under `user_sup`. */
   startSupervisor(id: string, spec: SupervisorSpec): Promise<Supervisor>;
-  /** A handle on `user_sup` (terminateChild, whichChildren, …). */
+  /** Stops a child of `user_sup` for good: it is not started again when `user_sup` restarts. */
+  stopChild(id: string): Promise<void>;
+  /**
+   * A handle on `user_sup` (whichChildren, terminateChild, …). Children
+   * started through the app are started again when `user_sup` restarts
+   * (with `core`, or killed); use `stopChild` to end one for good.
+   */
   userSupervisor(): Supervisor;
   /** The runtime itself, for everything else. */
   readonly actors: ActorSystem;
@@ -162,6 +169,8 @@ export class JobsApp {
   /** The current scheduler of each type, and the processor actor holding it. */
   readonly #schedulers = new Map<string, { scheduler: Scheduler; actor: ActorId }>();
   readonly #clock: ClockSpec;
+  /** Children started under user_sup through the app, by id, in start order: a restarted user_sup starts them again. */
+  readonly #userChildren = new Map<string, ChildSpec>();
 
   /** @internal use startJobs */
   constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings, operations?: AppOperations) {
@@ -190,7 +199,12 @@ export class JobsApp {
     const rootEvents = createSupervisorEvents();
     this.#tree.follow([], rootEvents);
     this.#operations.followSupervisor(SYSTEM_NAMES.root, rootEvents);
-    const user = supervisorChild(SYSTEM_NAMES.user, { strategy: 'one_for_one', intensity: s.userIntensity, period: s.userPeriodMs, children: [] }, { name: SYSTEM_NAMES.user });
+    // user_sup restarts (killed, or with core) with every child started through the app so far.
+    const user = supervisorChild(
+      SYSTEM_NAMES.user,
+      () => ({ strategy: 'one_for_one', intensity: s.userIntensity, period: s.userPeriodMs, children: [...this.#userChildren.values()] }),
+      { name: SYSTEM_NAMES.user },
+    );
     const monitors = supervisorChild(SYSTEM_NAMES.activityMonitorSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.activityMonitorSup });
     const notifiers = supervisorChild(SYSTEM_NAMES.notifierSup, { strategy: 'one_for_one', intensity: 10, period: 3_000, children: [] }, { name: SYSTEM_NAMES.notifierSup });
     this.#tree.follow([SYSTEM_NAMES.user], user.events);
@@ -438,13 +452,22 @@ export class JobsApp {
       this.#schedulers.set(type, { scheduler, actor });
       return scheduler;
     };
-    const stop = async (scheduler: Scheduler): Promise<void> => {
-      await scheduler.stop();
+    const stop = async (scheduler: Scheduler, reason: ExitReason): Promise<void> => {
+      // A killed user_sup (or core) leaves no time for grace: handlers are cut, their jobs go back at once.
+      await scheduler.stop(reason === 'killed' ? { graceMs: 0 } : {});
       if (this.#schedulers.get(type)?.scheduler === scheduler) this.#schedulers.delete(type);
     };
-    await this.#userSup().startChild({
+    const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    await this.#startUserChild({
       id: name,
-      start: actorStart(processorServer, { start, stop, supervisor: SYSTEM_NAMES.user }, { name, placement: 'main' }),
+      start: async (ctx) => {
+        // When user_sup restarts, the processor it had may still be stopping
+        // (signalling its handlers, resubmitting their jobs): its name is
+        // taken until it is done, and that takes at most its grace period.
+        const until = performance.now() + graceMs + 5_000;
+        while (ctx.whereis(name) !== undefined && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+        return ctx.spawn(processorServer, { start, stop, supervisor: SYSTEM_NAMES.user }, { name, placement: 'main', link: true });
+      },
       // The scheduler bounds its own stop by its grace period.
       shutdown: 'infinity',
     });
@@ -524,12 +547,29 @@ export class JobsApp {
   /** The notifier of `type`: asks the jobs server to check types when there is none (or only `previous`). */
   async #notifierOf(type: string, previous?: ActorId): Promise<ActorId | undefined> {
     const name = `notifier:${type}`;
-    const now = this.#actors.whereis(name);
-    if (now !== undefined && now !== previous) return now;
-    if (this.#actors.whereis(SYSTEM_NAMES.server) === undefined) return undefined;
-    await this.#checkTypes();
-    const after = this.#actors.whereis(name);
-    return after === previous ? undefined : after;
+    const deadline = performance.now() + this.#settings.resubscribeTimeoutMs;
+    for (;;) {
+      const now = this.#actors.whereis(name);
+      if (now !== undefined && now !== previous) return now;
+      this.#checkOpen();
+      // jobs_server may be restarting (with a killed sibling): wait for it, then make it check.
+      try {
+        if (this.#actors.whereis(SYSTEM_NAMES.server) !== undefined) {
+          await this.#checkTypes();
+          const after = this.#actors.whereis(name);
+          if (after !== undefined && after !== previous) return after;
+          if (after === undefined && !(await this.#hasTimeout(type))) return undefined;
+        }
+      } catch (error) {
+        if (!(error instanceof ActorError)) throw error;
+      }
+      if (performance.now() > deadline) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async #hasTimeout(type: string): Promise<boolean> {
+    return (await this.#jobs.getTypeTimeout(type)) !== undefined;
   }
 
   #subscriptions(): SubscriptionHub {
@@ -549,6 +589,13 @@ export class JobsApp {
     return new Supervisor(this.#actors, id, createSupervisorEvents());
   }
 
+  /** Starts a child under user_sup and keeps its spec, so that a restarted user_sup starts it again. */
+  async #startUserChild(spec: ChildSpec): Promise<ActorRef | undefined> {
+    const ref = await this.#userSup().startChild(spec);
+    if (spec.restart !== 'temporary') this.#userChildren.set(spec.id, spec);
+    return ref;
+  }
+
   #systemFacade(): JobsAppSystem {
     const actors = this.#actors;
     return {
@@ -566,16 +613,22 @@ export class JobsApp {
       threads: () => actors.threads(),
       cast: (to, msg) => actors.cast(to, msg),
       call: (to, msg, timeoutMs) => actors.call(to, msg, timeoutMs),
-      startChild: (spec) => this.#userSup().startChild(spec),
+      startChild: (spec) => this.#startUserChild(spec),
+      stopChild: async (id) => {
+        const sup = this.#userSup();
+        this.#userChildren.delete(id);
+        await sup.terminateChild(id);
+        await sup.deleteChild(id).catch(() => {});
+      },
       userSupervisor: () => this.#userSup(),
       startActor: async <M, A>(id: string, definition: ActorDefinition<M, A>, args: A, options?: Omit<SpawnOptions, 'link' | 'monitor'>) => {
-        const ref = await this.#userSup().startChild({ id, start: actorStart(definition, args, options) });
+        const ref = await this.#startUserChild({ id, start: actorStart(definition, args, options) });
         if (ref === undefined) throw new JobsError('not_found', `actor ${id} did not start`);
         return ref as ActorRef<M>;
       },
       startSupervisor: async (id, spec) => {
         const child = supervisorChild(id, spec);
-        const ref = await this.#userSup().startChild(child);
+        const ref = await this.#startUserChild(child);
         if (ref === undefined) throw new JobsError('not_found', `supervisor ${id} did not start`);
         return new Supervisor(actors, ref, child.events);
       },

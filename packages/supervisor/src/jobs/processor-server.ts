@@ -5,15 +5,15 @@
 // resubmitted). A kill skips that: the app then stops the orphaned scheduler
 // at once (its jobs go back to the queue) and the supervisor starts a new one.
 
-import { defineActor } from '@jobtree/actors';
+import { type ExitReason, defineActor } from '@jobtree/actors';
 import type { Scheduler } from '../processors/index.js';
 import { badMessage, onExit } from './bad-message.js';
 
 export interface ProcessorServerArgs {
   /** Starts the scheduler and records it as the type's current one, held by actor `self`. */
   start(self: string): Promise<Scheduler>;
-  /** Stops it (graceful on a clean stop). */
-  stop(scheduler: Scheduler): Promise<void>;
+  /** Stops it: graceful on a clean stop, at once when its supervisor was killed. */
+  stop(scheduler: Scheduler, reason: ExitReason): Promise<void>;
   /** The registered name of its supervisor, whose exit signal it obeys. */
   supervisor: string;
 }
@@ -44,7 +44,7 @@ export default defineActor<ProcessorServerMessage, ProcessorServerArgs, Processo
     else ctx.stop(badMessage('bad_info', msg));
     return state;
   },
-  async terminate(_reason, state) {
-    await state.args.stop(state.scheduler);
+  async terminate(reason, state) {
+    await state.args.stop(state.scheduler, reason);
   },
 });

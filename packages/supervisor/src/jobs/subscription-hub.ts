@@ -4,7 +4,7 @@
 // dies it subscribes again with the new one and reports what changed in
 // between, so a subscriber is never left waiting because its notifier died.
 
-import type { ActorId, ActorSystem, Inbox, MonitorRef } from '@jobtree/actors';
+import { type ActorId, ActorError, type ActorSystem, type Inbox, type MonitorRef } from '@jobtree/actors';
 import { MAX_TIMER_MS } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
 import { type JobEvent, type SubscriptionState, isJobEvent, isTerminal } from './job-event.js';
@@ -53,15 +53,27 @@ export class SubscriptionHub {
     const key = `${type}\u0000${id}`;
     const live = this.#byJob.get(key);
     if (live !== undefined && !live.ended) return live;
-    const notifier = await this.#options.notifierOf(type);
-    if (notifier === undefined) {
-      throw new JobsError('no_type_timeout', `job type ${JSON.stringify(type)} has no timeout, so no notifier: set one first`);
+    // A notifier killed while it is asked is asked again in its successor.
+    const deadline = performance.now() + this.#options.resubscribeTimeoutMs;
+    let notifier: ActorId | undefined;
+    let reply: SubscribeReply | undefined;
+    while (reply === undefined) {
+      notifier = await this.#options.notifierOf(type, notifier);
+      if (notifier === undefined) {
+        throw new JobsError('no_type_timeout', `job type ${JSON.stringify(type)} has no timeout, so no notifier: set one first`);
+      }
+      try {
+        reply = await this.#callSubscribe(notifier, id);
+      } catch (error) {
+        if (!(error instanceof ActorError)) throw error;
+        this.#checkOpen();
+        if (performance.now() > deadline) throw notifierLost(type, error.message);
+      }
     }
-    const reply = await this.#callSubscribe(notifier, id);
     if (reply.state === 'not_found') throw new JobsError('not_found', `no job ${JSON.stringify(id)} of type ${JSON.stringify(type)}`);
     const sub = new Subscription(type, id, reply.state, reply.data, reply.ref);
     if (reply.ref === undefined) return sub;
-    this.#watchNotifier(type, notifier);
+    this.#watchNotifier(type, notifier as ActorId);
     this.#byRef.set(reply.ref, sub);
     this.#byJob.set(key, sub);
     this.#deliverEarly(reply.ref);

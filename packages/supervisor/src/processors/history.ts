@@ -3,14 +3,18 @@
 // exponential crash backoff. Pure functions of their arguments; times are
 // epoch milliseconds and histories are newest first.
 
-/** What happened to a job, as the scheduler records it. */
-export type HistoryEventType = 'added' | 'started' | 'stopped' | 'crashed';
+/**
+ * What happened to a job, as the scheduler records it. `lost`: its run ended
+ * because another job's handler took the shared thread down; it is neither a
+ * crash of its own nor a clean stop, so it leaves the crash streak as it was.
+ */
+export type HistoryEventType = 'added' | 'started' | 'stopped' | 'crashed' | 'lost';
 
 export interface HistoryEvent {
   readonly type: HistoryEventType;
   /** Epoch milliseconds. */
   readonly at: number;
-  /** For `crashed`: why (the handler's error message); for `stopped`: what stopped it. */
+  /** For `crashed`: why (the handler's error message); for `stopped` and `lost`: what ended the run. */
   readonly reason?: string;
 }
 
@@ -34,14 +38,17 @@ export function backoffMs(crashes: number): number {
  * within `healthThresholdSeconds` of the event before it (a crash right
  * after starting, after another crash, after being stopped or added); a run
  * that lasted longer than the threshold, or a clean stop of a started run,
- * ends the streak.
+ * ends the streak. A run `lost` with another job's thread is skipped with the
+ * start it ended: it says nothing about this job's health.
  */
 export function consecutiveCrashes(history: readonly HistoryEvent[], healthThresholdSeconds: number): number {
   const thresholdMs = healthThresholdSeconds * 1000;
+  // A lost run and the start it ended are taken out: what remains is this job's own record.
+  const own = history.filter((event, i) => event.type !== 'lost' && !(event.type === 'started' && history[i - 1]?.type === 'lost'));
   let count = 0;
-  for (let i = 0; i < history.length; i++) {
-    const event = history[i] as HistoryEvent;
-    const previous = history[i + 1];
+  for (let i = 0; i < own.length; i++) {
+    const event = own[i] as HistoryEvent;
+    const previous = own[i + 1];
     if (event.type === 'crashed' && previous !== undefined) {
       if (event.at - previous.at > thresholdMs) return count;
       count++;

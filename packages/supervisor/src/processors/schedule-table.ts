@@ -169,6 +169,18 @@ export class ScheduleTable {
   }
 
   /** Marks a running job stopped (not a crash); a clean stop ends a streak of crashes. */
+  /**
+   * Records that a run ended because another job's handler took its thread
+   * down: the job may start again at once, and its crash streak is kept.
+   */
+  lose(id: string, now: number, reason: string): ScheduleEntry {
+    const entry = this.#require(id);
+    if (!entry.running) return entry;
+    this.#flag(entry, false, entry.held);
+    entry.history = withEvent(entry.history, { type: 'lost', at: now, reason }, this.#options.maxHistory);
+    return entry;
+  }
+
   stop(id: string, now: number, reason?: string): ScheduleEntry {
     const entry = this.#require(id);
     if (!entry.running) return entry;

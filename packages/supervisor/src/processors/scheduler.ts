@@ -438,7 +438,7 @@ export class Scheduler {
     }
     // A bystander of another job's fault: run it again, no crash counted.
     const now = this.#options.clock.now();
-    if (this.#table.get(held.job.id)?.running) this.#table.stop(held.job.id, now, `thread lost: ${reason}`);
+    if (this.#table.get(held.job.id)?.running) this.#table.lose(held.job.id, now, `thread lost: ${reason}`);
     this.events.emit('job:stopped', { id: held.job.id, cause: 'thread_lost' });
     if (this.#active) {
       this.#startDue();
