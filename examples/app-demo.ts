@@ -81,7 +81,7 @@ try {
   console.log(`  all ${JOBS} jobs finished: ${(await app.getJobs(TYPE)).every((job) => job.state === 'finished')}`);
 
   step('4. a worker goes silent: the activity monitor re-enqueues its job after a whole timeout (2 s)');
-  for (let i = 1; i <= 3; i++) await app.system.userSupervisor().terminateChild(`worker-${i}`);
+  for (let i = 1; i <= 3; i++) await app.system.stopChild(`worker-${i}`);
   await app.add(TYPE, 'stuck-1', { to: 'late@example.com' });
   const stuck = await app.subscribe(TYPE, 'stuck-1');
   await app.system.startActor('silent-worker', emailWorker, { type: TYPE, workMs: 150, silent: true });

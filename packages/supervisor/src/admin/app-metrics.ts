@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { JobActivity } from './job-activity.js';
 import type { QueueSampler } from './queue-sampler.js';
 import { type SchedulerView, statsByType } from './scheduler-view.js';
+import type { SchedulerStats } from '../processors/index.js';
 
 /** What the gauges read at scrape time. */
 export interface MetricsSources {
@@ -55,34 +56,32 @@ export class AppMetrics {
         this.set(sources.threads());
       },
     });
-    new Gauge({
-      name: 'jobtree_scheduler_jobs',
-      help: "Jobs the scheduler tracks, per type and state (absent when the app runs no processors; type '' for a single scheduler).",
-      labelNames: ['type', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        const view = sources.scheduler();
-        if (view === undefined) return;
-        for (const [type, stats] of Object.entries(statsByType(view))) {
-          for (const state of ['pending', 'running', 'crashed'] as const) this.set({ type, state }, stats[state]);
-        }
-      },
-    });
-    new Gauge({
-      name: 'jobtree_scheduler_average_age_seconds',
-      help: "Average seconds since the last event of the scheduler's jobs, per type and state.",
-      labelNames: ['type', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        const view = sources.scheduler();
-        if (view === undefined) return;
-        for (const [type, stats] of Object.entries(statsByType(view))) {
-          for (const state of ['pending', 'running', 'crashed'] as const) this.set({ type, state }, stats.averageAgeSeconds[state]);
-        }
-      },
-    });
+    // Both scheduler gauges read the same per-type stats, one field each.
+    const schedulerGauge = (name: string, help: string, pick: (stats: SchedulerStats, state: 'pending' | 'running' | 'crashed') => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['type', 'state'],
+        registers,
+        collect() {
+          this.reset();
+          const view = sources.scheduler();
+          if (view === undefined) return;
+          for (const [type, stats] of Object.entries(statsByType(view))) {
+            for (const state of ['pending', 'running', 'crashed'] as const) this.set({ type, state }, pick(stats, state));
+          }
+        },
+      });
+    schedulerGauge(
+      'jobtree_scheduler_jobs',
+      "Jobs the scheduler tracks, per type and state (absent when the app runs no processors; type '' for a single scheduler).",
+      (stats, state) => stats[state],
+    );
+    schedulerGauge(
+      'jobtree_scheduler_average_age_seconds',
+      "Average seconds since the last event of the scheduler's jobs, per type and state.",
+      (stats, state) => stats.averageAgeSeconds[state],
+    );
     const events = sources.activity.events;
     events.on('added', (type, count) => added.inc({ type }, count));
     events.on('accepted', (type, count, waits) => {
