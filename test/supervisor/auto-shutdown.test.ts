@@ -2,9 +2,8 @@
 // that ends itself, reason `shutdown`, when significant children end on
 // their own, and only then.
 
-import type { ActorRef, ExitReason } from '@jobtree/actors';
+import type { ExitReason } from '@jobtree/actors';
 import {
-  type ChildInfo,
   type SupervisorSpec,
   Supervisor,
   SupervisorError,
@@ -13,22 +12,8 @@ import {
 } from '@jobtree/supervisor';
 import { pooled } from './fixtures/children.js';
 import { nextEvent, record } from './fixtures/next-event.js';
+import { code, running } from './fixtures/outcomes.js';
 import { test } from './fixtures/system.js';
-
-async function code(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof SupervisorError)) throw error;
-    return error.code;
-  }
-}
-
-function running(info: ChildInfo): ActorRef {
-  if (info.actor === undefined || info.actor === 'restarting') throw new Error(`child ${info.id} is not running`);
-  return { id: info.actor };
-}
 
 test('a significant child must be transient or temporary, under an autoShutdown other than never; simple_one_for_one takes none', async (t) => {
   const { system } = t.context;

@@ -1,27 +1,10 @@
-// whichChild and getChildspec: one child looked up without listing them all,
-// found by the same keys OTP's get_childspec takes.
 
-import type { ActorRef } from '@jobtree/actors';
-import { type ChildInfo, SupervisorError, actorStart, startSupervisor, supervisorChild } from '@jobtree/supervisor';
+import { actorStart, startSupervisor, supervisorChild } from '@jobtree/supervisor';
 import { dedicated, pooled } from './fixtures/children.js';
 import remoteCaller, { type RemoteAnswer } from './fixtures/remote-caller.js';
+import { code, running } from './fixtures/outcomes.js';
 import { test } from './fixtures/system.js';
 import worker from './fixtures/worker.js';
-
-async function code(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof SupervisorError)) throw error;
-    return error.code;
-  }
-}
-
-function running(info: ChildInfo): ActorRef {
-  if (info.actor === undefined || info.actor === 'restarting') throw new Error(`child ${info.id} is not running`);
-  return { id: info.actor };
-}
 
 test('getChildspec answers a static child spec with its defaults filled in, kept while the child is terminated', async (t) => {
   const { system } = t.context;

@@ -1,6 +1,7 @@
 import { type ChildInfo, type ChildSpec, SupervisorError, startSupervisor } from '@jobtree/supervisor';
 import { dedicated, pooled } from './fixtures/children.js';
 import { nextEvent } from './fixtures/next-event.js';
+import { code } from './fixtures/outcomes.js';
 import { test } from './fixtures/system.js';
 import worker from './fixtures/worker.js';
 
@@ -8,16 +9,6 @@ function actorOf(children: ChildInfo[], id: string): string {
   const actor = children.find((child) => child.id === id)?.actor;
   if (actor === undefined || actor === 'restarting') throw new Error(`child ${id} is not running`);
   return actor;
-}
-
-async function code(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof SupervisorError)) throw error;
-    return error.code;
-  }
 }
 
 test('startChild adds a child after the others; a second one with the same id is refused', async (t) => {
