@@ -11,7 +11,7 @@
 
 import { type ActorContext, type ActorId, defineActor } from '@jobtree/actors';
 import type { Versionstamp } from '@jobtree/core';
-import { badMessage, onExit } from './bad-message.js';
+import { badMessage, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { type Clock, type ClockSpec, clockFromSpec } from '../clock.js';
 import { isTransient } from './retry-guard.js';
@@ -57,13 +57,8 @@ export default defineActor<ActivityMonitorMessage, ActivityMonitorArgs, Activity
     await schedule(state, ctx);
     return state;
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
-  handleCall(msg) {
-    return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
-  },
+  handleCast: refuseCast,
+  handleCall: refuseCall,
   async handleInfo(msg, state, ctx) {
     if (msg.type === 'EXIT') {
       onExit(msg, [state.parent], ctx);

@@ -34,3 +34,14 @@ export function onExit<M>(msg: ExitMessage, linked: ReadonlyArray<ActorId | unde
   if (!linked.includes(msg.from)) ctx.stop(badMessage('bad_info', msg));
   else if (msg.reason !== 'normal') ctx.stop(msg.reason);
 }
+
+/** `handleCast` of a jobs actor that takes no casts: any cast stops it with `bad_cast`. */
+export function refuseCast<M, S>(msg: M, state: S, ctx: ActorContext<M>): S {
+  ctx.stop(badMessage('bad_cast', msg));
+  return state;
+}
+
+/** `handleCall` of a jobs actor that takes no calls: it replies `{ error: 'bad_call' }`, then stops. */
+export function refuseCall(msg: unknown): { reply: { error: 'bad_call' }; stop: ExitReason } {
+  return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
+}

@@ -7,7 +7,7 @@
 // the storage, so it is a supervised child like any other.
 
 import { defineActor } from '@jobtree/actors';
-import { badMessage } from './bad-message.js';
+import { badMessage, refuseCall, refuseCast } from './bad-message.js';
 import type { JobsBridge } from './jobs-bridge.js';
 
 export interface CoreServerArgs {
@@ -29,13 +29,8 @@ export default defineActor<CoreServerMessage, CoreServerArgs, CoreServerState>(i
   init(args) {
     return { args, bridge: args.attach() };
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
-  handleCall(msg) {
-    return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
-  },
+  handleCast: refuseCast,
+  handleCall: refuseCall,
   handleInfo(msg, state, ctx) {
     ctx.stop(badMessage('bad_info', msg));
     return state;

@@ -10,7 +10,7 @@ import { type ActorContext, type ActorId, type MonitorRef, defineActor, describe
 import { clockFromSpec, type ClockSpec } from '../clock.js';
 import { Supervisor, actorStart, createSupervisorEvents } from '../supervisor.js';
 import activityMonitor, { type ActivityMonitorArgs } from './activity-monitor.js';
-import { badMessage, hasType, onExit } from './bad-message.js';
+import { badMessage, hasType, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import notifier, { type NotifierArgs } from './notifier.js';
 import { isTransient } from './retry-guard.js';
@@ -65,14 +65,11 @@ export default defineActor<JobsServerMessage, JobsServerArgs, JobsServerState>(i
     return state;
   },
   async handleCall(msg, state, ctx) {
-    if (!hasType(msg, 'check_types')) return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
+    if (!hasType(msg, 'check_types')) return refuseCall(msg);
     await checkTypes(state, ctx);
     return { reply: [...state.types.keys()] };
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
+  handleCast: refuseCast,
   async handleInfo(msg, state, ctx) {
     if (msg.type === 'EXIT') {
       onExit(msg, [state.parent], ctx);

@@ -8,7 +8,7 @@
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
 import type { JsonValue, Versionstamp } from '@jobtree/core';
-import { badMessage, hasType, onExit } from './bad-message.js';
+import { badMessage, hasType, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { type JobEvent, type SubscriptionState, isTerminal } from './job-event.js';
 import typeMonitor from './type-monitor.js';
@@ -96,7 +96,7 @@ export default defineActor<NotifierMessage, NotifierArgs, NotifierState>(import.
     };
   },
   async handleCall(msg, state, ctx) {
-    if (!hasType(msg, ...MESSAGES)) return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
+    if (!hasType(msg, ...MESSAGES)) return refuseCall(msg);
     switch (msg.type) {
       case 'subscribe':
         return { reply: await subscribe(state, ctx, msg.id, msg.subscriber) };
@@ -109,10 +109,7 @@ export default defineActor<NotifierMessage, NotifierArgs, NotifierState>(import.
         return { reply: state.subs.size };
     }
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
+  handleCast: refuseCast,
   handleInfo(msg, state, ctx) {
     if (msg.type === 'EXIT') {
       onExit(msg, state.linked, ctx);

@@ -7,7 +7,7 @@
 
 import { type ExitReason, defineActor } from '@jobtree/actors';
 import type { Scheduler } from '../processors/index.js';
-import { badMessage, onExit } from './bad-message.js';
+import { badMessage, onExit, refuseCall, refuseCast } from './bad-message.js';
 
 export interface ProcessorServerArgs {
   /** Starts the scheduler and records it as the type's current one, held by actor `self`. */
@@ -32,13 +32,8 @@ export default defineActor<ProcessorServerMessage, ProcessorServerArgs, Processo
     ctx.trapExit(true);
     return { args, scheduler: await args.start(ctx.self.id), parent: ctx.whereis(args.supervisor) };
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
-  handleCall(msg) {
-    return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
-  },
+  handleCast: refuseCast,
+  handleCall: refuseCall,
   handleInfo(msg, state, ctx) {
     if (msg.type === 'EXIT') onExit(msg, [state.parent], ctx);
     else ctx.stop(badMessage('bad_info', msg));

@@ -6,7 +6,7 @@
 
 import { type ActorContext, type ActorId, defineActor } from '@jobtree/actors';
 import type { Versionstamp } from '@jobtree/core';
-import { badMessage } from './bad-message.js';
+import { badMessage, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { isTransient } from './retry-guard.js';
 
@@ -41,13 +41,8 @@ export default defineActor<TypeMonitorMessage, TypeMonitorArgs, TypeMonitorState
     ctx.sendAfter(0, POLL);
     return { args, core: jobsCore(ctx), since: args.since, lastNotified: 0 };
   },
-  handleCast(msg, state, ctx) {
-    ctx.stop(badMessage('bad_cast', msg));
-    return state;
-  },
-  handleCall(msg) {
-    return { reply: { error: 'bad_call' }, stop: badMessage('bad_call', msg) };
-  },
+  handleCast: refuseCast,
+  handleCall: refuseCall,
   async handleInfo(msg, state, ctx) {
     if (msg.type !== 'TIMEOUT' || msg.tag !== POLL) {
       ctx.stop(badMessage('bad_info', msg));
