@@ -6,6 +6,7 @@ import { ActorError, MalformedMessageError } from './errors.js';
 import { type Envelope, envelope, Kind } from './envelope.js';
 import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
 import { PROGRESS, RUNNING } from './host-status.js';
+import { LongTimeout } from './max-timer.js';
 import type {
   ActorContext,
   ActorDefinition,
@@ -30,7 +31,7 @@ interface Receiver {
   predicate: (msg: unknown) => boolean;
   resolve: (msg: unknown) => void;
   reject: (error: unknown) => void;
-  timer: NodeJS.Timeout | undefined;
+  timer: LongTimeout | undefined;
 }
 
 /** The behaviour of a passive cell (an inbox): nothing runs, `receive` takes the mail. */
@@ -75,7 +76,7 @@ export class ActorCell implements HostedCell {
   #head = 0;
   #current: Envelope | undefined;
   #receivers: Receiver[] = [];
-  #timers = new Set<NodeJS.Timeout>();
+  #timers = new Set<LongTimeout>();
   #stopReason: ExitReason | undefined;
   /** Inside step(): it reschedules at the end, settle need not. */
   #stepping = false;
@@ -392,7 +393,7 @@ export class ActorCell implements HostedCell {
     this.#onStarted = undefined;
     onStarted?.(this.id, reason);
     this.#cancelReceivers();
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) timer.clear();
     this.#timers.clear();
     const host = this.host;
     host.forget(this);
@@ -491,7 +492,7 @@ export class ActorCell implements HostedCell {
     return new Promise((resolve, reject) => {
       const receiver: Receiver = { predicate, resolve, reject, timer: undefined };
       if (Number.isFinite(timeoutMs)) {
-        receiver.timer = setTimeout(() => {
+        receiver.timer = new LongTimeout(() => {
           this.host.takeKills();
           if (this.dead && !this.passive) return;
           const at = this.#receivers.indexOf(receiver);
@@ -519,13 +520,13 @@ export class ActorCell implements HostedCell {
         }
         // Main-thread code passed that predicate: its receive fails, the inbox goes on.
         receivers.splice(i--, 1);
-        if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+        receiver.timer?.clear();
         receiver.reject(error);
         continue;
       }
       if (matched) {
         receivers.splice(i, 1);
-        if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+        receiver.timer?.clear();
         receiver.resolve(msg);
         return true;
       }
@@ -539,20 +540,20 @@ export class ActorCell implements HostedCell {
     const receivers = this.#receivers;
     this.#receivers = [];
     for (const receiver of receivers) {
-      if (receiver.timer !== undefined) clearTimeout(receiver.timer);
+      receiver.timer?.clear();
       if (this.passive) receiver.resolve(undefined);
     }
   }
 
   sendAfter(ms: number, tag: string): () => void {
     if (this.dead) return () => {};
-    const timer = setTimeout(() => {
+    const timer: LongTimeout = new LongTimeout(() => {
       this.#timers.delete(timer);
       this.deliverInfo({ type: 'TIMEOUT', tag });
     }, ms);
     this.#timers.add(timer);
     return () => {
-      clearTimeout(timer);
+      timer.clear();
       this.#timers.delete(timer);
     };
   }

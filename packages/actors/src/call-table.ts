@@ -4,6 +4,7 @@
 
 import { ActorError, callFailure } from './errors.js';
 import type { ActorId, ExitReason } from './interfaces.js';
+import { LongTimeout } from './max-timer.js';
 
 /** Who waits: an actor keeps the numbers of its calls, so that they are dropped when it dies. */
 export interface CallOwner {
@@ -15,7 +16,7 @@ interface PendingCall {
   reject: (error: ActorError) => void;
   to: ActorId;
   owner: CallOwner | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: LongTimeout | undefined;
 }
 
 export class CallTable {
@@ -26,7 +27,7 @@ export class CallTable {
   open(owner: CallOwner | undefined, to: ActorId, timeoutMs: number, send: (ref: number) => void): Promise<unknown> {
     return new Promise((resolve, reject) => {
       const ref = ++this.#seq;
-      const timer = Number.isFinite(timeoutMs) ? setTimeout(this.#timedOut, timeoutMs, ref, timeoutMs) : undefined;
+      const timer = Number.isFinite(timeoutMs) ? new LongTimeout(() => this.#timedOut(ref, timeoutMs), timeoutMs) : undefined;
       this.#calls.set(ref, { resolve, reject, to, owner, timer });
       owner?.calls.add(ref);
       send(ref);
@@ -45,7 +46,7 @@ export class CallTable {
     const call = this.#calls.get(ref);
     if (call === undefined) return undefined;
     this.#calls.delete(ref);
-    if (call.timer !== undefined) clearTimeout(call.timer);
+    call.timer?.clear();
     call.owner?.calls.delete(ref);
     return call;
   }
@@ -75,7 +76,7 @@ export class CallTable {
   dropOwned(owner: CallOwner): void {
     for (const ref of owner.calls) {
       const call = this.#calls.get(ref);
-      if (call !== undefined && call.timer !== undefined) clearTimeout(call.timer);
+      call?.timer?.clear();
       this.#calls.delete(ref);
     }
     owner.calls.clear();
