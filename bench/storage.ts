@@ -1,10 +1,13 @@
 // Storage benchmark: the embedded engine against raw lmdb, measured in the
 // same run on the same disk with the same durability (a write counts once
-// lmdb reports it flushed). 64 operations are in flight throughout. Last, the
+// lmdb reports it flushed). 64 operations are in flight in the throughput
+// measurements. Then the
 // commit cycle counted (8 and 64 writers): transactions per lmdb write, how
 // many commits arrive while a write is in flight (what a second write slot
 // could carry), and how a cycle splits between lmdb's writer and the gap
-// from one write's flush to the next write's start.
+// from one write's flush to the next write's start. And one commit at a
+// time (a lone worker's case): time to durable and CPU per commit, next to
+// an lmdb put awaited until flushed.
 //
 //   pnpm bench:storage                 ~1.5 s per measurement
 //   pnpm bench:storage --seconds 3     longer windows, steadier numbers
@@ -159,6 +162,58 @@ async function countCommitCycles(db: Database, concurrency: number, seconds: num
   };
 }
 
+interface OneAtATime {
+  /** Median time from starting a commit to its durable acknowledgement, ms. */
+  p50Ms: number;
+  /** CPU of the whole process (every thread, kernel time included) per commit, µs. */
+  cpuMicros: number;
+}
+
+/**
+ * One commit at a time, each started when the last is durable: what a lone
+ * worker (an accept, then a finish) or an add on an idle store pays, where no
+ * group commit shares the flush.
+ */
+async function oneAtATime(seconds: number, operation: (n: number) => Promise<unknown>): Promise<OneAtATime> {
+  const warmupEnd = performance.now() + (seconds * 1000) / 4;
+  let n = 0;
+  while (performance.now() < warmupEnd) await operation(n++);
+  const latencies: number[] = [];
+  const cpu = process.cpuUsage();
+  const end = performance.now() + seconds * 1000;
+  for (let now = performance.now(); now < end; ) {
+    await operation(n++);
+    const done = performance.now();
+    latencies.push(done - now);
+    now = done;
+  }
+  const used = process.cpuUsage(cpu);
+  latencies.sort((a, b) => a - b);
+  return {
+    p50Ms: latencies[latencies.length >> 1] ?? 0,
+    cpuMicros: latencies.length === 0 ? 0 : (used.user + used.system) / latencies.length,
+  };
+}
+
+/** The best (lowest) of interleaved rounds of each sequential measurement. */
+async function bestOneAtATime<K extends string>(
+  rounds: number,
+  measurements: Record<K, () => Promise<OneAtATime>>,
+): Promise<Record<K, OneAtATime>> {
+  const best = {} as Record<K, OneAtATime>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of Object.keys(measurements) as K[]) {
+      const result = await measurements[name]();
+      const current = best[name];
+      best[name] = {
+        p50Ms: Math.min(current?.p50Ms ?? Number.POSITIVE_INFINITY, result.p50Ms),
+        cpuMicros: Math.min(current?.cpuMicros ?? Number.POSITIVE_INFINITY, result.cpuMicros),
+      };
+    }
+  }
+  return best;
+}
+
 interface ReadModifyWrite {
   commitsPerSecond: number;
   retriesPerCommit: number;
@@ -290,7 +345,25 @@ async function main(): Promise<void> {
       }
     }
 
-    // 4. The commit cycle, counted: why one lmdb write at a time (see commit-pipeline.ts).
+    // 4. One commit at a time: the engine's own cost per commit next to lmdb's floor (a put awaited until flushed).
+    const sequential = await bestOneAtATime(ROUNDS, {
+      rawPut: () => oneAtATime(window.seconds, (n) => durable(raw.put(keyOf('s', n % WIDE_KEYS), VALUE))),
+      write: () => oneAtATime(window.seconds, (n) => engine.doTransaction((tx) => tx.set(keyOf('s', n % WIDE_KEYS), VALUE))),
+      readWrite: () =>
+        oneAtATime(window.seconds, (n) =>
+          engine.doTransaction(async (tx) => {
+            const key = keyOf('s', n % WIDE_KEYS);
+            await tx.get(key);
+            tx.set(key, VALUE);
+          }),
+        ),
+    });
+    rows.push(infoRow('one at a time: ms to durable (p50), write tx vs lmdb put', sequential.write.p50Ms, sequential.rawPut.p50Ms));
+    rows.push(infoRow('one at a time: ms to durable (p50), get+set tx vs lmdb put', sequential.readWrite.p50Ms, sequential.rawPut.p50Ms));
+    rows.push(infoRow('one at a time: CPU µs per commit (all threads), write tx vs lmdb put', sequential.write.cpuMicros, sequential.rawPut.cpuMicros));
+    rows.push(infoRow('one at a time: CPU µs per commit (all threads), get+set tx vs lmdb put', sequential.readWrite.cpuMicros, sequential.rawPut.cpuMicros));
+
+    // 5. The commit cycle, counted: why one lmdb write at a time (see commit-pipeline.ts).
     for (const inFlight of [8, CONCURRENCY]) {
       const cycles = await countCommitCycles(engine, inFlight, seconds);
       rows.push(infoRow(`transactions per lmdb write, ${inFlight} in flight`, cycles.perWrite));

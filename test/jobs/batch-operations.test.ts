@@ -6,6 +6,7 @@
 import test from 'ava';
 import { FdbError, FdbErrorCode, JobsError, MAX_ACCEPT_MANY } from '@jobtree/core';
 import type { Database, Job, Settled } from '@jobtree/core';
+import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
@@ -102,6 +103,26 @@ test('acceptMany waits for a job when asked to, and checks max', async (t) => {
     await t.throwsAsync(jobs.acceptMany(T1, max as number), { instanceOf: JobsError, code: 'invalid_option' });
   }
   t.is(MAX_ACCEPT_MANY, 1_000);
+});
+
+test('a shared write transaction bumps the pending counter once for all its jobs, and still wakes a waiting accept', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  const keys = new JobKeys().forType(T1);
+  const counter = async () => {
+    const value = await database.doTransaction((tx) => tx.get(keys.watchesPending));
+    return value === undefined ? 0n : value.readBigInt64LE(0);
+  };
+  const waiting = jobs.acceptMany(T1, 100, { timeout: 60_000 });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const before = await counter();
+  await jobs.addMany(T1, Array.from({ length: 50 }, (_, i) => ({ id: `j${i}` })));
+  t.is((await counter()) - before, 1n, 'one bump for the 50 enqueues of one transaction');
+  const taken = await waiting;
+  t.true(taken.length >= 1);
+  // Activity is re-stamped once too, and still moves with every transaction that changes a state.
+  const stamp = await jobs.getActivityVersionstamp(T1);
+  t.is((await jobs.finishMany(taken.map((job) => ({ job })))).every((outcome) => outcome.status === 'fulfilled'), true);
+  t.not(await jobs.getActivityVersionstamp(T1), stamp);
 });
 
 test('concurrent accepts and an acceptMany share out the queue without handing a job out twice', async (t) => {

@@ -6,9 +6,18 @@ import test from 'ava';
 import fc from 'fast-check';
 import { type FdbError, FdbErrorCode, JobsError, Subspace, completeVersionstampElement, keyAfterPrefix, versionstampElement } from '@jobtree/core';
 import type { TupleItem } from '@jobtree/core';
-import { JobKeys, parsePendingKey } from '../../packages/core/src/jobs/job-keys.js';
+import { JobKeys, parsePendingKey, parsePendingKeyFast } from '../../packages/core/src/jobs/job-keys.js';
 import { appendTupleString, writeTupleDouble } from '../../packages/core/src/keys/tuple-append.js';
-import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from '../../packages/core/src/jobs/job-record.js';
+import {
+  decodeJobRecord,
+  encodeJobRecord,
+  finishedRecordBytes,
+  newLock,
+  RECORD_SEQ_OFFSET,
+  recordRunningUnder,
+  runningRecordBytes,
+  updatedRecordBytes,
+} from '../../packages/core/src/jobs/job-record.js';
 import { versionstampFromBytes, versionstampToBytes } from '../../packages/core/src/keys/versionstamp.js';
 
 test('a subspace packs, unpacks and bounds keys under its cached prefix', (t) => {
@@ -97,6 +106,27 @@ test('pending keys sort by priority (highest first), then scheduled time, and de
   t.pass();
 });
 
+test('pending keys decode by hand exactly as the tuple decoder reads them, at every integer width', (t) => {
+  const keys = new JobKeys().forType('t');
+  const priorities = [0, 1, 255, 256, 65_535, 65_536, 2 ** 40, 2 ** 48 - 1, 2 ** 48, 2 ** 52 + 1, Number.MAX_SAFE_INTEGER];
+  const times = [0, 1, 1.5, 1_700_000_000.25, 2 ** 40];
+  const ids = ['a', 'job-1', 'a\u0000b', '\u{1F680}', 'é'];
+  for (const priority of priorities) {
+    for (const scheduledTime of times) {
+      for (const id of ids) {
+        const key = keys.pendingKey(priority, scheduledTime, id);
+        const [negated, time, tupleId] = keys.pending.unpack(key);
+        t.deepEqual(parsePendingKey(keys, key), { priority, scheduledTime, id });
+        // The hand decoder takes every key but the rare ones (an escaped NUL, a priority over 2^48).
+        const byHand = parsePendingKeyFast(keys.pending.prefix, key);
+        if (id.includes('\u0000') || priority >= 2 ** 48) t.is(byHand, undefined);
+        else t.deepEqual(byHand, { priority, scheduledTime, id });
+        t.deepEqual([negated === 0 ? 0 : -(negated as number), time, tupleId], [priority, scheduledTime, id]);
+      }
+    }
+  }
+});
+
 test('a pending key is byte for byte what fdb-tuple packs, NUL bytes in ids included', (t) => {
   const keys = new JobKeys().forType('t');
   fc.assert(
@@ -153,6 +183,35 @@ test('job records round-trip, and a fresh sequence is left for the commit to fil
   const template = encodeJobRecord({ ...running, seq: undefined }, true);
   t.deepEqual(template.subarray(RECORD_SEQ_OFFSET, RECORD_SEQ_OFFSET + 12), Buffer.alloc(12));
   t.true(JobsError.is(t.throws(() => decodeJobRecord(Buffer.of(9))), 'corrupt_record'));
+});
+
+test('accept, update and finish rewrite record bytes exactly as encoding the changed record would', (t) => {
+  for (const continuous of [false, true]) {
+    for (const data of [Buffer.from('null'), Buffer.from('{"big":"' + 'x'.repeat(300) + '"}')]) {
+      const pending = { state: 'pending' as const, seq: undefined, lock: undefined, resubmit: false, continuous, priority: 7, scheduledTime: 99.5, data };
+      const lock = newLock();
+      const running = { ...pending, state: 'running' as const, lock };
+      // A pending record's resubmit bit never survives an accept, whatever the stored byte says.
+      const stored = encodeJobRecord(pending);
+      t.deepEqual(runningRecordBytes(stored, lock, 5), encodeJobRecord({ ...running, seq: undefined }, true, 5));
+      const seq = Buffer.from('0102030405060708090a0005', 'hex');
+      const live = encodeJobRecord({ ...running, seq, resubmit: true });
+      t.true(recordRunningUnder(live, lock));
+      t.false(recordRunningUnder(live, newLock()));
+      t.false(recordRunningUnder(stored, lock));
+      // An update keeps lock and flags, takes a fresh sequence and maybe new data.
+      t.deepEqual(updatedRecordBytes(live, undefined, 9), encodeJobRecord({ ...running, seq: undefined, resubmit: true }, true, 9));
+      const progress = Buffer.from('{"p":0.5}');
+      t.deepEqual(
+        updatedRecordBytes(live, progress, 0),
+        encodeJobRecord({ ...running, seq: undefined, resubmit: true, data: progress }, true, 0),
+      );
+      const finished = { ...pending, state: 'finished' as const };
+      t.deepEqual(finishedRecordBytes(live, undefined), encodeJobRecord(finished));
+      const result = Buffer.from('{"ok":true}');
+      t.deepEqual(finishedRecordBytes(live, result), encodeJobRecord({ ...finished, data: result }));
+    }
+  }
 });
 
 test('the continuous flag round-trips next to resubmit, and records written without it read as one-shot', (t) => {

@@ -158,6 +158,57 @@ test('data and versionstamps persist across close and reopen, and versions only 
   await db.close();
 });
 
+test('a batch that changes no key (only write-conflict keys) commits with a versionstamp, and later commits go on', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  try {
+    await db.doTransaction((tx) => tx.set(b('k'), b('1')));
+    let previous: Buffer = Buffer.alloc(0);
+    for (let i = 0; i < 3; i++) {
+      // Inside the recorded-version lease such a batch gives lmdb a transaction that changes no page.
+      const { stamp } = await db.doTransaction((tx) => {
+        tx.addWriteConflictKey(b('k'));
+        return { stamp: tx.getVersionstamp() };
+      });
+      const current = await stamp;
+      t.true(Buffer.compare(current, previous) > 0);
+      previous = current;
+    }
+    await db.doTransaction((tx) => tx.set(b('k'), b('2')));
+    t.is((await db.doTransaction((tx) => tx.get(b('k'))))?.toString(), '2');
+  } finally {
+    await db.close();
+  }
+});
+
+// Serial: it sets the process clock back, which concurrent tests must not see.
+test.serial('after a reopen, versions stay above every earlier one even when the clock has gone back', async (t) => {
+  const dir = tempDir(t);
+  let db = await openDatabase({ path: dir });
+  let last: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < 3; i++) {
+    const { stamp } = await db.doTransaction((tx) => {
+      tx.set(b(`k${i}`), b('v'));
+      return { stamp: tx.getVersionstamp() };
+    });
+    last = await stamp;
+  }
+  await db.close();
+  const realNow = Date.now;
+  Date.now = () => realNow() - 3_600_000;
+  try {
+    db = await openDatabase({ path: dir });
+    const { stamp } = await db.doTransaction((tx) => {
+      tx.set(b('after'), b('v'));
+      return { stamp: tx.getVersionstamp() };
+    });
+    t.true(Buffer.compare(await stamp, last) > 0);
+    await db.close();
+  } finally {
+    Date.now = realNow;
+  }
+});
+
 test('concurrent commits share one commit version (one lmdb write, one fsync) and survive reopen', async (t) => {
   const dir = tempDir(t);
   let db = await openDatabase({ path: dir });

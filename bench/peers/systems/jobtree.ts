@@ -1,12 +1,12 @@
 // jobtree in the peer benchmark, through the packages' public API only:
 // `openJobs` from @jobtree/core with in-process workers (N concurrent
-// accept -> finish loops), the batch calls when the core has them, and the
-// scheduler of @jobtree/supervisor (handlers in worker threads) when it
-// exports one.
+// accept -> finish loops), the batch calls and the core's LocalQueue when
+// the core has them, and the scheduler of @jobtree/supervisor (handlers in
+// worker threads) when it exports one.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Job, Jobs, openJobs } from '@jobtree/core';
+import { type Job, Jobs, LocalQueue, openJobs } from '@jobtree/core';
 import type { BenchSystem, DrainResult, LatencyResult, RateResult } from '../bench-system.js';
 import { latencyOf, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
@@ -45,11 +45,6 @@ function batchCalls(jobs: Jobs): BatchCalls | undefined {
   return hasBatchCalls() ? (jobs as unknown as BatchCalls) : undefined;
 }
 
-function checkSettled(what: string, outcomes: readonly Settled[]): void {
-  const failed = outcomes.find((outcome) => outcome.status !== 'fulfilled');
-  if (failed) throw new PeerBenchError('not_exactly_once', `jobtree ${what} refused a job: ${String(failed.reason)}`);
-}
-
 /** Fills the queue with the ledger's jobs: with addMany when `batch` is given, else with single adds, 64 in flight. */
 async function fillJobs(jobs: Jobs, ledger: CompletionLedger, batch: BatchCalls | undefined): Promise<void> {
   if (batch) {
@@ -66,6 +61,39 @@ async function fillJobs(jobs: Jobs, ledger: CompletionLedger, batch: BatchCalls 
     for (let i = next++; i < ledger.count; i = next++) await jobs.add(TYPE, ledger.id(i), { i });
   };
   await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, loop));
+}
+
+/**
+ * The batched workers: they share the core's LocalQueue, which takes up to
+ * LOCAL_QUEUE jobs per acceptMany and never holds more than that not yet
+ * run, and takes its next batch while the workers run and their finishes
+ * commit. A worker does not wait for its finish to commit before taking its
+ * next job (concurrent finishes share transactions); a job counts as
+ * complete when its finish resolves. Workers stop once every job has run;
+ * stopping the queue waits for the last finishes.
+ */
+async function drainFromLocalQueue(jobs: Jobs, ledger: CompletionLedger, workers: number): Promise<void> {
+  const queue = new LocalQueue(jobs, TYPE, { size: LOCAL_QUEUE });
+  let refused: unknown;
+  const worker = async () => {
+    for (let job = await queue.take(); job !== undefined; job = await queue.take()) {
+      ledger.markRun(job.id);
+      const { id } = job;
+      queue.finish(job).then(
+        () => ledger.markComplete(id),
+        (error: unknown) => {
+          refused ??= error;
+        },
+      );
+      if (ledger.ran === ledger.count) void queue.stop();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: workers }, worker));
+  } finally {
+    await queue.stop();
+  }
+  if (refused !== undefined) throw new PeerBenchError('not_exactly_once', `jobtree finish refused a job: ${String(refused)}`);
 }
 
 export type JobtreeVariant = 'single calls' | 'batched';
@@ -108,28 +136,20 @@ export class JobtreeSystem implements BenchSystem {
       cpu.start();
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
       await fillJobs(jobs, ledger, batch);
-      const perWorker = Math.ceil(LOCAL_QUEUE / workers);
+      const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
       // A worker whose accept finds nothing stops: the queue was filled
       // before the drain, so an empty queue means every job is taken.
-      const worker = batch
-        ? async () => {
-            for (;;) {
-              const taken = await batch.acceptMany(TYPE, perWorker);
-              if (taken.length === 0) return;
-              for (const job of taken) ledger.markRun(job.id);
-              checkSettled('finishMany', await batch.finishMany(taken.map((job) => ({ job }))));
-              for (const job of taken) ledger.markComplete(job.id);
-            }
-          }
-        : async () => {
-            for (let job = await jobs.accept(TYPE); job !== undefined; job = await jobs.accept(TYPE)) {
-              ledger.markRun(job.id);
-              await jobs.finish(job);
-              ledger.markComplete(job.id);
-            }
-          };
-      const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
-      await watchRun(what, Promise.all(Array.from({ length: workers }, worker)), deadlineMs(count), ledger);
+      const single = async () => {
+        for (let job = await jobs.accept(TYPE); job !== undefined; job = await jobs.accept(TYPE)) {
+          ledger.markRun(job.id);
+          await jobs.finish(job);
+          ledger.markComplete(job.id);
+        }
+      };
+      const run = batch
+        ? drainFromLocalQueue(jobs, ledger, workers)
+        : Promise.all(Array.from({ length: workers }, single)).then(() => undefined);
+      await watchRun(what, run, deadlineMs(count), ledger);
       const seconds = (performance.now() - ledger.firstRunAt) / 1000;
       const cpuSeconds = cpu.elapsed();
       ledger.verify(this.label);
@@ -156,13 +176,17 @@ export class JobtreeSystem implements BenchSystem {
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
       const started = (job: Job) => latencies.push(performance.now() - (addedAt.get(job.id) ?? Number.NaN));
       let stop = false;
-      // Bounded waits, so the worker sees `stop` soon after the last job.
+      // The batched worker waits in its local queue (stopping the queue ends
+      // the wait); the single one in bounded accepts, so it sees `stop` soon
+      // after the last job.
+      const queue = batch ? new LocalQueue(jobs, TYPE, { size: LOCAL_QUEUE }) : undefined;
       const worker = (async () => {
         while (!stop) {
-          if (batch) {
-            const taken = await batch.acceptMany(TYPE, LOCAL_QUEUE, { timeout: 200 });
-            taken.forEach(started);
-            if (taken.length > 0) checkSettled('finishMany', await batch.finishMany(taken.map((job) => ({ job }))));
+          if (queue) {
+            const job = await queue.take();
+            if (!job) continue;
+            started(job);
+            await queue.finish(job);
           } else {
             const job = await jobs.accept(TYPE, { timeout: 200 });
             if (!job) continue;
@@ -183,6 +207,7 @@ export class JobtreeSystem implements BenchSystem {
       })();
       await watchRun(`${this.label}, add -> start latency`, work, deadlineMs(samples * 10));
       stop = true;
+      await queue?.stop();
       await worker;
       return latencyOf(latencies);
     });
@@ -228,7 +253,12 @@ export async function findProcessors(): Promise<StartProcessors | string> {
   };
 }
 
-/** jobtree's processors: the scheduler runs handlers in worker threads. */
+/**
+ * jobtree's processors: the scheduler runs handlers in worker threads. It
+ * gets `maxJobs: workers` and the default `threads` (at most the core count),
+ * against BullMQ's one thread per concurrent job: the same number of handlers
+ * at once, on as many threads as there are cores (see the README's threads row).
+ */
 export class JobtreeProcessorsSystem implements BenchSystem {
   readonly label = 'jobtree processors';
   readonly durability = DURABILITY;

@@ -41,6 +41,8 @@ export type { JobsErrorCode } from './errors.js';
 export { Jobs, openJobs } from './jobs/jobs.js';
 export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
+export { LocalQueue, DEFAULT_LOCAL_QUEUE_SIZE } from './jobs/local-queue.js';
+export type { LocalQueueOptions, LocalQueueSource } from './jobs/local-queue.js';
 export type {
   Job,
   JobTypes,

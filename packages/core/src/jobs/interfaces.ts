@@ -161,6 +161,14 @@ export interface AcceptOptions {
    * @default false
    */
   noSchedule?: boolean;
+  /**
+   * Ends a waiting accept early: once aborted, the accept resolves with no
+   * job (`undefined`, or `[]` for `acceptMany`) instead of waiting on. A
+   * transaction already taking jobs when the signal fires still delivers
+   * them: they are committed as running, and dropping them would leave them
+   * without a worker until the activity timeout.
+   */
+  signal?: AbortSignal;
 }
 
 export interface PendingCountOptions {

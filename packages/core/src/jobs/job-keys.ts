@@ -18,6 +18,8 @@ import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampEle
 const MAX_CACHED_TYPES = 10_000;
 /** Priorities whose encoded pending prefix a type keeps; past this the cache starts over. */
 const MAX_CACHED_PRIORITIES = 64;
+/** User versions whose activity template a type keeps (a batch holds at most 1,000 jobs). */
+const MAX_CACHED_TEMPLATES = 1_024;
 
 /** The keys of one job type. */
 export class TypeKeys {
@@ -32,6 +34,8 @@ export class TypeKeys {
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
   readonly #priorityPrefixes = new Map<number, Buffer>();
+  /** `activityTemplateFor` by user version: every batch uses the same first ones. */
+  readonly #activityTemplates: { key: Buffer; offset: number }[] = [];
 
   constructor(root: JobKeys, type: string) {
     this.type = type;
@@ -95,9 +99,14 @@ export class TypeKeys {
    */
   activityTemplateFor(userVersion: number): { key: Buffer; offset: number } {
     if (userVersion === 0) return this.activityTemplate;
+    // Cached: the storage copies what it is given, so a shared template is never changed.
+    const cached = this.#activityTemplates[userVersion];
+    if (cached !== undefined) return cached;
     const key = Buffer.from(this.activityTemplate.key);
     key.writeUInt16BE(userVersion, this.activityTemplate.offset + 10);
-    return { key, offset: this.activityTemplate.offset };
+    const template = { key, offset: this.activityTemplate.offset };
+    if (userVersion < MAX_CACHED_TEMPLATES) this.#activityTemplates[userVersion] = template;
+    return template;
   }
 
   /**
@@ -134,8 +143,80 @@ function pendingPriority(priority: number): number {
   return priority === 0 ? 0 : -priority;
 }
 
+/** A pending key's parts. */
+export interface PendingKeyParts {
+  priority: number;
+  scheduledTime: number;
+  id: string;
+}
+
 /** Decodes a pending key's (priority, scheduled time, id). */
-export function parsePendingKey(keys: TypeKeys, key: Uint8Array): { priority: number; scheduledTime: number; id: string } {
+export function parsePendingKey(keys: TypeKeys, key: Uint8Array): PendingKeyParts {
+  return parsePendingKeyFast(keys.pending.prefix, key) ?? parsePendingKeyTuple(keys, key);
+}
+
+/** Tuple typecodes a pending key is made of. */
+const INT_ZERO_CODE = 0x14;
+/** Integers of up to 6 bytes decode exactly with float arithmetic; longer ones take the general path. */
+const MAX_FAST_INT_BYTES = 6;
+const DOUBLE_CODE = 0x21;
+const STRING_CODE = 0x02;
+
+/**
+ * The common pending key decoded by hand: an integer priority of up to 6
+ * bytes, a double scheduled time and an id without NUL bytes, read straight
+ * from the key (every dequeue decodes a page of keys; the general tuple
+ * decoder allocated an array and a buffer per element). `undefined` for
+ * anything else, which the general decoder then reads or rejects.
+ */
+export function parsePendingKeyFast(prefix: Buffer, bytes: Uint8Array): PendingKeyParts | undefined {
+  if (!Buffer.isBuffer(bytes)) return undefined;
+  const key = bytes;
+  let at = prefix.length;
+  if (key.length < at + 1 + 1 + 9 + 2 || key.compare(prefix, 0, at, 0, at) !== 0) return undefined;
+  // The priority is stored negated: higher priorities sort first.
+  const code = key[at] as number;
+  let negated: number;
+  if (code === INT_ZERO_CODE) {
+    negated = 0;
+    at += 1;
+  } else if (code > INT_ZERO_CODE && code - INT_ZERO_CODE <= MAX_FAST_INT_BYTES) {
+    const length = code - INT_ZERO_CODE;
+    negated = key.readUIntBE(at + 1, length);
+    at += 1 + length;
+  } else if (code < INT_ZERO_CODE && INT_ZERO_CODE - code <= MAX_FAST_INT_BYTES) {
+    // A negative integer is the ones' complement of its magnitude.
+    const length = INT_ZERO_CODE - code;
+    negated = key.readUIntBE(at + 1, length) - (2 ** (8 * length) - 1);
+    at += 1 + length;
+  } else {
+    return undefined;
+  }
+  if (key[at] !== DOUBLE_CODE || key.length < at + 9 + 2) return undefined;
+  const scheduledTime = readTupleDouble(key, at + 1);
+  at += 9;
+  if (key[at] !== STRING_CODE) return undefined;
+  // The id runs to the key's last byte, a 00; a 00 earlier is an escaped NUL (00 ff).
+  const end = key.indexOf(0, at + 1);
+  if (end !== key.length - 1) return undefined;
+  return { priority: negated === 0 ? 0 : -negated, scheduledTime, id: key.toString('utf8', at + 1, end) };
+}
+
+/** Reads the 8 bytes of a tuple double (see writeTupleDouble): the sign bit was flipped, or every bit. */
+function readTupleDouble(key: Buffer, at: number): number {
+  const first = key[at] as number;
+  if ((first & 0x80) !== 0) {
+    DOUBLE_SCRATCH[0] = first ^ 0x80;
+    for (let i = 1; i < 8; i++) DOUBLE_SCRATCH[i] = key[at + i] as number;
+  } else {
+    for (let i = 0; i < 8; i++) DOUBLE_SCRATCH[i] = ~(key[at + i] as number) & 0xff;
+  }
+  return DOUBLE_SCRATCH.readDoubleBE(0);
+}
+
+const DOUBLE_SCRATCH = Buffer.alloc(8);
+
+function parsePendingKeyTuple(keys: TypeKeys, key: Uint8Array): PendingKeyParts {
   const [negated, scheduledTime, id] = keys.pending.unpack(key);
   if (typeof negated !== 'number' || typeof scheduledTime !== 'number' || typeof id !== 'string') {
     throw new JobsError('corrupt_record', `a pending key does not decode to (priority, scheduled time, id): ${Buffer.from(key).toString('hex')}`);

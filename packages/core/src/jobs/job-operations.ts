@@ -13,7 +13,18 @@ import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { decodeJobData } from './job-data.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
-import { encodeJobRecord } from './job-record.js';
+import {
+  decodeJobRecord,
+  encodeJobRecord,
+  finishedRecordBytes,
+  recordContinuous,
+  recordPriority,
+  recordResubmit,
+  recordRunningUnder,
+  recordScheduledTime,
+  recordSeq,
+  updatedRecordBytes,
+} from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import {
   pendingRecord,
@@ -21,10 +32,11 @@ import {
   resubmitRecord,
   touchActivity,
   writePending,
-  writeRunning,
+  writeRunningValue,
 } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
+import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 
 /** What `addJob` reads the type's timeout through: the transaction, or reads shared by a batch. */
@@ -32,6 +44,10 @@ export interface TimeoutReader {
   get(key: Buffer): Promise<Buffer | undefined>;
 }
 
+/**
+ * `timeouts`: reads shared by a batch; `once`: the writes a batch needs
+ * only once (see OncePerAttempt). Both default to the transaction alone.
+ */
 export async function addJob(
   tx: Transaction,
   keys: TypeKeys,
@@ -39,32 +55,34 @@ export async function addJob(
   changes: Changes,
   now: number,
   timeouts: TimeoutReader = tx,
+  once?: OncePerAttempt,
 ): Promise<JobState> {
-  const [timeout, current] = await Promise.all([timeouts.get(keys.typeTimeout), readRecord(tx, keys, id)]);
+  const key = keys.job(id);
+  const [timeout, value] = await Promise.all([timeouts.get(keys.typeTimeout), tx.get(key)]);
   if (timeout === undefined) {
     throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(keys.type)} before adding jobs to it`);
   }
-  if (current === undefined) {
+  if (value === undefined) {
     const record = pendingRecord(
       changes.priority ?? 0,
       changes.scheduledTime ?? Math.floor(now),
       changes.data,
       changes.continuous ?? false,
     );
-    writePending(tx, keys, id, record);
-    touchActivity(tx, keys);
+    writePending(tx, keys, id, record, once, key);
+    touchActivity(tx, keys, once);
     return 'pending';
   }
-  return resubmitRecord(tx, keys, id, current, changes, now);
+  return resubmitRecord(tx, keys, id, decodeJobRecord(value), changes, now, once);
 }
 
-export async function removeJob(tx: Transaction, keys: TypeKeys, id: string): Promise<boolean> {
+export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, once?: OncePerAttempt): Promise<boolean> {
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
   if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
   tx.clear(keys.job(id));
-  touchActivity(tx, keys);
+  touchActivity(tx, keys, once);
   return true;
 }
 
@@ -83,17 +101,17 @@ export async function resubmitJob(
 
 /** The job's record if `job.lock` still owns it, else `halt`. Reads with a conflict: lock checks are exact. */
 export async function ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Promise<JobRecord> {
-  const record = await readRecord(tx, keys, job.id);
-  if (record === undefined || record.state !== 'running' || record.lock !== job.lock) {
-    const why =
-      record === undefined
-        ? 'it was removed'
-        : record.state === 'running'
-          ? 'another worker holds it now'
-          : `it is ${record.state} now`;
-    throw new JobsError('halt', `job ${describe(job.id)} of type ${describe(job.type)} is no longer yours: ${why}`);
-  }
-  return record;
+  return decodeJobRecord(await ownValue(tx, keys, job, keys.job(job.id)));
+}
+
+/** {@link ownRecord} as the encoded record, read at `key` (the job's data key). */
+async function ownValue(tx: Transaction, keys: TypeKeys, job: Job, key: Buffer): Promise<Buffer> {
+  const value = await tx.get(key);
+  if (value !== undefined && recordRunningUnder(value, job.lock)) return value;
+  const record = value === undefined ? undefined : decodeJobRecord(value);
+  const why =
+    record === undefined ? 'it was removed' : record.state === 'running' ? 'another worker holds it now' : `it is ${record.state} now`;
+  throw new JobsError('halt', `job ${describe(job.id)} of type ${describe(keys.type)} is no longer yours: ${why}`);
 }
 
 /**
@@ -106,19 +124,23 @@ export async function updateJob(
   job: Job,
   data: Buffer | undefined,
   userVersion: number,
+  once?: OncePerAttempt,
 ): Promise<Job> {
-  const record = await ownRecord(tx, keys, job);
-  writeRunning(tx, keys, job.id, data === undefined ? record : { ...record, data }, userVersion);
-  touchActivity(tx, keys);
+  const key = keys.job(job.id);
+  const value = await ownValue(tx, keys, job, key);
+  // The activity row moves to the new sequence; the record keeps all but its sequence (and data).
+  tx.clear(keys.activityKey(recordSeq(value)));
+  writeRunningValue(tx, keys, key, job.id, updatedRecordBytes(value, data, userVersion), userVersion);
+  touchActivity(tx, keys, once);
   return {
     type: job.type,
     id: job.id,
     lock: job.lock,
     data: data === undefined ? job.data : decodeJobData(data),
-    priority: record.priority,
-    scheduledTime: record.scheduledTime,
-    resubmit: record.resubmit,
-    continuous: record.continuous,
+    priority: recordPriority(value),
+    scheduledTime: recordScheduledTime(value),
+    resubmit: recordResubmit(value),
+    continuous: recordContinuous(value),
   };
 }
 
@@ -128,17 +150,21 @@ export async function finishJob(
   keys: TypeKeys,
   job: Job,
   data: Buffer | undefined,
+  once?: OncePerAttempt,
 ): Promise<'pending' | 'finished'> {
-  const record = await ownRecord(tx, keys, job);
-  if (record.seq) tx.clear(keys.activityKey(record.seq));
-  const next = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous);
-  if (record.resubmit) {
-    writePending(tx, keys, job.id, next);
-  } else {
-    tx.set(keys.job(job.id), encodeJobRecord({ ...next, state: 'finished' }));
+  const key = keys.job(job.id);
+  const value = await ownValue(tx, keys, job, key);
+  tx.clear(keys.activityKey(recordSeq(value)));
+  if (recordResubmit(value)) {
+    const record = decodeJobRecord(value);
+    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous), once, key);
+    touchActivity(tx, keys, once);
+    return 'pending';
   }
-  touchActivity(tx, keys);
-  return record.resubmit ? 'pending' : 'finished';
+  // Only the header changes (and the data, when given): no decode, one copy.
+  tx.set(key, finishedRecordBytes(value, data));
+  touchActivity(tx, keys, once);
+  return 'finished';
 }
 
 /** A worker flags its own running job to run again when it finishes. */

@@ -97,6 +97,97 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
   return value;
 }
 
+// --- reading and rewriting encoded records in place -----------------------
+// accept and finish change only a few header bytes of a record: they work
+// on its bytes rather than decode it to an object and encode it again
+// (which copied the data twice and allocated the sequence and lock).
+
+/** The state of an encoded record; `corrupt_record` when it does not decode. */
+export function recordState(value: Buffer): JobState {
+  const state = STATES[value[0] ?? 0];
+  if (state === undefined || value.length < RECORD_HEADER_BYTES) decodeJobRecord(value); // throws corrupt_record
+  return state as JobState;
+}
+
+export function recordPriority(value: Buffer): number {
+  return value.readDoubleBE(PRIORITY_OFFSET);
+}
+
+export function recordScheduledTime(value: Buffer): number {
+  return value.readDoubleBE(TIME_OFFSET);
+}
+
+export function recordContinuous(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & CONTINUOUS_FLAG) !== 0;
+}
+
+export function recordResubmit(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & RESUBMIT_FLAG) !== 0;
+}
+
+/** The JSON data of an encoded record (a view, not a copy). */
+export function recordData(value: Buffer): Buffer {
+  return value.subarray(RECORD_HEADER_BYTES);
+}
+
+/** The running sequence of an encoded running record (a view, not a copy). */
+export function recordSeq(value: Buffer): Buffer {
+  return value.subarray(SEQ_OFFSET, LOCK_OFFSET);
+}
+
+/** Whether an encoded record is running under `lock`. */
+export function recordRunningUnder(value: Buffer, lock: string): boolean {
+  return value[0] === STATE_BYTES.running && value.length >= RECORD_HEADER_BYTES && value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) === lock;
+}
+
+/**
+ * A pending record's bytes made running under `lock`, its sequence left for
+ * the commit to fill (as `encodeJobRecord(running, true, userVersion)`).
+ */
+export function runningRecordBytes(pending: Buffer, lock: string, userVersion: number): Buffer {
+  const value = Buffer.allocUnsafe(pending.length);
+  pending.copy(value, 0);
+  value[0] = STATE_BYTES.running;
+  value.fill(0, SEQ_OFFSET, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  value.write(lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
+  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
+  return value;
+}
+
+/**
+ * A running record's bytes under a fresh sequence (left for the commit to
+ * fill, with `userVersion`), with `data` when given (else its own): an
+ * update. Lock, flags, priority and scheduled time stay.
+ */
+export function updatedRecordBytes(running: Buffer, data: Buffer | undefined, userVersion: number): Buffer {
+  const own = data === undefined;
+  const length = RECORD_HEADER_BYTES + (own ? running.length - RECORD_HEADER_BYTES : data.length);
+  const value = Buffer.allocUnsafe(length);
+  running.copy(value, 0, 0, own ? running.length : RECORD_HEADER_BYTES);
+  if (!own) data.copy(value, RECORD_HEADER_BYTES);
+  value.fill(0, SEQ_OFFSET, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  return value;
+}
+
+/**
+ * A running record's bytes made finished, with `data` when given (else its
+ * own): as `encodeJobRecord` of the finished record, with no sequence, lock
+ * or resubmit flag.
+ */
+export function finishedRecordBytes(running: Buffer, data: Buffer | undefined): Buffer {
+  const own = data === undefined;
+  const length = RECORD_HEADER_BYTES + (own ? running.length - RECORD_HEADER_BYTES : data.length);
+  const value = Buffer.allocUnsafe(length);
+  running.copy(value, 0, 0, own ? running.length : RECORD_HEADER_BYTES);
+  if (!own) data.copy(value, RECORD_HEADER_BYTES);
+  value[0] = STATE_BYTES.finished;
+  value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
+  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
+  return value;
+}
+
 export function decodeJobRecord(value: Buffer): JobRecord {
   const state = STATES[value[0] ?? 0];
   if (state === undefined || value.length < RECORD_HEADER_BYTES) {

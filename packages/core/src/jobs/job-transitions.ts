@@ -13,10 +13,22 @@ import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 import type { AcceptBatch } from './accept-batcher.js';
 import { decodeJobData, NULL_JOB_DATA } from './job-data.js';
 import type { TypeKeys } from './job-keys.js';
-import { decodeJobRecord, encodeJobRecord, newLock, RECORD_SEQ_OFFSET } from './job-record.js';
+import {
+  decodeJobRecord,
+  encodeJobRecord,
+  newLock,
+  RECORD_HEADER_BYTES,
+  RECORD_SEQ_OFFSET,
+  recordContinuous,
+  recordData,
+  recordPriority,
+  recordScheduledTime,
+  recordState,
+  runningRecordBytes,
+} from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
-import type { PendingClaims } from './pending-queue.js';
+import type { OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
@@ -53,24 +65,34 @@ export function pendingRecord(
   };
 }
 
-export function writePending(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
-  tx.set(keys.job(id), encodeJobRecord(record));
-  enqueuePending(tx, keys, id, record.priority, record.scheduledTime);
+/** `key`: the job's data key when the caller has it already (`keys.job(id)`). */
+export function writePending(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  record: JobRecord,
+  once?: OncePerAttempt,
+  key: Buffer = keys.job(id),
+): void {
+  tx.set(key, encodeJobRecord(record));
+  enqueuePending(tx, keys, id, record.priority, record.scheduledTime, once);
 }
 
 /**
- * Writes a running record under a fresh sequence (this commit's
- * versionstamp) and moves the job's activity row to that sequence.
+ * Writes an encoded running record under a fresh sequence (this commit's
+ * versionstamp, which the commit fills in: see `runningRecordBytes`) at
+ * `key`, and the job's activity row at that sequence; a previous activity
+ * row is the caller's to clear.
  */
-export function writeRunning(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, userVersion = 0): void {
-  if (record.seq) tx.clear(keys.activityKey(record.seq));
-  tx.setVersionstampedValue(keys.job(id), encodeJobRecord(record, true, userVersion), RECORD_SEQ_OFFSET);
+export function writeRunningValue(tx: Transaction, keys: TypeKeys, key: Buffer, id: string, value: Buffer, userVersion: number): void {
+  tx.setVersionstampedValue(key, value, RECORD_SEQ_OFFSET);
   const template = keys.activityTemplateFor(userVersion);
   tx.setVersionstampedKey(template.key, template.offset, Buffer.from(id, 'utf8'));
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
-export function touchActivity(tx: Transaction, keys: TypeKeys): void {
+export function touchActivity(tx: Transaction, keys: TypeKeys, once?: OncePerAttempt): void {
+  if (once !== undefined && !once.first(keys.watchesActivity)) return;
   tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
 }
 
@@ -82,6 +104,7 @@ export function resubmitRecord(
   current: JobRecord,
   changes: Changes,
   now: number,
+  once?: OncePerAttempt,
 ): JobState {
   const priority = changes.priority ?? current.priority;
   const continuous = changes.continuous ?? current.continuous;
@@ -89,8 +112,8 @@ export function resubmitRecord(
     case 'finished': {
       // Enqueued again; without new data it keeps its data (couch_jobs crashed here).
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous));
-      touchActivity(tx, keys);
+      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous), once);
+      touchActivity(tx, keys, once);
       return 'pending';
     }
     case 'pending': {
@@ -100,7 +123,7 @@ export function resubmitRecord(
       if (!moved && continuous === current.continuous && data.equals(current.data)) return 'pending'; // read-only: nothing changed
       if (moved) {
         removePending(tx, keys, id, current.priority, current.scheduledTime);
-        enqueuePending(tx, keys, id, priority, scheduledTime);
+        enqueuePending(tx, keys, id, priority, scheduledTime, once);
       }
       tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous }));
       return 'pending';
@@ -151,7 +174,9 @@ export async function acceptJobs(
   for (;;) {
     const picked = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
     skippedClaims ||= picked.skippedClaims;
-    const records = await Promise.all(picked.jobs.map((next) => readRecord(tx, keys, next.id)));
+    // Each job's key is made once: read here, written below.
+    const recordKeys = picked.jobs.map((next) => keys.job(next.id));
+    const values = await Promise.all(recordKeys.map((key) => tx.get(key)));
     let truncated = false;
     let stale = 0;
     for (let index = 0; index < picked.jobs.length; index++) {
@@ -160,30 +185,34 @@ export async function acceptJobs(
         break;
       }
       const next = picked.jobs[index] as (typeof picked.jobs)[number];
-      const record = records[index];
+      const value = values[index];
       takePending(tx, next.key, claims);
       // Only the entry at the record's own (priority, scheduled time) is the
       // job's: any other is stale (now cleared). Were two entries of one job
-      // taken by one batch, it would otherwise be handed out twice.
+      // taken by one batch, it would otherwise be handed out twice. The
+      // record is read and rewritten as bytes: only its header changes.
       const own =
-        record?.state === 'pending' && record.priority === next.priority && record.scheduledTime === next.scheduledTime;
+        value !== undefined &&
+        recordState(value) === 'pending' &&
+        recordPriority(value) === next.priority &&
+        recordScheduledTime(value) === next.scheduledTime;
       if (!own) {
         stale += 1;
         continue;
       }
       const lock = newLock();
-      const running: JobRecord = { ...record, state: 'running', seq: undefined, lock, resubmit: false };
-      writeRunning(tx, keys, next.id, running, jobs.length);
-      bytes += record.data.length;
+      const userVersion = jobs.length;
+      writeRunningValue(tx, keys, recordKeys[index] as Buffer, next.id, runningRecordBytes(value, lock, userVersion), userVersion);
+      bytes += value.length - RECORD_HEADER_BYTES;
       jobs.push({
         type: keys.type,
         id: next.id,
         lock,
-        data: decodeJobData(record.data),
-        priority: record.priority,
-        scheduledTime: record.scheduledTime,
+        data: decodeJobData(recordData(value)),
+        priority: next.priority,
+        scheduledTime: next.scheduledTime,
         resubmit: false,
-        continuous: record.continuous,
+        continuous: recordContinuous(value),
       });
     }
     if (jobs.length === count || truncated) {

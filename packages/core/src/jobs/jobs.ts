@@ -227,9 +227,10 @@ export class Jobs {
     const changes = this.#changes(data, checkOptions(options, 'add'));
     const now = nowSeconds();
     return {
-      key: writeKey(keys, id),
+      scope: keys.type,
+      id,
       bytes: writeBytes(keys, id, changes.data),
-      body: (tx, _userVersion, reads) => addJob(tx, keys, id, changes, now, reads),
+      body: (tx, _userVersion, shared) => addJob(tx, keys, id, changes, now, shared, shared),
     };
   }
 
@@ -240,7 +241,12 @@ export class Jobs {
   async remove(type: string, id: string): Promise<boolean> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    return this.#write({ key: writeKey(keys, id), bytes: writeBytes(keys, id, undefined), body: (tx) => removeJob(tx, keys, id) });
+    return this.#write({
+      scope: keys.type,
+      id,
+      bytes: writeBytes(keys, id, undefined),
+      body: (tx, _userVersion, shared) => removeJob(tx, keys, id, shared),
+    });
   }
 
   /**
@@ -270,7 +276,8 @@ export class Jobs {
     const changes = this.#changes(checked.data, checked);
     const now = nowSeconds();
     return this.#write({
-      key: writeKey(keys, id),
+      scope: keys.type,
+      id,
       bytes: writeBytes(keys, id, changes.data),
       body: (tx) => resubmitJob(tx, keys, id, changes, now),
     });
@@ -400,9 +407,11 @@ export class Jobs {
       throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
     }
     const bound = noSchedule ? 'any' : maxSchedTime;
+    const signal = checkSignal(options.signal);
     const deadline = performance.now() + timeout;
     for (;;) {
       this.#checkOpen();
+      if (signal?.aborted) return [];
       const remaining = deadline - performance.now();
       let result: AcceptOutcome;
       try {
@@ -425,7 +434,7 @@ export class Jobs {
         const untilDue = result.nextScheduledTime * 1000 - Date.now();
         wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
       }
-      await this.#waitFor(result.watch, wait);
+      await this.#waitFor(result.watch, wait, signal);
     }
   }
 
@@ -485,9 +494,10 @@ export class Jobs {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
     return {
-      key: writeKey(keys, job.id),
+      scope: keys.type,
+      id: job.id,
       bytes: writeBytes(keys, job.id, encoded),
-      body: (tx, userVersion) => updateJob(tx, keys, job, encoded, userVersion),
+      body: (tx, userVersion, shared) => updateJob(tx, keys, job, encoded, userVersion, shared),
     };
   }
 
@@ -495,9 +505,10 @@ export class Jobs {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
     return {
-      key: writeKey(keys, job.id),
+      scope: keys.type,
+      id: job.id,
       bytes: writeBytes(keys, job.id, encoded),
-      body: (tx) => finishJob(tx, keys, job, encoded),
+      body: (tx, _userVersion, shared) => finishJob(tx, keys, job, encoded, shared),
     };
   }
 
@@ -538,7 +549,8 @@ export class Jobs {
     const priority = checkPriority(options.priority);
     const scheduledTime = checkScheduledTime(options.scheduledTime);
     return this.#write({
-      key: writeKey(keys, job.id),
+      scope: keys.type,
+      id: job.id,
       bytes: writeBytes(keys, job.id, undefined),
       body: (tx) => flagOwnJob(tx, keys, job, priority, scheduledTime),
     });
@@ -650,13 +662,14 @@ export class Jobs {
     return this.#closed && !(error instanceof JobsError) ? closedError(error) : error;
   }
 
-  async #guarded<T>(promise: Promise<T>): Promise<T> {
-    try {
-      return await promise;
-    } catch (error) {
-      throw this.#failure(error);
-    }
+  #guarded<T>(promise: Promise<T>): Promise<T> {
+    return promise.catch(this.#rethrow);
   }
+
+  /** Shared by every call: no async wrapper or closure per call on the hot path. */
+  readonly #rethrow = (error: unknown): never => {
+    throw this.#failure(error);
+  };
 
   #typeKeys(type: unknown): TypeKeys {
     this.#checkOpen();
@@ -719,35 +732,36 @@ export class Jobs {
     }
   }
 
-  async #waitFor(watch: Watch, ms: number): Promise<void> {
+  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let wake: (() => void) | undefined;
+    const onAbort = () => wake?.();
     try {
       await Promise.race([
         watch.promise,
         new Promise<void>((resolve) => {
           // close() may have run while the transaction that made this watch
-          // was in flight: it woke the waiters it knew, not this one.
-          if (this.#closed) {
+          // was in flight: it woke the waiters it knew, not this one. So may
+          // the signal have fired.
+          if (this.#closed || signal?.aborted) {
             resolve();
             return;
           }
           wake = resolve;
           this.#closing.add(resolve);
+          signal?.addEventListener('abort', onAbort, { once: true });
           if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
         }),
       ]);
     } finally {
       if (timer) clearTimeout(timer);
-      if (wake) this.#closing.delete(wake);
+      if (wake) {
+        this.#closing.delete(wake);
+        signal?.removeEventListener('abort', onAbort);
+      }
       watch.cancel();
     }
   }
-}
-
-/** The write batcher's key of a job: two calls on one job never share a transaction. */
-function writeKey(keys: TypeKeys, id: string): string {
-  return `${keys.type}\u0000${id}`;
 }
 
 // --- reads and small helpers ---------------------------------------------
@@ -764,6 +778,11 @@ function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
 
 function closedError(cause?: unknown): JobsError {
   return new JobsError('closed', 'this jobs handle is closed', cause === undefined ? undefined : { cause });
+}
+
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined || signal instanceof AbortSignal) return signal;
+  throw new JobsError('invalid_option', `accept's signal is an AbortSignal, got ${describe(signal)}`);
 }
 
 function checkVersionstamp(stamp: unknown): Buffer {

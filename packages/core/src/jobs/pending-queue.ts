@@ -12,16 +12,34 @@ import { parsePendingKey } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
 
 /**
+ * Writes that the calls sharing one transaction attempt need only once
+ * (the write batcher gives one per attempt): bumping `watches_pending` or
+ * re-stamping `watches_activity` once wakes the same watchers as doing it
+ * for every job of the batch.
+ */
+export interface OncePerAttempt {
+  /** True the first time `key` is asked about in this attempt. */
+  first(key: Buffer): boolean;
+}
+
+/**
  * How many jobs of equal rank a worker picks from at random. Workers that
  * all took the first key would all conflict on it; spreading them over the
  * front keeps most accepts conflict-free (couch_jobs_pending reads up to 256/1024).
  */
 export const FRONT_CANDIDATES = 32;
 
-export function enqueuePending(tx: Transaction, keys: TypeKeys, id: string, priority: number, scheduledTime: number): void {
+export function enqueuePending(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  priority: number,
+  scheduledTime: number,
+  once?: OncePerAttempt,
+): void {
   tx.set(keys.pendingKey(priority, scheduledTime, id), EMPTY);
   // Wakes workers blocked in accept (they watch this counter).
-  tx.atomicAdd(keys.watchesPending, 1);
+  if (once === undefined || once.first(keys.watchesPending)) tx.atomicAdd(keys.watchesPending, 1);
 }
 
 export function removePending(tx: Transaction, keys: TypeKeys, id: string, priority: number, scheduledTime: number): void {
@@ -124,7 +142,8 @@ export async function dequeuePending(
       const j = i + Math.floor(Math.random() * (candidates.length - i));
       const picked = candidates[j] as (typeof candidates)[number];
       candidates[j] = candidates[i] as (typeof candidates)[number];
-      jobs.push({ key: picked.key, ...parsePendingKey(keys, picked.key) });
+      const parts = parsePendingKey(keys, picked.key);
+      jobs.push({ key: picked.key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime });
     }
     if (jobs.length === count) break;
     // Every unclaimed candidate was picked: go on after what was read (the

@@ -13,6 +13,7 @@
 import { JobsError } from '../errors.js';
 import type { Database, Transaction } from '../storage/interfaces.js';
 import type { Settled } from './interfaces.js';
+import type { OncePerAttempt } from './pending-queue.js';
 import { ReadingBatches } from './reading-batches.js';
 
 /**
@@ -23,12 +24,14 @@ export type WriteBody<T> = (tx: Transaction, userVersion: number, reads: SharedR
 
 /**
  * Reads that the calls of one attempt share: a key that many calls read and
- * none writes (a type's timeout, which every add checks) is read once.
- * Keyed by the identity of the key buffer, which the key caches keep stable.
+ * none writes (a type's timeout, which every add checks) is read once. And
+ * the writes they need only once (see OncePerAttempt). Keyed by the
+ * identity of the key buffer, which the key caches keep stable.
  */
-export class SharedReads {
+export class SharedReads implements OncePerAttempt {
   readonly #tx: Transaction;
   readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
+  readonly #written = new Set<Buffer>();
 
   constructor(tx: Transaction) {
     this.#tx = tx;
@@ -42,15 +45,22 @@ export class SharedReads {
     }
     return value;
   }
+
+  first(key: Buffer): boolean {
+    if (this.#written.has(key)) return false;
+    this.#written.add(key);
+    return true;
+  }
 }
 
 export interface WriteRequest<T> {
   /**
-   * The job the call writes (type and id). Two calls on one job never share
-   * a transaction, and the later one waits until the earlier has settled,
-   * so calls on one job apply in the order they were made.
+   * The job the call writes: `id` of type `scope`. Two calls on one job never share a transaction, and
+   * the later one waits until the earlier has settled, so calls on one job
+   * apply in the order they were made.
    */
-  key: string;
+  scope: string;
+  id: string;
   /** About how many bytes the call writes: transactions are kept well below the storage limit. */
   bytes: number;
   body: WriteBody<T>;
@@ -69,12 +79,53 @@ export const MAX_WRITE_BATCH_BYTES = 2_000_000;
 export const MAX_WRITES_IN_FLIGHT = 8;
 
 interface Entry {
-  key: string;
+  scope: string;
+  id: string;
   bytes: number;
   body: WriteBody<unknown>;
   /** Set after a shared transaction failed: this call now gets one of its own. */
   alone: boolean;
-  settle(outcome: Settled<unknown>): void;
+  /** Who waits for this call's outcome, and the call's place among its calls. */
+  waiter: Waiter;
+  index: number;
+}
+
+/** The caller of `submit` (one call) or `submitAll` (many): one object per caller, not a closure per call. */
+interface Waiter {
+  settle(index: number, outcome: Settled<unknown>): void;
+}
+
+class OneCall<T> implements Waiter {
+  readonly #resolve: (value: T) => void;
+  readonly #reject: (reason: unknown) => void;
+
+  constructor(resolve: (value: T) => void, reject: (reason: unknown) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  settle(_index: number, outcome: Settled<unknown>): void {
+    if (outcome.status === 'fulfilled') this.#resolve(outcome.value as T);
+    else this.#reject(outcome.reason);
+  }
+}
+
+class ManyCalls<T> implements Waiter {
+  readonly #outcomes: Settled<T>[];
+  readonly #resolve: (outcomes: Settled<T>[]) => void;
+  #left: number;
+
+  constructor(count: number, resolve: (outcomes: Settled<T>[]) => void) {
+    this.#outcomes = new Array<Settled<T>>(count);
+    this.#left = count;
+    this.#resolve = resolve;
+  }
+
+  settle(index: number, outcome: Settled<unknown>): void {
+    this.#outcomes[index] = outcome as Settled<T>;
+    this.#left -= 1;
+    if (this.#left === 0) this.#resolve(this.#outcomes);
+  }
 }
 
 export class WriteBatcher {
@@ -84,8 +135,8 @@ export class WriteBatcher {
   readonly #batches: ReadingBatches;
   /** A start of batches is scheduled for the next turn. */
   #scheduled = false;
-  /** Keys of the calls in transactions that have not settled. */
-  readonly #busy = new Set<string>();
+  /** The jobs of the calls in transactions that have not settled (or are being gathered). */
+  readonly #busy = new JobSet();
   #closedError: (() => Error) | undefined;
 
   constructor(database: Database) {
@@ -95,10 +146,7 @@ export class WriteBatcher {
   /** Runs one call; resolves or rejects with that call's own result. */
   submit<T>(request: WriteRequest<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#enqueue(request, (outcome) => {
-        if (outcome.status === 'fulfilled') resolve(outcome.value as T);
-        else reject(outcome.reason);
-      });
+      this.#enqueue(request, new OneCall(resolve, reject), 0);
       this.#pump();
     });
   }
@@ -107,15 +155,8 @@ export class WriteBatcher {
   submitAll<T>(requests: readonly WriteRequest<T>[]): Promise<Settled<T>[]> {
     if (requests.length === 0) return Promise.resolve([]);
     return new Promise((resolve) => {
-      const outcomes = new Array<Settled<T>>(requests.length);
-      let left = requests.length;
-      requests.forEach((request, index) => {
-        this.#enqueue(request, (outcome) => {
-          outcomes[index] = outcome as Settled<T>;
-          left -= 1;
-          if (left === 0) resolve(outcomes);
-        });
-      });
+      const waiter = new ManyCalls<T>(requests.length, resolve);
+      for (let index = 0; index < requests.length; index++) this.#enqueue(requests[index] as WriteRequest<T>, waiter, index);
       this.#pump();
     });
   }
@@ -126,15 +167,15 @@ export class WriteBatcher {
    */
   close(error: () => Error): void {
     this.#closedError = error;
-    for (const entry of this.#queue.splice(0)) entry.settle({ status: 'rejected', reason: error() });
+    for (const entry of this.#queue.splice(0)) entry.waiter.settle(entry.index, { status: 'rejected', reason: error() });
   }
 
-  #enqueue<T>(request: WriteRequest<T>, settle: (outcome: Settled<unknown>) => void): void {
+  #enqueue<T>(request: WriteRequest<T>, waiter: Waiter, index: number): void {
     if (this.#closedError) {
-      settle({ status: 'rejected', reason: this.#closedError() });
+      waiter.settle(index, { status: 'rejected', reason: this.#closedError() });
       return;
     }
-    this.#queue.push({ key: request.key, bytes: request.bytes, body: request.body, alone: false, settle });
+    this.#queue.push({ scope: request.scope, id: request.id, bytes: request.bytes, body: request.body, alone: false, waiter, index });
   }
 
   /**
@@ -163,10 +204,9 @@ export class WriteBatcher {
     }
   };
 
-  /** The next calls, in order, that may share a transaction. */
+  /** The next calls, in order, that may share a transaction; their jobs are busy from now on. */
   #takeBatch(): Entry[] {
     const batch: Entry[] = [];
-    const keys = new Set<string>();
     const left: Entry[] = [];
     let bytes = 0;
     let index = 0;
@@ -175,12 +215,12 @@ export class WriteBatcher {
       if (batch.length > 0 && (entry.alone || batch.length >= MAX_WRITE_BATCH || bytes + entry.bytes > MAX_WRITE_BATCH_BYTES)) {
         break;
       }
-      if (this.#busy.has(entry.key) || keys.has(entry.key)) {
+      // Marked busy at once: a second call on the same job waits for this batch.
+      if (!this.#busy.add(entry.scope, entry.id)) {
         left.push(entry);
         continue;
       }
       batch.push(entry);
-      keys.add(entry.key);
       bytes += entry.bytes;
       if (entry.alone) {
         index += 1;
@@ -193,7 +233,6 @@ export class WriteBatcher {
 
   async #run(batch: Entry[]): Promise<void> {
     this.#inFlight += 1;
-    for (const entry of batch) this.#busy.add(entry.key);
     let outcomes: Settled<unknown>[] | undefined;
     let failure: unknown;
     try {
@@ -204,20 +243,46 @@ export class WriteBatcher {
       failure = error;
     }
     this.#inFlight -= 1;
-    for (const entry of batch) this.#busy.delete(entry.key);
+    for (const entry of batch) this.#busy.delete(entry.scope, entry.id);
     if (outcomes !== undefined) {
-      batch.forEach((entry, index) => {
-        entry.settle(outcomes[index] as Settled<unknown>);
-      });
+      for (let index = 0; index < batch.length; index++) {
+        const entry = batch[index] as Entry;
+        entry.waiter.settle(entry.index, outcomes[index] as Settled<unknown>);
+      }
     } else if (batch.length > 1 && this.#closedError === undefined) {
       // Which call made the transaction fail is unknown: each runs alone now.
       for (const entry of batch) entry.alone = true;
       this.#queue.unshift(...batch);
     } else {
       const reason = this.#closedError?.() ?? (failure as Error);
-      for (const entry of batch) entry.settle({ status: 'rejected', reason });
+      for (const entry of batch) entry.waiter.settle(entry.index, { status: 'rejected', reason });
     }
     this.#pump();
+  }
+}
+
+/** Job ids by type: no key string is built per call (a type and id joined had to be flattened and hashed anew). */
+class JobSet {
+  readonly #scopes = new Map<string, Set<string>>();
+
+  /** Adds the job; false when it was there already. */
+  add(scope: string, id: string): boolean {
+    let ids = this.#scopes.get(scope);
+    if (ids === undefined) {
+      ids = new Set();
+      this.#scopes.set(scope, ids);
+    } else if (ids.has(id)) {
+      return false;
+    }
+    ids.add(id);
+    return true;
+  }
+
+  delete(scope: string, id: string): void {
+    const ids = this.#scopes.get(scope);
+    if (ids === undefined) return;
+    ids.delete(id);
+    if (ids.size === 0) this.#scopes.delete(scope);
   }
 }
 
@@ -227,20 +292,24 @@ export class WriteBatcher {
  * the attempt is retried would write into the retry.
  */
 async function runBodies(tx: Transaction, batch: readonly Entry[]): Promise<Settled<unknown>[]> {
-  let storageError: { error: unknown } | undefined;
   const reads = new SharedReads(tx);
-  const outcomes = await Promise.all(
-    batch.map((entry, userVersion) =>
-      entry.body(tx, userVersion, reads).then(
-        (value): Settled<unknown> => ({ status: 'fulfilled', value }),
-        (error: unknown): Settled<unknown> => {
-          if (error instanceof JobsError) return { status: 'rejected', reason: error };
-          storageError ??= { error };
-          return { status: 'rejected', reason: error as Error };
-        },
-      ),
-    ),
-  );
-  if (storageError !== undefined) throw storageError.error;
+  const running = new Array<Promise<Settled<unknown>>>(batch.length);
+  for (let userVersion = 0; userVersion < batch.length; userVersion++) {
+    running[userVersion] = (batch[userVersion] as Entry).body(tx, userVersion, reads).then(fulfilled, rejected);
+  }
+  const outcomes = await Promise.all(running);
+  // The first error that is not a call's own (a storage error) fails the transaction.
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected' && !(outcome.reason instanceof JobsError)) throw outcome.reason;
+  }
   return outcomes;
+}
+
+// Shared by every body: no two closures per call.
+function fulfilled(value: unknown): Settled<unknown> {
+  return { status: 'fulfilled', value };
+}
+
+function rejected(error: unknown): Settled<unknown> {
+  return { status: 'rejected', reason: error as Error };
 }

@@ -277,7 +277,7 @@ export class CommitPipeline {
     }
     const order = batch.members.length;
     const { writes } = request;
-    for (const [keyString, mutation] of writes.points) this.#log.recordKey(batch.writes, mutation.key, keyString);
+    this.#log.recordPoints(batch.writes, writes.points);
     for (const [start, end] of writes.clears) this.#log.recordRange(batch.writes, start, end);
     const stampedKeys: StampedChange[] = [];
     for (const { template, offset, value, clearedAfter } of writes.stampedKeys) {
@@ -499,6 +499,7 @@ export class CommitPipeline {
         cause: batch.error,
       });
       batch.rejectDurable(failure);
+      this.#log.compact(batch.writes);
       this.#wakeDurableWaiters(batch.version);
       return;
     }
@@ -527,6 +528,8 @@ export class CommitPipeline {
     // (and what it holds on to) small: under a steady write load, waiting the
     // whole transaction life would keep seconds of keys alive.
     this.#log.forget(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS, this.#oldestReadVersion());
+    // Still needed (an older read version is in use): keep its keys, not its transactions' values.
+    this.#log.compact(batch.writes);
     this.#wakeDurableWaiters(batch.version);
   }
 

@@ -1,22 +1,38 @@
 // The resolver's memory: what each recent commit batch wrote, so that a
 // committing transaction can be checked against every batch newer than its
 // read version (FoundationDB's optimistic concurrency control). Point writes
-// are also indexed by key for O(1) checks of point reads; ranges are checked
-// per batch, which is cheap because a transaction is rarely more than a few
+// are indexed by key for O(1) checks of point reads; ranges are checked per
+// batch, which is cheap because a transaction is rarely more than a few
 // batches behind. Batches leave the log once no live transaction can be
 // older than them: none reads at an older version any more, or the 5-second
 // life (plus a margin) has passed.
+//
+// Most commits overlap nothing: a worker that reads, commits and waits for
+// durability before its next transaction reads at the newest version, so no
+// batch is newer than its read version and there is nothing to check. So
+// the log keeps each transaction's own map of writes (no copy per key) and
+// builds the key index only when a check needs it: a commit costs the log
+// O(1) per transaction, not a map entry per key written and another to
+// forget it.
+
+/** A point write source: a transaction's buffered mutations by key string (never changed after commit). */
+export type PointWrites = ReadonlyMap<string, { readonly key: Buffer }>;
 
 /** One batch's write set. */
 export class BatchWrites {
   readonly version: number;
-  /** Point writes (set, clear, atomic ops, versionstamped keys, write-conflict keys). */
-  readonly keys: Buffer[] = [];
-  readonly keyStrings: string[] = [];
+  /** Point writes of the batch's transactions, one map each (until `ConflictLog.compact`). */
+  pointMaps: PointWrites[] = [];
+  /** Point writes outside those maps: versionstamped keys and write-conflict keys. */
+  extraKeys: Buffer[] = [];
+  extraStrings: string[] = [];
   /** Cleared ranges, `[start, end)`. */
   readonly ranges: Array<[Buffer, Buffer]> = [];
   /** When the batch became durable, on the engine's clock; Infinity until then. */
   durableAt = Number.POSITIVE_INFINITY;
+  /** How many of `pointMaps` and `extraStrings` the log's key index holds. */
+  indexedMaps = 0;
+  indexedExtras = 0;
   /** Set once the batch takes no more transactions; its keys are then sorted once for range checks. */
   #sealed = false;
   #sorted: Buffer[] | undefined;
@@ -31,13 +47,13 @@ export class BatchWrites {
 
   /** Whether a point write of this batch falls in `[start, end)`. */
   writesInside(start: Buffer, end: Buffer): boolean {
-    if (this.keys.length === 0) return false;
     if (!this.#sealed) {
       // Still growing: a scan beats re-sorting after every joining transaction.
-      for (const key of this.keys) if (Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0) return true;
+      for (const map of this.pointMaps) for (const { key } of map.values()) if (inside(key, start, end)) return true;
+      for (const key of this.extraKeys) if (inside(key, start, end)) return true;
       return false;
     }
-    this.#sorted ??= [...this.keys].sort(Buffer.compare);
+    this.#sorted ??= this.#sortedKeys();
     const sorted = this.#sorted;
     let low = 0;
     let high = sorted.length;
@@ -50,11 +66,15 @@ export class BatchWrites {
     return first !== undefined && Buffer.compare(first, end) < 0;
   }
 
+  #sortedKeys(): Buffer[] {
+    const keys = [...this.extraKeys];
+    for (const map of this.pointMaps) for (const { key } of map.values()) keys.push(key);
+    return keys.sort(Buffer.compare);
+  }
+
   /** Whether a cleared range of this batch contains `key`. */
   clears(key: Buffer): boolean {
-    for (const [start, end] of this.ranges) {
-      if (Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0) return true;
-    }
+    for (const [start, end] of this.ranges) if (inside(key, start, end)) return true;
     return false;
   }
 
@@ -67,12 +87,31 @@ export class BatchWrites {
   }
 }
 
+function inside(key: Buffer, start: Buffer, end: Buffer): boolean {
+  return Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0;
+}
+
+function appendKeys(map: PointWrites, keys: Buffer[], strings: string[]): void {
+  for (const [keyString, { key }] of map) {
+    keys.push(key);
+    strings.push(keyString);
+  }
+}
+
+/** What a forgotten batch's slot holds until the array is compacted. */
+const FORGOTTEN = new BatchWrites(0);
+
 export class ConflictLog {
-  /** Newest version that wrote each key (latin1 string of the key bytes). */
+  /**
+   * Newest version that wrote each key (latin1 string of the key bytes),
+   * over the writes indexed so far (see `#index`).
+   */
   readonly #points = new Map<string, number>();
   /** Oldest first. */
   #batches: BatchWrites[] = [];
   #head = 0;
+  /** The first batch whose writes may not all be in `#points` yet. */
+  #indexFrom = 0;
   /** Writes at versions <= this are forgotten. */
   #forgottenThrough = 0;
 
@@ -87,14 +126,46 @@ export class ConflictLog {
     return batch;
   }
 
+  /** Records a transaction's point writes; the map is kept, so it must not change afterwards. */
+  recordPoints(batch: BatchWrites, points: PointWrites): void {
+    if (points.size > 0) batch.pointMaps.push(points);
+  }
+
   recordKey(batch: BatchWrites, key: Buffer, keyString: string): void {
-    batch.keys.push(key);
-    batch.keyStrings.push(keyString);
-    this.#points.set(keyString, batch.version);
+    batch.extraKeys.push(key);
+    batch.extraStrings.push(keyString);
   }
 
   recordRange(batch: BatchWrites, start: Buffer, end: Buffer): void {
     batch.ranges.push([start, end]);
+  }
+
+  /**
+   * Keeps only the keys of a batch's point writes, not the transactions'
+   * maps (and the values they hold): for a batch that stays in the log after
+   * it is durable because an older read version is still in use.
+   */
+  compact(batch: BatchWrites): void {
+    if (batch.pointMaps.length === 0 || batch.version <= this.#forgottenThrough) return;
+    // Indexed keys first, so the index bookkeeping stays a count.
+    const keys: Buffer[] = [];
+    const strings: string[] = [];
+    for (let m = 0; m < batch.indexedMaps; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
+    for (let e = 0; e < batch.indexedExtras; e++) {
+      keys.push(batch.extraKeys[e] as Buffer);
+      strings.push(batch.extraStrings[e] as string);
+    }
+    const indexed = keys.length;
+    for (let m = batch.indexedMaps; m < batch.pointMaps.length; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
+    for (let e = batch.indexedExtras; e < batch.extraKeys.length; e++) {
+      keys.push(batch.extraKeys[e] as Buffer);
+      strings.push(batch.extraStrings[e] as string);
+    }
+    batch.pointMaps = [];
+    batch.indexedMaps = 0;
+    batch.extraKeys = keys;
+    batch.extraStrings = strings;
+    batch.indexedExtras = indexed;
   }
 
   /** Whether the log still remembers every write newer than `readVersion`. */
@@ -107,9 +178,15 @@ export class ConflictLog {
    * (latin1 strings) or inside one of `readRanges`.
    */
   conflicts(readVersion: number, readKeys: readonly string[], readRanges: ReadonlyArray<readonly [Buffer, Buffer]>): boolean {
-    for (const key of readKeys) {
-      const written = this.#points.get(key);
-      if (written !== undefined && written > readVersion) return true;
+    const newest = this.#batches[this.#batches.length - 1];
+    // Nothing committed after the read version: the common case, and free.
+    if (newest === undefined || this.#batches.length === this.#head || newest.version <= readVersion) return false;
+    if (readKeys.length > 0) {
+      this.#index();
+      for (const key of readKeys) {
+        const written = this.#points.get(key);
+        if (written !== undefined && written > readVersion) return true;
+      }
     }
     let keyBuffers: Buffer[] | undefined;
     for (let i = this.#batches.length - 1; i >= this.#head; i--) {
@@ -127,6 +204,27 @@ export class ConflictLog {
   }
 
   /**
+   * Brings the key index up to date. Batches are indexed in version order,
+   * so each key ends up with the newest version that wrote it; only the last
+   * batch can still grow, so indexing resumes from there next time.
+   */
+  #index(): void {
+    const batches = this.#batches;
+    const points = this.#points;
+    for (let i = Math.max(this.#indexFrom, this.#head); i < batches.length; i++) {
+      const batch = batches[i] as BatchWrites;
+      const { version, pointMaps, extraStrings } = batch;
+      for (; batch.indexedMaps < pointMaps.length; batch.indexedMaps++) {
+        for (const keyString of (pointMaps[batch.indexedMaps] as PointWrites).keys()) points.set(keyString, version);
+      }
+      for (; batch.indexedExtras < extraStrings.length; batch.indexedExtras++) {
+        points.set(extraStrings[batch.indexedExtras] as string, version);
+      }
+    }
+    this.#indexFrom = Math.max(this.#head, batches.length - 1);
+  }
+
+  /**
    * Forgets the batches no live transaction can conflict with: those at or
    * below `throughVersion` (the oldest read version still in use; a
    * transaction only checks batches newer than its own), and those that
@@ -134,14 +232,26 @@ export class ConflictLog {
    * fails as too old before it is checked).
    */
   forget(cutoff: number, throughVersion: number): void {
+    const points = this.#points;
     while (this.#head < this.#batches.length) {
       const batch = this.#batches[this.#head] as BatchWrites;
       if (!(batch.durableAt < cutoff) && batch.version > throughVersion) break;
-      for (const key of batch.keyStrings) if (this.#points.get(key) === batch.version) this.#points.delete(key);
+      // Only what was indexed is in the index.
+      for (let m = 0; m < batch.indexedMaps; m++) {
+        for (const key of (batch.pointMaps[m] as PointWrites).keys()) if (points.get(key) === batch.version) points.delete(key);
+      }
+      for (let e = 0; e < batch.indexedExtras; e++) {
+        const key = batch.extraStrings[e] as string;
+        if (points.get(key) === batch.version) points.delete(key);
+      }
       this.#forgottenThrough = batch.version;
+      // The slot stays until the array is compacted below: drop the batch
+      // itself now, or up to a thousand batches of writes would stay alive.
+      this.#batches[this.#head] = FORGOTTEN;
       this.#head++;
     }
     if (this.#head > 1024 && this.#head * 2 > this.#batches.length) {
+      this.#indexFrom = Math.max(0, this.#indexFrom - this.#head);
       this.#batches = this.#batches.slice(this.#head);
       this.#head = 0;
     }

@@ -25,8 +25,22 @@ const BUCKET_KEY_BYTES = LONG_KEY_PREFIX + 1;
 /** lmdb reader slots (lmdb's default is 126); each costs 64 bytes in the lock file. */
 const MAX_READERS = 4096;
 const META_VERSION = Buffer.from('last-commit-version');
+/**
+ * How far ahead of the versions it hands out the store records its version
+ * (1 s of microsecond versions): a reopened store starts above the recorded
+ * one, so only about one batch a second writes it. Every other batch leaves
+ * the meta table alone, one page fewer to write and sync per commit.
+ */
+const VERSION_LEASE = 1_000_000;
+/**
+ * A meta key that is never stored: removing it opens lmdb's transaction for
+ * the event turn (as a write must) without changing a page.
+ */
+const TURN_OPENER = Buffer.from('turn-opener');
 const META_EMPTY_KEY = Buffer.from('empty-key');
 const EMPTY = Buffer.alloc(0);
+
+function ignore(): void {}
 
 function bucketKeyOf(key: Buffer): Buffer {
   const bucket = Buffer.allocUnsafe(BUCKET_KEY_BYTES);
@@ -218,6 +232,8 @@ export class LmdbStore {
   readonly #forget = (snapshot: StoreSnapshot) => this.#live.delete(snapshot);
   /** The write whose contents are still to come, at the end of lmdb's event turn. */
   #pending: PendingFill | undefined;
+  /** Every version up to this one is covered by the recorded version of a committed write. */
+  #versionCeiling = 0;
 
   constructor(path: string) {
     // separateFlushed: a write's promise resolves at commit and carries a
@@ -243,11 +259,15 @@ export class LmdbStore {
     this.#root.on('beforecommit', () => this.#fillPending());
   }
 
-  /** The version of the last commit written, or 0 for a new store. */
+  /**
+   * A version at least as new as the last commit written (the recorded one,
+   * which runs ahead of the versions used), or 0 for a new store.
+   */
   lastVersion(): number {
     this.#root.resetReadTxn();
     const bytes = this.#meta.get(META_VERSION);
-    return bytes === undefined ? 0 : versionOfStamp(bytes);
+    this.#versionCeiling = bytes === undefined ? 0 : versionOfStamp(bytes);
+    return this.#versionCeiling;
   }
 
   /**
@@ -262,19 +282,30 @@ export class LmdbStore {
   }
 
   /**
-   * Writes one batch as a single lmdb transaction, together with its
-   * version. The version is written now, which opens lmdb's transaction for
-   * this event turn; the batch itself is taken from `fill` at the end of the
-   * turn, so that transactions committing until then still join it. (Building
-   * the batch in a turn of our own and then handing it to lmdb, which waits
-   * for the end of *that* turn, cost a second event-loop turn per commit.)
-   * Only one write may wait for its contents at a time.
+   * Writes one batch as a single lmdb transaction, together with a recorded
+   * version of at least `version` when the last one recorded is lower. That
+   * write (or, inside the lease, a no-op removal) is made now, which opens
+   * lmdb's transaction for this event turn; the batch itself is taken from
+   * `fill` at the end of the turn, so that transactions committing until
+   * then still join it. (Building the batch in a turn of our own and then
+   * handing it to lmdb, which waits for the end of *that* turn, cost a second
+   * event-loop turn per commit.) Only one write may wait for its contents at
+   * a time, and the caller starts the next write only once this one has
+   * committed or failed, so a recorded version counts only once it is in.
    */
   write(version: number, fill: () => WriteContents): StoreWrite {
     if (this.#pending !== undefined) throw new FdbError(FdbErrorCode.internal_error, 'a store write is already waiting for its contents');
-    const versionBytes = Buffer.allocUnsafe(8);
-    writeCommitVersion(versionBytes, 0, version);
-    const committed = this.#meta.put(META_VERSION, versionBytes) as Promise<boolean> & { flushed?: Promise<unknown> };
+    let committed: Promise<boolean> & { flushed?: Promise<unknown> };
+    if (version > this.#versionCeiling) {
+      const ceiling = version + VERSION_LEASE;
+      const versionBytes = Buffer.allocUnsafe(8);
+      writeCommitVersion(versionBytes, 0, ceiling);
+      committed = this.#meta.put(META_VERSION, versionBytes) as typeof committed;
+      // Registered before the caller's own callbacks, so the next write sees it.
+      committed.then((written) => this.#recorded(written, ceiling), ignore);
+    } else {
+      committed = this.#meta.remove(TURN_OPENER) as typeof committed;
+    }
     const write: StoreWrite = {
       committed,
       flushed: committed.flushed ?? committed.then(() => this.#root.flushed),
@@ -282,6 +313,11 @@ export class LmdbStore {
     };
     this.#pending = { fill, write };
     return write;
+  }
+
+  /** A write that recorded `ceiling` committed. */
+  #recorded(written: boolean, ceiling: number): void {
+    if (written && ceiling > this.#versionCeiling) this.#versionCeiling = ceiling;
   }
 
   /** lmdb's 'beforecommit': writes the waiting batch into the transaction about to commit. */

@@ -1,0 +1,331 @@
+// A local queue for in-process workers, like graphile-worker's: it takes
+// jobs of one type in batches with `acceptMany` and hands them out one at a
+// time, so N workers share one accept transaction per batch instead of
+// making N. The next batch is taken while the workers run the previous one
+// and while their finishes commit, so the process does not stop to wait for
+// each commit in turn.
+//
+// A taken job is running in the store from the moment its batch commits.
+// So the queue holds at most `size` jobs that no worker has started, gives
+// back (re-enqueues) a job it held longer than `holdMs` (by default half
+// the type's activity timeout, so the activity monitor never finds one of
+// them inactive), and gives back everything it still holds on `stop()`.
+
+import { JobsError } from '../errors.js';
+import { MAX_ACCEPT_MANY } from './accept-batcher.js';
+import { describe } from './job-input.js';
+import type { Jobs } from './jobs.js';
+import type { Job } from './interfaces.js';
+
+/**
+ * What a local queue uses of the jobs API: a `Jobs` handle, or anything
+ * that has these calls with the same meaning (the application of
+ * `@jobtree/supervisor` has them all).
+ */
+export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'>;
+
+export interface LocalQueueOptions {
+  /**
+   * Jobs taken but not yet handed to a worker, at most (including those of
+   * an accept in flight). A batch is taken once no more than half of this
+   * is left. At most {@link MAX_ACCEPT_MANY}.
+   * @default 500
+   */
+  size?: number;
+  /**
+   * Milliseconds a taken job may wait in the queue before it is given back
+   * to the store's queue. @default half the type's activity timeout, or
+   * 30,000 for a type without one
+   */
+  holdMs?: number;
+  /** As `accept`'s `noSchedule`: any pending job qualifies whatever its scheduled time. @default false */
+  noSchedule?: boolean;
+}
+
+/** The queue's default size: 500 jobs share one accept transaction and its durable commit. */
+export const DEFAULT_LOCAL_QUEUE_SIZE = 500;
+/** How long a job of a type without an activity timeout may be held. */
+const DEFAULT_HOLD_MS = 30_000;
+
+interface Held<T extends string> {
+  job: Job<T>;
+  /** performance.now() past which the job is given back rather than handed out. */
+  expires: number;
+}
+
+interface Taker<T extends string> {
+  resolve(job: Job<T> | undefined): void;
+  reject(error: unknown): void;
+}
+
+export class LocalQueue<T extends string = string> {
+  readonly #jobs: LocalQueueSource;
+  readonly #type: T;
+  readonly #size: number;
+  readonly #noSchedule: boolean;
+  #holdMs: number | undefined;
+  /** Held jobs, oldest first, from `#head` on (a moving head: no shift per job). */
+  #held: Held<T>[] = [];
+  #head = 0;
+  /** Workers waiting in `take()`, first come first served. */
+  readonly #takers: Taker<T>[] = [];
+  /** The running fill loop, if any: at most one accept is in flight. */
+  #filling: Promise<void> | undefined;
+  #fillScheduled = false;
+  #timer: NodeJS.Timeout | undefined;
+  /** Finishes and give-backs not settled yet: `stop()` waits for them. */
+  #writes = 0;
+  /** Resolves `stop()` once `#writes` is back to 0. */
+  #writesDone: (() => void) | undefined;
+  readonly #abort = new AbortController();
+  #stopped = false;
+  #stopping: Promise<void> | undefined;
+
+  constructor(jobs: LocalQueueSource, type: T, options: LocalQueueOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new JobsError('invalid_option', `the options of LocalQueue are an object, got ${describe(options)}`);
+    }
+    const size = options.size ?? DEFAULT_LOCAL_QUEUE_SIZE;
+    if (!Number.isSafeInteger(size) || size < 1 || size > MAX_ACCEPT_MANY) {
+      throw new JobsError('invalid_option', `a local queue's size is an integer from 1 to ${MAX_ACCEPT_MANY}, got ${describe(size)}`);
+    }
+    const holdMs = options.holdMs;
+    if (holdMs !== undefined && !(typeof holdMs === 'number' && holdMs > 0 && Number.isFinite(holdMs))) {
+      throw new JobsError('invalid_option', `holdMs is a number of milliseconds > 0, got ${describe(holdMs)}`);
+    }
+    if (options.noSchedule !== undefined && typeof options.noSchedule !== 'boolean') {
+      throw new JobsError('invalid_option', `noSchedule is a boolean, got ${describe(options.noSchedule)}`);
+    }
+    this.#jobs = jobs;
+    this.#type = type;
+    this.#size = size;
+    this.#holdMs = holdMs;
+    this.#noSchedule = options.noSchedule === true;
+  }
+
+  /** Jobs taken and not yet handed out. */
+  get held(): number {
+    return this.#held.length - this.#head;
+  }
+
+  /**
+   * The next job: at once when the queue holds one, else once a batch
+   * brings one. Resolves `undefined` once the queue is stopped. Rejects
+   * with the accept's error when taking a batch fails (e.g. `closed`); the
+   * next call tries again.
+   */
+  take(): Promise<Job<T> | undefined> {
+    if (this.#stopped) return Promise.resolve(undefined);
+    const job = this.#next();
+    if (job !== undefined) {
+      this.#scheduleFill();
+      return Promise.resolve(job);
+    }
+    return new Promise((resolve, reject) => {
+      this.#takers.push({ resolve, reject });
+      this.#scheduleFill();
+    });
+  }
+
+  /**
+   * `jobs.finish(job, data)`, counted by the queue so that `stop()` waits
+   * for it. Concurrent finishes share transactions (the write batcher), so
+   * a worker need not wait for one before taking its next job.
+   */
+  finish(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
+    return this.#track(this.#jobs.finish(job, data));
+  }
+
+  /**
+   * Stops taking jobs: waiting `take()`s resolve `undefined`, a waiting
+   * accept ends, every job still held (and any its last batch brings) is
+   * given back to the store's queue, and the call resolves once those and
+   * the finishes made through the queue have settled. Jobs handed out are
+   * the workers' to finish. Safe to call again.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    this.#stopped = true;
+    this.#abort.abort();
+    for (const taker of this.#takers.splice(0)) taker.resolve(undefined);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#giveBack(this.#drain());
+    await this.#filling;
+    if (this.#writes > 0) {
+      await new Promise<void>((resolve) => {
+        this.#writesDone = resolve;
+      });
+    }
+  }
+
+  /** The next held job that is not past its hold; the expired ones are given back. */
+  #next(): Job<T> | undefined {
+    const now = performance.now();
+    const expired: Job<T>[] = [];
+    let job: Job<T> | undefined;
+    while (this.#head < this.#held.length) {
+      const entry = this.#held[this.#head++] as Held<T>;
+      if (entry.expires > now) {
+        job = entry.job;
+        break;
+      }
+      expired.push(entry.job);
+    }
+    this.#compact();
+    this.#giveBack(expired);
+    return job;
+  }
+
+  /** Every held job, removed from the queue. */
+  #drain(): Job<T>[] {
+    const jobs = this.#held.slice(this.#head).map((entry) => entry.job);
+    this.#held = [];
+    this.#head = 0;
+    return jobs;
+  }
+
+  #compact(): void {
+    if (this.#head === this.#held.length) {
+      this.#held = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#held.length) {
+      this.#held = this.#held.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /**
+   * Starts a fill on the next turn, so that the workers first take what the
+   * queue holds and one accept then asks for the whole gap.
+   */
+  #scheduleFill(): void {
+    if (this.#fillScheduled || this.#filling !== undefined || this.#stopped || !this.#wantsMore()) return;
+    this.#fillScheduled = true;
+    setImmediate(() => {
+      this.#fillScheduled = false;
+      if (this.#filling !== undefined || this.#stopped || !this.#wantsMore()) return;
+      this.#filling = this.#fill().finally(() => {
+        this.#filling = undefined;
+        // Only for workers still waiting: a fill that found the store's
+        // queue empty is not repeated until a worker asks again.
+        if (this.#takers.length > 0) this.#scheduleFill();
+      });
+    });
+  }
+
+  #wantsMore(): boolean {
+    return this.#takers.length > 0 || this.held <= this.#size / 2;
+  }
+
+  async #fill(): Promise<void> {
+    try {
+      const holdMs = await this.#hold();
+      while (!this.#stopped && this.#wantsMore()) {
+        const count = this.#size - this.held;
+        const waiting = this.#takers.length > 0;
+        // Expiry is counted from before the accept: a job is never held
+        // longer than holdMs after the store made it running. A waiting
+        // accept waits at most half the hold (then the loop asks again), so
+        // a batch that arrives after a long wait still has at least half
+        // its hold left.
+        const expires = performance.now() + holdMs;
+        // The accept in flight asks for no more than the gap: held jobs and
+        // the jobs it brings never exceed `size` together.
+        const taken = await this.#jobs.acceptMany(this.#type, count, {
+          timeout: waiting ? holdMs / 2 : 0,
+          noSchedule: this.#noSchedule,
+          signal: this.#abort.signal,
+        });
+        if (this.#stopped) {
+          this.#giveBack(taken);
+          return;
+        }
+        this.#deliver(taken, expires);
+        if (taken.length === 0 && this.#takers.length === 0) return;
+      }
+    } catch (error) {
+      for (const taker of this.#takers.splice(0)) taker.reject(error);
+    }
+  }
+
+  /** The hold limit: the option, or half the type's timeout read once. */
+  async #hold(): Promise<number> {
+    if (this.#holdMs === undefined) {
+      const seconds = await this.#jobs.getTypeTimeout(this.#type);
+      this.#holdMs = seconds === undefined ? DEFAULT_HOLD_MS : (seconds * 1000) / 2;
+    }
+    return this.#holdMs;
+  }
+
+  /** Hands new jobs to waiting workers first, and holds the rest. */
+  #deliver(taken: readonly Job<T>[], expires: number): void {
+    let index = 0;
+    while (index < taken.length && this.#takers.length > 0) {
+      (this.#takers.shift() as Taker<T>).resolve(taken[index++]);
+    }
+    if (index === taken.length) return;
+    for (; index < taken.length; index++) this.#held.push({ job: taken[index] as Job<T>, expires });
+    this.#armTimer();
+  }
+
+  /** Wakes when the oldest held job's hold ends, to give back what nobody took in time. */
+  #armTimer(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    const oldest = this.#held[this.#head];
+    if (oldest === undefined) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        const now = performance.now();
+        const expired: Job<T>[] = [];
+        while (this.#head < this.#held.length && (this.#held[this.#head] as Held<T>).expires <= now) {
+          expired.push((this.#held[this.#head++] as Held<T>).job);
+        }
+        this.#compact();
+        this.#giveBack(expired);
+        this.#armTimer();
+        this.#scheduleFill();
+      },
+      Math.max(0, oldest.expires - performance.now()),
+    );
+    // A held job does not keep the process alive: were it to exit, the
+    // activity monitor re-enqueues the job after its timeout.
+    this.#timer.unref();
+  }
+
+  /**
+   * Re-enqueues jobs the queue took but no worker started: each is flagged
+   * to run again and finished, which makes it pending with its data,
+   * priority and scheduled time unchanged. A job that is no longer ours
+   * (`halt`: re-enqueued or removed meanwhile) needs nothing; on any other
+   * failure the job stays running until the activity monitor re-enqueues it.
+   */
+  #giveBack(taken: readonly Job<T>[]): void {
+    if (taken.length === 0) return;
+    const jobs = this.#jobs;
+    void this.#track(
+      (async () => {
+        const flagged = await Promise.allSettled(taken.map((job) => jobs.resubmit(job)));
+        const items = flagged.flatMap((outcome) => (outcome.status === 'fulfilled' ? [{ job: outcome.value }] : []));
+        if (items.length > 0) await jobs.finishMany(items);
+      })(),
+    ).catch(() => {});
+  }
+
+  /** Counts a write until it settles (a counter and one shared callback: finishes are per job). */
+  #track<R>(write: Promise<R>): Promise<R> {
+    this.#writes += 1;
+    write.then(this.#settled, this.#settled);
+    return write;
+  }
+
+  readonly #settled = (): void => {
+    this.#writes -= 1;
+    if (this.#writes === 0) this.#writesDone?.();
+  };
+}
