@@ -447,8 +447,12 @@ export class JobsApp {
     const name = `processor:${type}`;
     if (this.#actors.whereis(name) !== undefined) throw new JobsError('invalid_option', `job type ${JSON.stringify(type)} already has a processor`);
     const clock = clockFromSpec(this.#clock);
+    let previous: Scheduler | undefined;
     const start = async (actor: ActorId): Promise<Scheduler> => {
       const scheduler = await startScheduler<T, D, R>({ clock, ...options, jobs: this.#jobs, type, handler } as Parameters<typeof startScheduler<T, D, R>>[0]);
+      // A restarted processor keeps the crash records of the one it replaces (attempts, backoffs).
+      if (previous !== undefined) scheduler.continueFrom(previous);
+      previous = scheduler;
       this.#schedulers.set(type, { scheduler, actor });
       return scheduler;
     };

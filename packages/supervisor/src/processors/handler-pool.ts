@@ -2,15 +2,16 @@
 // long task running many handlers, see lane-worker.ts). Jobs go to the
 // least busy lane in one message per lane per batch. A lane whose thread
 // dies, or that stops ticking for `stuckThreadMs`, is gone with its thread;
-// its jobs are reported lost, the one the thread was executing marked as
-// the culprit, and the next jobs get a new lane on a new thread.
+// its jobs are reported lost with the culprit named (the job the thread was
+// executing, or the one the scheduler ended the thread for), and the next
+// jobs get a new lane on a new thread.
 
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import type { AbortCause } from './interfaces.js';
 import type { FromLane, LaneJob, LaneResult, LaneTask, SerializedError, ToLane } from './lane-protocol.js';
-import { CURRENT, TICK, createLaneStatus } from './lane-status.js';
+import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
 
 export interface HandlerPoolEvents {
   /** A handler ended: resolved with its result or rejected with its error. */
@@ -18,11 +19,16 @@ export interface HandlerPoolEvents {
   /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
   update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
   /**
-   * A handler's thread is gone. `culprit`: the thread was executing this
-   * job's code when it died or got stuck (a crash of that job); the other
-   * jobs of the thread did nothing wrong.
+   * A handler's thread is gone, and the run `serial` with it. `culprit` is
+   * the run that took the thread down, when one is known: the one whose code
+   * the thread was executing when it died or got stuck, or the one the
+   * thread was ended for (see killThreadOf). It may be `serial` itself (a
+   * crash of that run), another run of the lane (this one is a bystander;
+   * the culprit is reported last), or a run that had already ended but left
+   * code behind. `undefined`: no job's code was running (the thread was
+   * terminated from outside, or died in code no job started).
    */
-  lost(serial: number, culprit: boolean, reason: string): void;
+  lost(serial: number, culprit: number | undefined, reason: string): void;
 }
 
 export interface HandlerPoolOptions {
@@ -44,6 +50,8 @@ interface Lane {
   lastTickAt: number;
   /** Why the main thread ended it, when it did. */
   killReason: string | undefined;
+  /** The run the main thread ended it for, when it was one job's fault. */
+  killedFor: number | undefined;
   dead: boolean;
 }
 
@@ -128,10 +136,12 @@ export class HandlerPool {
     for (const [lane, list] of byLane) send(lane, { kind: 'abort', serials: list, cause });
   }
 
-  /** Terminates the thread running a job's handler (its other jobs are reported lost as bystanders). */
+  /** Terminates the thread running a job's handler, that job's fault (its other jobs are reported lost as bystanders). */
   killThreadOf(serial: number, reason: string): void {
     const lane = this.#laneOf.get(serial);
-    if (lane !== undefined) this.#kill(lane, reason);
+    if (lane === undefined || lane.dead || lane.killReason !== undefined) return;
+    lane.killedFor = serial;
+    this.#kill(lane, reason);
   }
 
   /** Terminates every thread at once; running jobs are reported lost. */
@@ -176,6 +186,7 @@ export class HandlerPool {
       lastTick: 0,
       lastTickAt: performance.now(),
       killReason: undefined,
+      killedFor: undefined,
       dead: false,
     };
     this.#lanes.add(lane);
@@ -243,13 +254,15 @@ export class HandlerPool {
     lane.dead = true;
     this.#lanes.delete(lane);
     lane.port.close();
-    const culprit = Atomics.load(lane.status, CURRENT);
+    const executing = Atomics.load(lane.status, CURRENT);
+    const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     const reason = lane.killReason ?? `the handler thread died: ${error}`;
-    const serials = [...lane.jobs];
+    // The culprit last: each bystander's loss can still name the job that caused it.
+    const serials = [...lane.jobs].sort((a, b) => Number(a === culprit) - Number(b === culprit));
     lane.jobs.clear();
     for (const serial of serials) {
       this.#laneOf.delete(serial);
-      this.#options.events.lost(serial, serial === culprit, reason);
+      this.#options.events.lost(serial, culprit, reason);
     }
   }
 

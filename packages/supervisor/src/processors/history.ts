@@ -5,7 +5,8 @@
 
 /**
  * What happened to a job, as the scheduler records it. `lost`: its run ended
- * because another job's handler took the shared thread down; it is neither a
+ * because another job's handler took the shared thread down (its reason names
+ * that job), or the thread was lost with no culprit named; it is neither a
  * crash of its own nor a clean stop, so it leaves the crash streak as it was.
  */
 export type HistoryEventType = 'added' | 'started' | 'stopped' | 'crashed' | 'lost';
