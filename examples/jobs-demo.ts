@@ -1,7 +1,8 @@
 // A tour of jobtree's jobs API without actors: a type timeout, jobs with
 // priorities and scheduled times, two workers that accept, update and
 // finish them, a resubmission, a blocked accept woken by a new job, and a
-// worker that went silent being re-enqueued (its late finish gets `halt`).
+// worker that went silent being re-enqueued (its late finish gets `halt`),
+// and many jobs drained by workers sharing a LocalQueue (batched accepts).
 //
 //   pnpm exec tsx examples/jobs-demo.ts                       (a temp dir, removed afterwards)
 //   pnpm exec tsx examples/jobs-demo.ts --path ./.data/demo   keep the data afterwards
@@ -10,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { JobsError, openJobs } from '@jobtree/core';
+import { JobsError, LocalQueue, openJobs } from '@jobtree/core';
 import type { Job, Jobs } from '@jobtree/core';
 
 const { values } = parseArgs({ options: { path: { type: 'string' } } });
@@ -94,6 +95,22 @@ try {
 
   step('7. remove');
   console.log(`  remove cat.jpg -> ${await jobs.remove('thumbnail', 'cat.jpg')}, again -> ${await jobs.remove('thumbnail', 'cat.jpg')}`);
+
+  step('8. many jobs, four workers sharing a local queue (one accept transaction per batch)');
+  await jobs.setTypeTimeout('resize', 30);
+  await jobs.addMany('resize', Array.from({ length: 2_000 }, (_, i) => ({ id: `img-${i}`, data: { width: 64 + (i % 8) * 32 } })));
+  const queue = new LocalQueue(jobs, 'resize', { size: 200 });
+  const drainStart = performance.now();
+  let done = 0;
+  const queueWorker = async () => {
+    for (let job = await queue.take(); job !== undefined; job = await queue.take()) {
+      await queue.finish(job, { ...job.data, resized: true });
+      if (++done === 2_000) void queue.stop(); // all done: the waiting workers get undefined
+    }
+  };
+  await Promise.all([queueWorker(), queueWorker(), queueWorker(), queueWorker()]);
+  const seconds = (performance.now() - drainStart) / 1000;
+  console.log(`  4 workers finished ${done} jobs in ${seconds.toFixed(2)} s; pending left: ${await jobs.pendingCount('resize')}`);
 } finally {
   await jobs.close();
   if (temporary) rmSync(path, { recursive: true, force: true });

@@ -36,6 +36,7 @@ test('the jobs demo accepts, finishes, re-enqueues a silent worker and removes',
   const out = await runExample('examples/jobs-demo.ts');
   t.regex(out, /the silent worker's finish -> JobsError halt/);
   t.regex(out, /remove cat\.jpg -> true, again -> false/);
+  t.regex(out, /4 workers finished 2000 jobs in [\d.]+ s; pending left: 0/);
   t.regex(out, /closed\s*$/);
 });
 
