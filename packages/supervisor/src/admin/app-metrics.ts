@@ -1,10 +1,12 @@
 // The app's Prometheus metrics (prom-client), in a registry of its own so
-// that two apps in one process never share a series. Counters and histograms
+// that two apps in one process never share a series (the process's default
+// metrics are shared: process-metrics.ts). Counters and histograms
 // follow the jobs handle's activity and the supervisors' events; gauges are
 // read when scraped.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobActivity } from './job-activity.js';
+import { processMetrics } from './process-metrics.js';
 import type { QueueSampler } from './queue-sampler.js';
 import { type SchedulerView, statsByType } from './scheduler-view.js';
 import type { SchedulerStats } from '../processors/index.js';
@@ -26,7 +28,6 @@ export class AppMetrics {
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
     const added = new Counter({ name: 'jobtree_jobs_added_total', help: 'add calls that left a job pending: new jobs, finished ones enqueued again, and pending ones updated.', labelNames: ['type'], registers });
     const accepted = new Counter({ name: 'jobtree_jobs_accepted_total', help: 'Jobs accepted by a worker (pending -> running).', labelNames: ['type'], registers });
     const finished = new Counter({ name: 'jobtree_jobs_finished_total', help: 'finish calls that succeeded (a job flagged for resubmission is enqueued again).', labelNames: ['type'], registers });
@@ -100,9 +101,9 @@ export class AppMetrics {
     this.#restarts.inc({ supervisor, child });
   }
 
-  /** The text exposition format. */
+  /** The text exposition format: the process's default metrics, then the app's. */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return Registry.merge([processMetrics(), this.registry]).metrics();
   }
 
   get contentType(): string {
