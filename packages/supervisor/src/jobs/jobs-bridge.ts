@@ -108,7 +108,9 @@ export class JobsBridge {
     }
     waits.add(controller);
     try {
-      const taking = this.#jobs.accept(type, acceptOptions);
+      // The signal ends the store's wait too; a transaction already taking a
+      // job when it fires still delivers it, and that job is given back below.
+      const taking = this.#jobs.accept(type, { ...acceptOptions, signal: controller.signal });
       const aborted = new Promise<'aborted'>((resolve) => controller.signal.addEventListener('abort', () => resolve('aborted')));
       const first = await Promise.race([taking, aborted]);
       if (first !== 'aborted') return first;
