@@ -5,9 +5,14 @@
 //    piscina no-op tasks per second on as many threads in the same run
 //    (target >= 1: jobs travel to the threads in batches, tasks one by one).
 //    For context, the same burst drained through the store alone, with no
-//    handlers: the ceiling the store sets on this machine.
+//    handlers: the ceiling the store sets on this machine. And the same
+//    jobs on maxJobs 8 (few slots: what the scheduler's local queue of
+//    accepted jobs is for, so a freed slot never waits for a take's commit).
 // 2. add -> handler start latency with an idle scheduler, p50 and p99
-//    (targets 1 ms and 5 ms): from before `add` to the handler's first line.
+//    (targets 1 ms and 5 ms): from before `add` to the handler's first line,
+//    and leg by leg: the add's durable commit, the scheduler's waiting accept
+//    (woken by the add, its own commit durable), the hop into a lane's
+//    message, and the lane starting the handler. Two disk flushes are most of it.
 // 3. 1,000 continuous jobs (300 with --quick) on maxJobs 50: reschedule
 //    cycles until every job has had a turn, against the cycles rotation
 //    needs at maxChurn 20 (target: within 1.5 times that).
@@ -25,6 +30,7 @@ const { values: args } = parseArgs({ options: { quick: { type: 'boolean', defaul
 const quick = args.quick === true;
 const THREADS = 2;
 const DRAIN_JOBS = quick ? 10_000 : 40_000;
+const FEW_SLOTS = 8;
 const PISCINA_TASKS = quick ? 10_000 : 40_000;
 const LATENCY_SAMPLES = quick ? 200 : 1_000;
 const ROTATION_JOBS = quick ? 300 : 1_000;
@@ -65,11 +71,11 @@ function waitFinished(scheduler: Scheduler, count: number): Promise<void> {
   });
 }
 
-/** End-to-end no-op jobs per second, adds included. */
-async function drainRate(): Promise<number> {
+/** End-to-end no-op jobs per second, adds included, with `maxJobs` handlers at most running at once. */
+async function drainRate(maxJobs = 1_000): Promise<number> {
   const jobs = await tempJobs();
   await jobs.setTypeTimeout('noop', 30);
-  const scheduler = await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs: 1_000 });
+  const scheduler = await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs });
   try {
     // Warm the threads up (they load the handler module on first use).
     const warm = waitFinished(scheduler, 200);
@@ -124,12 +130,41 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** add -> handler start, one job at a time on an idle scheduler. */
-async function startLatency(): Promise<{ p50: number; p99: number }> {
+/** The legs of add -> handler start, in ms (epoch clock, comparable across threads). */
+const LEGS = ['add committed (durable)', 'scheduler accept returned', 'sent to a lane', 'handler started'] as const;
+
+/** epoch ms with sub-millisecond precision. */
+const epochNow = (): number => performance.timeOrigin + performance.now();
+
+/** `jobs`, with the moment each acceptMany that took jobs returned recorded in `at.accepted`. */
+function timedAccepts(jobs: Jobs, at: { accepted: number }): Jobs {
+  return new Proxy(jobs, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === 'acceptMany') {
+        return async (...args: Parameters<Jobs['acceptMany']>) => {
+          const taken = await target.acceptMany(...args);
+          if (taken.length > 0) at.accepted = epochNow();
+          return taken;
+        };
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** add -> handler start, one job at a time on an idle scheduler, in total and leg by leg. */
+async function startLatency(): Promise<{ p50: number; p99: number; legs: { name: string; p50: number; p99: number }[] }> {
   const jobs = await tempJobs();
   await jobs.setTypeTimeout('lat', 30);
-  const scheduler = await startScheduler({ jobs, type: 'lat', handler: fixture('started-at.ts'), threads: THREADS });
+  const at = { accepted: 0, sent: 0 };
+  const scheduler = await startScheduler({ jobs: timedAccepts(jobs, at), type: 'lat', handler: fixture('started-at.ts'), threads: THREADS });
+  // job:started is emitted as the job is put in its lane's message.
+  scheduler.events.on('job:started', () => {
+    at.sent = epochNow();
+  });
   const samples: number[] = [];
+  const legs: number[][] = LEGS.map(() => []);
   try {
     for (let i = -20; i < LATENCY_SAMPLES; i++) {
       const id = `l${i}`;
@@ -143,18 +178,30 @@ async function startLatency(): Promise<{ p50: number; p99: number }> {
       });
       // Let the scheduler settle back into its blocking accept.
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const before = performance.timeOrigin + performance.now();
+      const before = epochNow();
       await jobs.add('lat', id);
+      const added = epochNow();
       await finished;
       const data = (await jobs.getJobData('lat', id)) as { startedAt: number };
-      if (i >= 0) samples.push(data.startedAt - before); // the first 20 warm up
+      if (i < 0) continue; // the first 20 warm up
+      samples.push(data.startedAt - before);
+      const moments = [before, added, at.accepted, at.sent, data.startedAt];
+      for (const [leg, list] of legs.entries()) list.push((moments[leg + 1] as number) - (moments[leg] as number));
     }
   } finally {
     await scheduler.stop();
     await jobs.close();
   }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+  const sorted = (list: number[]): number[] => list.sort((a, b) => a - b);
+  sorted(samples);
+  return {
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    legs: LEGS.map((name, leg) => {
+      const list = sorted(legs[leg] as number[]);
+      return { name, p50: percentile(list, 50), p99: percentile(list, 99) };
+    }),
+  };
 }
 
 /** Cycles until every one of many continuous jobs has run, and the cycles rotation needs. */
@@ -194,9 +241,11 @@ async function main(): Promise<void> {
   console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
   const baseline = await piscinaRate();
   const drain = await drainRate();
+  const fewSlots = await drainRate(FEW_SLOTS);
   const storeOnly = await storeOnlyRate();
   const rows: Cell[][] = [
     ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
+    infoRow(`the same jobs on maxJobs ${FEW_SLOTS} (jobs/s)`, fewSlots, baseline),
     infoRow('the same jobs through the store alone, no handlers (jobs/s)', storeOnly, baseline),
     infoRow('end to end vs the store alone', drain, storeOnly),
   ];
@@ -210,6 +259,13 @@ async function main(): Promise<void> {
         ['p50', latency.p50, '<= 1', latency.p50 <= 1 ? 'pass' : 'FAIL'],
         ['p99', latency.p99, '<= 5', latency.p99 <= 5 ? 'pass' : 'FAIL'],
       ],
+    ),
+  );
+  console.log();
+  console.log(
+    formatTable(
+      ['the legs of add -> handler start (each from the one before), ms', 'p50', 'p99'],
+      latency.legs.map((leg) => [leg.name, leg.p50, leg.p99]),
     ),
   );
   const rotation = await rotationTurns();

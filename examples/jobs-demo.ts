@@ -104,7 +104,7 @@ try {
   let done = 0;
   const queueWorker = async () => {
     for (let job = await queue.take(); job !== undefined; job = await queue.take()) {
-      await queue.finish(job, { ...job.data, resized: true });
+      await queue.finish(job, { width: (job.data as { width: number }).width, resized: true });
       if (++done === 2_000) void queue.stop(); // all done: the waiting workers get undefined
     }
   };

@@ -60,6 +60,16 @@ test('pending jobs: the oldest started first, as many as asked', (t) => {
   t.deepEqual(ids(table.pendingJobs(3, NOW)), [1, 2]);
 });
 
+test('pending jobs: jobs never started come first in the order they were taken, then the oldest started', (t) => {
+  // Never started (only `added`) and started ones interleaved, as a local queue of fresh jobs next to given-back ones.
+  const fresh = (id: number): ScheduleEntry => ({ id: String(id), continuous: false, running: false, held: true, history: [added()], failures: 0 });
+  const table = setup([oneshot(50), fresh(7), oneshot(20), fresh(3), fresh(9), oneshot(10)]);
+  t.deepEqual(ids(table.pendingJobs(1, NOW)), [7]);
+  t.deepEqual(ids(table.pendingJobs(3, NOW)), [7, 3, 9]);
+  t.deepEqual(ids(table.pendingJobs(4, NOW)), [7, 3, 9, 10]);
+  t.deepEqual(ids(table.pendingJobs(6, NOW)), [7, 3, 9, 10, 20, 50]);
+});
+
 test('pending jobs skip a job that crashed within its backoff', (t) => {
   const job1 = oneshot(1);
   job1.history = [crashed(NOW), { type: 'started', at: NOW }, ...job1.history];

@@ -150,6 +150,16 @@ export class ScheduleTable {
   pendingJobs(count: number, now: number): ScheduleEntry[] {
     if (count <= 0) return [];
     const threshold = this.#options.healthThreshold;
+    // Jobs that never started sort first, in insertion order (the sort is
+    // stable): when `count` of them lead the set, they are the answer, found
+    // without sorting the whole set (a local queue makes it long, and a slot
+    // that frees asks for one job).
+    const neverStarted: ScheduleEntry[] = [];
+    for (const entry of this.#startable) {
+      if (lastStarted(entry.history) !== 0 || !notRecentlyCrashed(entry.history, now, threshold)) continue;
+      neverStarted.push(entry);
+      if (neverStarted.length === count) return neverStarted;
+    }
     const candidates: ScheduleEntry[] = [];
     for (const entry of this.#startable) {
       if (notRecentlyCrashed(entry.history, now, threshold)) candidates.push(entry);

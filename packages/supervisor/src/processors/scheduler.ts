@@ -53,7 +53,11 @@ interface Held {
   /** Set once its handler's signal was aborted. */
   abort: AbortCause | undefined;
   graceTimer: unknown;
-  /** Threads lost under it in a row without being named the culprit. */
+  /**
+   * Threads lost under it in a row with no culprit named. A thread whose
+   * culprit is known (this job: a crash; another job: a bystander) does not
+   * count: only losses nobody can explain add up to a crash (see #lost).
+   */
   losses: number;
 }
 
@@ -62,7 +66,18 @@ type RunOutcome = { ok: true; value: unknown } | { ok: false; reason: string };
 /** Takes in flight at once: one committing while the next reads is enough to keep the slots full. */
 const MAX_TAKES_IN_FLIGHT = 2;
 
-/** A job that was on this many lost threads in a row counts as their cause even when not caught in the act. */
+/**
+ * The local queue (jobs accepted beyond the free slots, started the moment a
+ * slot frees) is sized to cover this many take round trips at the rate slots
+ * free up: long enough that the next take commits before the queue runs dry.
+ */
+const LOCAL_QUEUE_TAKES = 2;
+/** The most jobs the local queue holds, whatever the rate (one acceptMany's most). */
+const MAX_LOCAL_QUEUE = 1_000;
+/** How often the rate at which runs end is measured. */
+const END_RATE_WINDOW_MS = 50;
+
+/** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
 const MAX_UNEXPLAINED_LOSSES = 3;
 
 /**
@@ -111,6 +126,12 @@ export class Scheduler {
   #asked = 0;
   /** The last take came back short: the queue has nothing more due. */
   #drained = false;
+  /** Runs that ended and freed their slot since `#windowStart`, and the rate measured so far (runs per ms). */
+  #ends = 0;
+  #windowStart = performance.now();
+  #endRate = 0;
+  /** A non-blocking take's round trip (ms), averaged. */
+  #takeMs = 2;
   #waiter: Promise<void> | undefined;
   #tickTimer: unknown;
   #heartbeatTimer: unknown;
@@ -167,6 +188,25 @@ export class Scheduler {
   reschedule(): Promise<void> {
     if (!this.#active) return Promise.reject(new SchedulerError('stopped', `the scheduler of ${JSON.stringify(this.type)} is stopped`));
     return this.#enqueue(() => this.#cycle());
+  }
+
+  /**
+   * Carries on from a scheduler of the same type that stopped or is
+   * stopping (the app calls this when it restarts a killed processor): every
+   * job that crashed under it keeps its crashes in a row, its backoff and
+   * its history here. Without this a restart would hand a job that had used
+   * up attempts a fresh count, and run a handler that hung its thread as if
+   * for the first time. Runs still going under `previous` are skipped: their
+   * stop ends their streak anyway.
+   */
+  continueFrom(previous: Scheduler): void {
+    if (previous === this || previous.type !== this.type) return;
+    for (const old of previous.#table.entries()) {
+      if (old.running || old.failures === 0) continue;
+      const known = this.#table.get(old.id);
+      if (known?.running) continue;
+      this.#table.insert({ id: old.id, continuous: old.continuous, running: false, held: known?.held ?? false, history: [...old.history], failures: old.failures });
+    }
   }
 
   // --- stopping -------------------------------------------------------------
@@ -259,11 +299,13 @@ export class Scheduler {
     if (!this.#active) return;
     this.#startDue();
     if (this.#waiter !== undefined || this.#takes.size >= MAX_TAKES_IN_FLIGHT) return;
-    const free = this.#table.options.maxJobs - this.#held.size - this.#asked;
+    const free = this.#table.options.maxJobs + this.#localQueueRoom() - this.#held.size - this.#asked;
     if (free <= 0) return;
     this.#asked += free;
+    const askedAt = performance.now();
     const take = this.#jobs.acceptMany(this.type, free, this.#bound()).then(
       (taken) => {
+        this.#takeMs = (this.#takeMs + performance.now() - askedAt) / 2;
         this.#hold(taken);
         if (!this.#active) {
           for (const job of taken) this.#giveBack(this.#held.get(job.id) as Held);
@@ -290,7 +332,7 @@ export class Scheduler {
   }
 
   #armWaiter(): void {
-    const count = this.#table.options.maxJobs - this.#held.size;
+    const count = this.#table.options.maxJobs + this.#localQueueRoom() - this.#held.size;
     if (this.#waiter !== undefined || !this.#active || count <= 0) return;
     this.#waiter = (async () => {
       let retryAfter = 0;
@@ -310,6 +352,27 @@ export class Scheduler {
       if (retryAfter > 0) this.#options.clock.setTimeout(() => this.#requestPump(), retryAfter);
       else this.#requestPump();
     })();
+  }
+
+  /**
+   * How many jobs to hold beyond the free slots: as many as free up, at the
+   * rate runs have been ending, during LOCAL_QUEUE_TAKES take round trips.
+   * Held jobs are this scheduler's alone until they start (at most
+   * `holdLimitMs`, see #heartbeat), so the queue exists only while one-shot
+   * runs end quickly: jobs that run long or continuous jobs (which free their
+   * slots only by rotation) get none, and keep their slots' worth of jobs
+   * visible to other nodes.
+   */
+  #localQueueRoom(): number {
+    const now = performance.now();
+    const span = now - this.#windowStart;
+    if (span >= END_RATE_WINDOW_MS) {
+      // Averaged with the last window; a quiet window halves it.
+      this.#endRate = (this.#endRate + this.#ends / span) / 2;
+      this.#ends = 0;
+      this.#windowStart = now;
+    }
+    return Math.min(MAX_LOCAL_QUEUE, Math.floor(this.#endRate * this.#takeMs * LOCAL_QUEUE_TAKES));
   }
 
   /** With the system clock the store decides what is due (and wakes for future jobs); another clock bounds accepts by its time. */
@@ -390,8 +453,10 @@ export class Scheduler {
     const { started, stopped } = this.#table.reschedule(now);
     for (const id of stopped) this.#stopRun(id, 'rotation');
     this.#launch(started);
-    // Jobs taken for the cycle that it did not start go back at once.
-    for (const held of [...this.#held.values()]) if (held.serial === undefined) this.#giveBack(held);
+    // Jobs taken for the cycle that it did not start go back at once, but for
+    // the local queue's worth (the oldest taken).
+    let keep = this.#localQueueRoom();
+    for (const held of [...this.#held.values()]) if (held.serial === undefined && keep-- <= 0) this.#giveBack(held);
     this.#table.forget(now);
     this.#requestPump();
   }
@@ -428,17 +493,26 @@ export class Scheduler {
     this.#afterRun(held, result.ok ? { ok: true, value: result.value } : { ok: false, reason: describeError(result.error) });
   }
 
-  #lost(serial: number, culprit: boolean, reason: string): void {
+  /**
+   * A run's thread is gone. The culprit's run crashed; a bystander of a named
+   * culprit runs again at once with nothing counted against it. With no
+   * culprit named, the loss counts, and a job on MAX_UNEXPLAINED_LOSSES such
+   * threads in a row is taken for their cause.
+   */
+  #lost(serial: number, culprit: number | undefined, reason: string): void {
+    // Looked up first: the pool reports the culprit's own loss after its bystanders'.
+    const cause = culprit === undefined || culprit === serial ? undefined : this.#bySerial.get(culprit)?.job.id;
     const held = this.#detachSerial(serial);
     if (held === undefined) return;
-    held.losses++;
-    if (held.abort !== undefined || culprit || held.losses >= MAX_UNEXPLAINED_LOSSES) {
+    if (culprit === undefined) held.losses++;
+    if (held.abort !== undefined || culprit === serial || held.losses >= MAX_UNEXPLAINED_LOSSES) {
       this.#afterRun(held, { ok: false, reason });
       return;
     }
-    // A bystander of another job's fault: run it again, no crash counted.
+    const blame =
+      culprit === undefined ? 'no culprit named' : cause === undefined ? 'taken down by code an ended run left behind' : `taken down by job ${JSON.stringify(cause)}`;
     const now = this.#options.clock.now();
-    if (this.#table.get(held.job.id)?.running) this.#table.lose(held.job.id, now, `thread lost: ${reason}`);
+    if (this.#table.get(held.job.id)?.running) this.#table.lose(held.job.id, now, `thread lost (${blame}): ${reason}`);
     this.events.emit('job:stopped', { id: held.job.id, cause: 'thread_lost' });
     if (this.#active) {
       this.#startDue();
@@ -450,6 +524,10 @@ export class Scheduler {
   }
 
   #afterRun(held: Held, outcome: RunOutcome): void {
+    // The pump starts due jobs first: once for all the runs one lane message
+    // ends, and queued before their finishMany, so the lanes get new jobs
+    // before the main thread turns to the store.
+    this.#requestPump();
     const { id } = held.job;
     switch (held.abort) {
       case 'cancel':
@@ -466,14 +544,11 @@ export class Scheduler {
         }
         break;
       default:
+        this.#ends++;
         if (outcome.ok) this.#finish(held, outcome.value);
         else this.#crash(held, outcome.reason);
     }
     this.#notifyIdle();
-    if (this.#active) {
-      this.#startDue();
-      this.#requestPump();
-    }
   }
 
   #detachSerial(serial: number): Held | undefined {
@@ -491,13 +566,17 @@ export class Scheduler {
   }
 
   #notifyIdle(): void {
+    if (this.#idle.size === 0) return;
     for (const check of [...this.#idle]) check();
   }
 
   #finish(held: Held, data: unknown): void {
     this.#held.delete(held.job.id);
     this.#table.remove(held.job.id);
-    // Finishes of handlers that end together go to the store in one batch.
+    // Finishes of the runs that end in one event-loop turn (every lane's
+    // messages of that turn) go to the store in one finishMany: fewer, larger
+    // calls cost the main thread less than one per message, and the lanes
+    // already have their next jobs (the pump runs first, see #afterRun).
     this.#finishQueue.push({ held, data });
     if (!this.#finishScheduled) {
       this.#finishScheduled = true;
