@@ -10,6 +10,9 @@
 // back (re-enqueues) a job it held longer than `holdMs` (by default half
 // the type's activity timeout, so the activity monitor never finds one of
 // them inactive), and gives back everything it still holds on `stop()`.
+// A job handed out after a long hold has its activity stamped again first
+// (as `update` does), so its worker has the type timeout for its first
+// update, as after `accept`.
 
 import { JobsError } from '../errors.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
@@ -22,7 +25,7 @@ import type { Job } from './interfaces.js';
  * that has these calls with the same meaning (the application of
  * `@jobtree/supervisor` has them all).
  */
-export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'>;
+export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'update' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'>;
 
 export interface LocalQueueOptions {
   /**
@@ -46,9 +49,20 @@ export interface LocalQueueOptions {
 export const DEFAULT_LOCAL_QUEUE_SIZE = 500;
 /** How long a job of a type without an activity timeout may be held. */
 const DEFAULT_HOLD_MS = 30_000;
+/**
+ * A job held longer than this share of its hold has its activity stamped
+ * again when handed out. The activity monitor re-enqueues a job whose
+ * stamp is at least one timeout old, checking every quarter timeout: with
+ * the default hold (half the timeout), a job handed out within a sixteenth
+ * of the timeout of its accept still has 15/16 to 5/4 of a timeout, as
+ * after `accept`; jobs handed out at once (the busy case) cost no write.
+ */
+const RESTAMP_SHARE = 1 / 8;
 
 interface Held<T extends string> {
   job: Job<T>;
+  /** performance.now() before the accept that took the job: when the store made it running, at the latest. */
+  takenAt: number;
   /** performance.now() past which the job is given back rather than handed out. */
   expires: number;
 }
@@ -64,6 +78,8 @@ export class LocalQueue<T extends string = string> {
   readonly #size: number;
   readonly #noSchedule: boolean;
   #holdMs: number | undefined;
+  /** Held longer than this, a job is stamped again before it is handed out (see RESTAMP_SHARE). */
+  #restampMs = Number.POSITIVE_INFINITY;
   /** Held jobs, oldest first, from `#head` on (a moving head: no shift per job). */
   #held: Held<T>[] = [];
   #head = 0;
@@ -116,10 +132,10 @@ export class LocalQueue<T extends string = string> {
    */
   take(): Promise<Job<T> | undefined> {
     if (this.#stopped) return Promise.resolve(undefined);
-    const job = this.#next();
-    if (job !== undefined) {
+    const entry = this.#next();
+    if (entry !== undefined) {
       this.#scheduleFill();
-      return Promise.resolve(job);
+      return this.#handOut(entry);
     }
     return new Promise((resolve, reject) => {
       this.#takers.push({ resolve, reject });
@@ -164,21 +180,35 @@ export class LocalQueue<T extends string = string> {
   }
 
   /** The next held job that is not past its hold; the expired ones are given back. */
-  #next(): Job<T> | undefined {
+  #next(): Held<T> | undefined {
     const now = performance.now();
     const expired: Job<T>[] = [];
-    let job: Job<T> | undefined;
+    let next: Held<T> | undefined;
     while (this.#head < this.#held.length) {
       const entry = this.#held[this.#head++] as Held<T>;
       if (entry.expires > now) {
-        job = entry.job;
+        next = entry;
         break;
       }
       expired.push(entry.job);
     }
     this.#compact();
     this.#giveBack(expired);
-    return job;
+    return next;
+  }
+
+  /**
+   * The job of a held entry, for a worker: as it is when it was taken
+   * lately, else after an `update` that stamps its activity again. A job
+   * that is no longer ours (`halt`: re-enqueued or removed meanwhile) is
+   * skipped for the next one.
+   */
+  #handOut(entry: Held<T>): Promise<Job<T> | undefined> {
+    if (performance.now() - entry.takenAt <= this.#restampMs) return Promise.resolve(entry.job);
+    return this.#track(this.#jobs.update(entry.job)).catch((error: unknown) => {
+      if (JobsError.is(error, 'halt')) return this.take();
+      throw error;
+    });
   }
 
   /** Every held job, removed from the queue. */
@@ -233,7 +263,8 @@ export class LocalQueue<T extends string = string> {
         // accept waits at most half the hold (then the loop asks again), so
         // a batch that arrives after a long wait still has at least half
         // its hold left.
-        const expires = performance.now() + holdMs;
+        const takenAt = performance.now();
+        const expires = takenAt + holdMs;
         // The accept in flight asks for no more than the gap: held jobs and
         // the jobs it brings never exceed `size` together.
         const taken = await this.#jobs.acceptMany(this.#type, count, {
@@ -245,7 +276,7 @@ export class LocalQueue<T extends string = string> {
           this.#giveBack(taken);
           return;
         }
-        this.#deliver(taken, expires);
+        this.#deliver(taken, takenAt, expires);
         if (taken.length === 0 && this.#takers.length === 0) return;
       }
     } catch (error) {
@@ -259,17 +290,28 @@ export class LocalQueue<T extends string = string> {
       const seconds = await this.#jobs.getTypeTimeout(this.#type);
       this.#holdMs = seconds === undefined ? DEFAULT_HOLD_MS : (seconds * 1000) / 2;
     }
+    this.#restampMs = this.#holdMs * RESTAMP_SHARE;
     return this.#holdMs;
   }
 
-  /** Hands new jobs to waiting workers first, and holds the rest. */
-  #deliver(taken: readonly Job<T>[], expires: number): void {
+  /**
+   * Hands new jobs to waiting workers first, and holds the rest. A batch
+   * whose accept took longer than the hold (a slow commit) is given back
+   * whole: a job past its hold is never handed out.
+   */
+  #deliver(taken: readonly Job<T>[], takenAt: number, expires: number): void {
+    if (taken.length === 0) return;
+    if (performance.now() >= expires) {
+      this.#giveBack(taken);
+      return;
+    }
     let index = 0;
     while (index < taken.length && this.#takers.length > 0) {
-      (this.#takers.shift() as Taker<T>).resolve(taken[index++]);
+      const taker = this.#takers.shift() as Taker<T>;
+      this.#handOut({ job: taken[index++] as Job<T>, takenAt, expires }).then(taker.resolve, taker.reject);
     }
     if (index === taken.length) return;
-    for (; index < taken.length; index++) this.#held.push({ job: taken[index] as Job<T>, expires });
+    for (; index < taken.length; index++) this.#held.push({ job: taken[index] as Job<T>, takenAt, expires });
     this.#armTimer();
   }
 
