@@ -42,6 +42,8 @@ export class RecordingDatabase implements Database {
   readonly committedWrites: number[] = [];
   /** Errors injected so far, by code. */
   readonly injected = new Map<number, number>();
+  /** Range reads (snapshot ones too) and watches made, over all attempts. */
+  readonly calls = { rangeReads: 0, watches: 0 };
 
   constructor(inner: Database, options: RecordingOptions = {}) {
     this.#inner = inner;
@@ -62,7 +64,7 @@ export class RecordingDatabase implements Database {
       const stats: AttemptStats = { reads: 0, writes: 0 };
       last = stats;
       this.attempts += 1;
-      const result = await body(new RecordingTransaction(tx, stats, (code) => this.#count(code), this.#inject));
+      const result = await body(new RecordingTransaction(tx, stats, (code) => this.#count(code), this.#inject, this.calls));
       await this.#afterBody?.();
       return result;
     }, options);
@@ -85,6 +87,7 @@ class RecordingTransaction implements Transaction {
     readonly stats: AttemptStats,
     readonly onInject: (code: number) => void,
     readonly inject: RecordingOptions['inject'],
+    readonly calls: RecordingDatabase['calls'],
   ) {}
 
   #check(): void {
@@ -107,6 +110,7 @@ class RecordingTransaction implements Transaction {
   }
 
   async getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
+    this.calls.rangeReads += 1;
     this.#check();
     const rows = await this.inner.getRange(start, end, options);
     this.stats.reads += rows.length;
@@ -123,6 +127,7 @@ class RecordingTransaction implements Transaction {
         return snapshot.get(key);
       },
       getRange: async (start, end, options) => {
+        this.calls.rangeReads += 1;
         this.#check();
         const rows = await snapshot.getRange(start, end, options);
         this.stats.reads += rows.length;
@@ -169,6 +174,7 @@ class RecordingTransaction implements Transaction {
     return this.inner.getVersionstamp();
   }
   watch(key: Bytes): Watch {
+    this.calls.watches += 1;
     return this.inner.watch(key);
   }
 }

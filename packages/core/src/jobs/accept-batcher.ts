@@ -17,6 +17,7 @@ import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
 import type { PendingClaims } from './pending-queue.js';
 import { ReadingBatches } from './reading-batches.js';
+import type { SettleTurn } from './settle-turn.js';
 
 /**
  * Jobs one transaction takes for coalesced accepts at most (bounds its size
@@ -39,7 +40,7 @@ export const MAX_ACCEPT_BATCHES_IN_FLIGHT = 2;
 export interface AcceptBatch {
   /** Up to `count` jobs, in the order they were taken from the queue. */
   jobs: Job[];
-  /** Set when fewer jobs than asked for were found and a watch was asked for. */
+  /** Set when a request that waits for jobs is left without one (see `AcceptBatchBody`). */
   watch: Watch | undefined;
   nextScheduledTime: number | undefined;
   /** Whether queue entries claimed by another batch in flight were passed over. */
@@ -63,10 +64,14 @@ interface Request {
   reject(error: unknown): void;
 }
 
+/**
+ * One batch's transaction body: takes up to `count` jobs, and asks for a
+ * watch when it finds fewer than `watchUnder` (0: nobody waits).
+ */
 export type AcceptBatchBody = (
   tx: Transaction,
   count: number,
-  wantWatch: boolean,
+  watchUnder: number,
   claims: PendingClaims,
 ) => Promise<AcceptBatch>;
 
@@ -107,9 +112,13 @@ export class AcceptBatcher {
   /** Set by close(): what requests that have not reached a transaction are rejected with. */
   #closedError: (() => Error) | undefined;
 
-  constructor(database: Database, body: AcceptBatchBody, onIdle: () => void) {
+  /** Turns in which the handle answered calls: marked when a batch hands out its jobs. */
+  readonly #turn: SettleTurn | undefined;
+
+  constructor(database: Database, body: AcceptBatchBody, onIdle: () => void, turn?: SettleTurn) {
     this.#body = body;
     this.#onIdle = onIdle;
+    this.#turn = turn;
     // Once a batch's body has picked, it commits: the next may read meanwhile.
     this.#batches = new ReadingBatches(database, () => this.#pump());
   }
@@ -155,8 +164,7 @@ export class AcceptBatcher {
   async #run(batch: Request[]): Promise<void> {
     this.#inFlight += 1;
     const claims = new BatchClaims(this.#claimed);
-    const wantWatch = batch.some((request) => request.wantWatch);
-    const count = batch.reduce((sum, request) => sum + request.count, 0);
+    const { count, watchUnder } = batchNeeds(batch);
     let result: AcceptBatch | undefined;
     let failed = false;
     let failure: unknown;
@@ -165,7 +173,7 @@ export class AcceptBatcher {
       // started next to it could pick the same jobs.
       result = await this.#batches.transact((tx) => {
         claims.release(); // a retried attempt picks again
-        return this.#body(tx, count, wantWatch, claims);
+        return this.#body(tx, count, watchUnder, claims);
       });
     } catch (error) {
       failed = true;
@@ -173,6 +181,7 @@ export class AcceptBatcher {
     }
     claims.release();
     this.#inFlight -= 1;
+    this.#turn?.mark();
     if (this.#inFlight === 0) this.#held = false;
     if (failed || result === undefined) {
       for (const request of batch) request.reject(failure);
@@ -208,6 +217,22 @@ function requestsFitting(waiting: readonly Request[]): number {
     requests += 1;
   }
   return requests;
+}
+
+/**
+ * The jobs a batch asks for, and below how many found jobs a request that
+ * wants a watch is left without a job (requests are served in order): with
+ * that many or more nobody needs the watch, and the transaction makes none.
+ */
+function batchNeeds(batch: readonly Request[]): { count: number; watchUnder: number } {
+  let count = 0;
+  let watchUnder = 0;
+  for (const request of batch) {
+    // This request gets a job only when more than `count` are found.
+    if (request.wantWatch) watchUnder = count + 1;
+    count += request.count;
+  }
+  return { count, watchUnder };
 }
 
 /** How many requests, in order, get at least one of `jobs` jobs. */

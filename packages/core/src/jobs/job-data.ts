@@ -42,6 +42,40 @@ function rejectNonJson(this: unknown, key: string, value: unknown): unknown {
   }
 }
 
+/** Nesting past which the walk leaves the check to the replacer (which also reports cycles). */
+const MAX_WALK_DEPTH = 64;
+
+/**
+ * Whether JSON.stringify encodes `value` exactly as it is: what
+ * `rejectNonJson` accepts everywhere, found without calling into a replacer
+ * for every key. False does not mean invalid, only "let the replacer decide".
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= MAX_WALK_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+      if (Array.isArray(value)) {
+        // A hole reads as undefined, which is not plain.
+        for (let i = 0; i < value.length; i++) if (!isPlainJson(value[i], depth + 1)) return false;
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      const record = value as Record<string, unknown>;
+      for (const key of Object.keys(record)) if (!isPlainJson(record[key], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /** Whether JSON.stringify would call a toJSON method: it does so for objects and BigInts only. */
 function hasToJson(value: unknown): boolean {
   if (typeof value === 'object') return value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
@@ -70,7 +104,11 @@ function where(key: string): string {
 export function encodeJobData(data: unknown): Buffer {
   let json: string;
   try {
-    json = JSON.stringify(data, rejectNonJson);
+    // Plain JSON (nearly all data) is checked by a walk and encoded without
+    // a replacer, which costs JSON.stringify its fast path (~10 us for a
+    // small object on a cold path). Anything else takes the replacer, which
+    // says what is wrong.
+    json = isPlainJson(data, 0) ? JSON.stringify(data) : JSON.stringify(data, rejectNonJson);
   } catch (error) {
     const reason = error instanceof NotJson ? error.message : `JSON.stringify failed: ${(error as Error).message}`;
     throw new JobsError('invalid_job_data', `job data must be JSON: ${reason}`, { cause: error });

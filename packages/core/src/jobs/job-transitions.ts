@@ -158,14 +158,15 @@ const ACCEPT_BYTES_BUDGET = 2_000_000;
  * Each gets its own user version, so their activity rows differ although
  * they share this commit's versionstamp. A transaction that reaches its
  * byte budget stops early and says so (`truncated`); the jobs it picked but
- * did not take stay in the queue.
+ * did not take stay in the queue. With fewer than `watchUnder` jobs found it
+ * also returns a watch on the pending counter (0: never).
  */
 export async function acceptJobs(
   tx: Transaction,
   keys: TypeKeys,
   maxScheduledTime: number | undefined,
   count: number,
-  wantWatch: boolean,
+  watchUnder: number,
   claims?: PendingClaims,
 ): Promise<AcceptBatch> {
   const jobs: Job[] = [];
@@ -223,7 +224,8 @@ export async function acceptJobs(
     if (stale > 0) continue;
     if (jobs.length > 0) touchActivity(tx, keys);
     // Short because other batches hold the rest: their commits decide, not a watch.
-    if (!wantWatch || skippedClaims) {
+    // Enough jobs for every request that would wait (see AcceptBatchBody): no watch.
+    if (jobs.length >= watchUnder || skippedClaims) {
       return { jobs, watch: undefined, nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false };
     }
     // The watch is created in the transaction that saw no due job: an

@@ -56,6 +56,7 @@ import type { Changes } from './job-transitions.js';
 import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
 import { countPendingPage } from './pending-queue.js';
+import { SettleTurn } from './settle-turn.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteRequest } from './write-batcher.js';
 import type {
@@ -107,6 +108,8 @@ export class Jobs {
   readonly #closing = new Set<() => void>();
   readonly #acceptBatchers = new Map<string, AcceptBatcher>();
   readonly #writes: WriteBatcher;
+  /** Turns in which this handle's batchers answered calls (see SettleTurn). */
+  readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
   readonly #views = new WeakMap<Transaction, JobsInTransaction>();
   readonly #context: JobsContext;
@@ -127,7 +130,7 @@ export class Jobs {
     }
     this.#database = database;
     this.#ownsDatabase = checkOptions(options, 'new Jobs').ownsDatabase === true;
-    this.#writes = new WriteBatcher(database);
+    this.#writes = new WriteBatcher(database, this.#turn);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
       changes: (data, addOptions) => this.#changes(data, addOptions),
@@ -445,9 +448,10 @@ export class Jobs {
     if (batcher === undefined) {
       batcher = new AcceptBatcher(
         this.#database,
-        (tx, count, wantWatch, claims) =>
-          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, wantWatch, claims),
+        (tx, count, watchUnder, claims) =>
+          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, watchUnder, claims),
         () => this.#acceptBatchers.delete(name),
+        this.#turn,
       );
       this.#acceptBatchers.set(name, batcher);
     }

@@ -6,7 +6,7 @@
 // does not grow with the length of the queue (only with the number of
 // priority levels whose jobs are all scheduled in the future).
 
-import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import type { KeyValue, ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { parsePendingKey } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
@@ -85,6 +85,10 @@ export interface PendingClaims {
  *
  * `maxScheduledTime` undefined means "ignore scheduled times" (noSchedule):
  * any job of the best priority qualifies.
+ *
+ * One range read from the front usually serves it all: it holds the best
+ * job, the jobs of equal rank to pick from, and, when the queue is short,
+ * everything up to its end (a lone job costs one read, not three).
  */
 export async function dequeuePending(
   tx: Transaction,
@@ -94,65 +98,90 @@ export async function dequeuePending(
   claims?: PendingClaims,
 ): Promise<DequeueResult> {
   const snapshot = tx.snapshot();
-  const range = keys.pending.range();
+  const end = keys.pending.range().end;
   const jobs: DequeuedJob[] = [];
   const claimed = claims?.claimed;
   const skipping = claimed !== undefined && claimed.size > 0;
   let skipped = false;
-  let start = range.begin;
+  let start = keys.pending.range().begin;
   let nextScheduledTime: number | undefined;
-  while (jobs.length < count) {
-    let [front] = await snapshot.getRange(start, range.end, { limit: 1 });
-    if (front !== undefined && skipping && claimed.has(front.key.toString('latin1'))) {
-      // The front was taken by a batch still committing: look past every claim.
-      skipped = true;
-      const page = await snapshot.getRange(start, range.end, { limit: 1 + claimed.size });
-      front = page.find((row) => !claimed.has(row.key.toString('latin1')));
-      // Only claimed entries are left.
-      if (front === undefined) break;
-    }
-    if (front === undefined) break;
-    const head = parsePendingKey(keys, front.key);
-    if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
-      // This priority's earliest job is not due: so is every other job of
-      // this priority. Skip to the next priority.
-      nextScheduledTime = Math.min(nextScheduledTime ?? head.scheduledTime, head.scheduledTime);
-      start = keyAfterPrefix(keys.pendingPriorityPrefix(head.priority));
-      continue;
-    }
-    // Jobs of equal rank: the same priority and (unless scheduled times are
-    // ignored) the same scheduled time. Any of them is a correct pick.
-    const rank =
-      maxScheduledTime === undefined
-        ? keys.pendingPriorityPrefix(head.priority)
-        : keys.pendingRankPrefix(head.priority, head.scheduledTime);
-    const wanted = count - jobs.length;
+  read: while (jobs.length < count) {
     // Always some candidates more than wanted, so that batches taking many
-    // jobs at once still pick at random and rarely pick the same ones.
-    const limit = wanted + FRONT_CANDIDATES - 1 + (skipping ? claimed.size : 0);
-    const read = await snapshot.getRange(front.key, keyAfterPrefix(rank), { limit });
-    let candidates = read;
-    if (skipping) {
-      candidates = read.filter((row) => !claimed.has(row.key.toString('latin1')));
-      if (candidates.length < read.length) skipped = true;
+    // jobs at once still pick at random and rarely pick the same ones; and
+    // room to pass over the entries other batches claimed.
+    const limit = count - jobs.length + FRONT_CANDIDATES - 1 + (skipping ? claimed.size : 0);
+    const page = await snapshot.getRange(start, end, { limit });
+    // A page shorter than its limit reached the end of the queue.
+    const full = page.length === limit;
+    const last = page.at(-1);
+    if (last === undefined) break;
+    let index = 0;
+    /** Rows before `index` belong to other ranks (passed over, or picked from). */
+    let passedRanks = false;
+    while (index < page.length && jobs.length < count) {
+      const front = page[index] as KeyValue;
+      if (skipping && claimed.has(front.key.toString('latin1'))) {
+        // Taken by a batch still committing.
+        skipped = true;
+        index += 1;
+        continue;
+      }
+      const head = parsePendingKey(keys, front.key);
+      if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
+        // This priority's earliest job is not due: so is every other job of
+        // this priority. Skip to the next priority.
+        nextScheduledTime = Math.min(nextScheduledTime ?? head.scheduledTime, head.scheduledTime);
+        const priorityEnd = keyAfterPrefix(keys.pendingPriorityPrefix(head.priority));
+        while (index < page.length && Buffer.compare((page[index] as KeyValue).key, priorityEnd) < 0) index += 1;
+        if (index === page.length && full) {
+          start = priorityEnd;
+          continue read;
+        }
+        passedRanks = true;
+        continue;
+      }
+      // Jobs of equal rank: the same priority and (unless scheduled times are
+      // ignored) the same scheduled time. Any of them is a correct pick.
+      const rank =
+        maxScheduledTime === undefined
+          ? keys.pendingPriorityPrefix(head.priority)
+          : keys.pendingRankPrefix(head.priority, head.scheduledTime);
+      let rankEnd = index;
+      while (rankEnd < page.length && hasPrefix((page[rankEnd] as KeyValue).key, rank)) rankEnd += 1;
+      if (rankEnd === page.length && full && passedRanks) {
+        // The rank goes on past this page, which began with other ranks:
+        // read it from its start, for a whole page of candidates.
+        start = front.key;
+        continue read;
+      }
+      let candidates = page.slice(index, rankEnd);
+      if (skipping) {
+        const unclaimed = candidates.filter((row) => !claimed.has(row.key.toString('latin1')));
+        if (unclaimed.length < candidates.length) skipped = true;
+        candidates = unclaimed;
+      }
+      // A partial Fisher-Yates shuffle: distinct random candidates.
+      const picks = Math.min(count - jobs.length, candidates.length);
+      for (let i = 0; i < picks; i++) {
+        const j = i + Math.floor(Math.random() * (candidates.length - i));
+        const picked = candidates[j] as KeyValue;
+        candidates[j] = candidates[i] as KeyValue;
+        const parts = parsePendingKey(keys, picked.key);
+        jobs.push({ key: picked.key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime });
+      }
+      index = rankEnd;
+      passedRanks = true;
     }
-    // A partial Fisher-Yates shuffle: `wanted` distinct random candidates.
-    const picks = Math.min(wanted, candidates.length);
-    for (let i = 0; i < picks; i++) {
-      const j = i + Math.floor(Math.random() * (candidates.length - i));
-      const picked = candidates[j] as (typeof candidates)[number];
-      candidates[j] = candidates[i] as (typeof candidates)[number];
-      const parts = parsePendingKey(keys, picked.key);
-      jobs.push({ key: picked.key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime });
-    }
-    if (jobs.length === count) break;
-    // Every unclaimed candidate was picked: go on after what was read (the
-    // rest of this rank, or the next rank when this one was read to its end).
+    if (jobs.length === count || !full) break;
+    // Every unclaimed candidate read was picked: go on after the page.
     // Nothing is cleared yet, so the next read must not start at the front.
-    const last = read.at(-1);
-    start = read.length < limit || last === undefined ? keyAfterPrefix(rank) : Buffer.concat([last.key, ZERO]);
+    start = Buffer.concat([last.key, ZERO]);
   }
   return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined, skippedClaims: skipped };
+}
+
+function hasPrefix(key: Buffer, prefix: Buffer): boolean {
+  return key.length >= prefix.length && key.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Database, Transaction } from '../storage/interfaces.js';
 import type { Settled } from './interfaces.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { ReadingBatches } from './reading-batches.js';
+import { SettleTurn } from './settle-turn.js';
 
 /**
  * A call's work inside a shared transaction. `userVersion` is unique among
@@ -133,14 +134,18 @@ export class WriteBatcher {
   #inFlight = 0;
   /** Transactions whose bodies run now: the next waits for them, to gather more calls. */
   readonly #batches: ReadingBatches;
-  /** A start of batches is scheduled for the next turn. */
+  /** A start of batches is scheduled for the next turn (and calls wait for it). */
   #scheduled = false;
   /** The jobs of the calls in transactions that have not settled (or are being gathered). */
   readonly #busy = new JobSet();
   #closedError: (() => Error) | undefined;
 
-  constructor(database: Database) {
-    this.#batches = new ReadingBatches(database, () => this.#pump());
+  /** Turns in which this handle answered calls (shared with its accept batchers). */
+  readonly #turn: SettleTurn;
+
+  constructor(database: Database, turn: SettleTurn = new SettleTurn()) {
+    this.#batches = new ReadingBatches(database, () => this.#schedule());
+    this.#turn = turn;
   }
 
   /** Runs one call; resolves or rejects with that call's own result. */
@@ -179,19 +184,37 @@ export class WriteBatcher {
   }
 
   /**
-   * Starts the next batch on the next turn of the event loop rather than at
-   * once: callers whose previous calls settled together (one flush resolves
-   * many commits) call again in the same turn, and so share a transaction,
-   * which then shares one flush. The wait is one `setImmediate`.
+   * A call that finds the batcher idle (no transaction in flight, and no
+   * call of this handle answered in this turn of the event loop) starts its
+   * transaction at once: a lone call waits for nothing. Otherwise the next
+   * batch starts on the next turn, so that calls arriving meanwhile share
+   * it: callers whose calls were answered together (one flush resolves many
+   * commits; one accept brings many workers their jobs) call again in the
+   * same turn, and calls made while a transaction runs gather for the
+   * next one. The wait is one `setImmediate`, queued (by the running
+   * batch's end of reads) before that batch commits, so the batch it starts
+   * still commits in the same storage write: the engine writes what commits
+   * in one turn together.
    */
   #pump(): void {
     if (this.#scheduled) return;
-    this.#scheduled = true;
-    setImmediate(this.#startBatches);
+    if (this.#inFlight === 0 && this.#batches.reading === 0 && !this.#turn.marked) this.#startBatches();
+    else this.#schedule();
   }
 
-  readonly #startBatches = (): void => {
+  /** Starts the next batches on the next turn. */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(this.#startScheduled);
+  }
+
+  readonly #startScheduled = (): void => {
     this.#scheduled = false;
+    this.#startBatches();
+  };
+
+  #startBatches(): void {
     while (
       this.#batches.reading === 0 &&
       this.#inFlight < MAX_WRITES_IN_FLIGHT &&
@@ -202,7 +225,7 @@ export class WriteBatcher {
       if (batch.length === 0) return; // every queued call waits for a call on its job
       void this.#run(batch);
     }
-  };
+  }
 
   /** The next calls, in order, that may share a transaction; their jobs are busy from now on. */
   #takeBatch(): Entry[] {
@@ -243,6 +266,7 @@ export class WriteBatcher {
       failure = error;
     }
     this.#inFlight -= 1;
+    this.#turn.mark();
     for (const entry of batch) this.#busy.delete(entry.scope, entry.id);
     if (outcomes !== undefined) {
       for (let index = 0; index < batch.length; index++) {
