@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { DatabaseLockedError, FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
 import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
 import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
@@ -22,8 +22,8 @@ function tempDir(t: { teardown(fn: () => void): void }): string {
   return dir;
 }
 
-function startChild(script: string, dir: string): ChildProcess {
-  return spawn(process.execPath, ['--import=tsx', fixture(script), dir], {
+function startChild(script: string, dir: string, ...args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import=tsx', fixture(script), dir, ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -58,9 +58,10 @@ function killed(child: ChildProcess): Promise<void> {
   });
 }
 
-test('after kill -9 mid-flight, every acknowledged commit is there and none is half-applied', async (t) => {
+/** Kills a commit loop with `writers` clients after 400 acks, then checks every acknowledged commit is there whole. */
+async function checkKillMidFlight(t: ExecutionContext, writers: number): Promise<void> {
   const dir = tempDir(t);
-  const child = startChild('commit-loop.ts', dir);
+  const child = startChild('commit-loop.ts', dir, String(writers));
   t.teardown(() => child.kill('SIGKILL'));
   const acked: string[] = [];
   await waitForLines(child, /^acked \d+$/, 400, acked);
@@ -100,7 +101,12 @@ test('after kill -9 mid-flight, every acknowledged commit is there and none is h
   } finally {
     await db.close();
   }
-});
+}
+
+test('after kill -9 mid-flight, every acknowledged commit is there and none is half-applied', (t) => checkKillMidFlight(t, 16));
+
+test('after kill -9, every acknowledged lone commit (one client, written on the main thread) is there and none is half-applied', (t) =>
+  checkKillMidFlight(t, 1));
 
 test('a second process gets DatabaseLockedError naming the path and the owner pid, and takes over once it dies', async (t) => {
   const dir = tempDir(t);
@@ -248,10 +254,11 @@ test('transactions that commit in one event turn are written as one batch, whate
   await db.close();
 });
 
-test('a batch whose lmdb write fails while being filled rejects its commits with commit_unknown_result (1021), and later commits go on', async (t) => {
+test.serial('a batch whose lmdb write fails while being filled rejects its commits with commit_unknown_result (1021), and later commits go on', async (t) => {
   const dir = tempDir(t);
   const db = await openDatabase({ path: dir });
-  await db.doTransaction((tx) => tx.set(b('before'), b('1')));
+  // Two transactions in one batch: the next batch is not a lone commit, so it takes lmdb's asynchronous write.
+  await Promise.all([db.doTransaction((tx) => tx.set(b('before'), b('1'))), db.doTransaction((tx) => tx.set(b('before2'), b('1')))]);
   const write = LmdbStore.prototype.write;
   t.teardown(() => {
     LmdbStore.prototype.write = write;
@@ -265,6 +272,61 @@ test('a batch whose lmdb write fails while being filled rejects its commits with
   };
   const error = await t.throwsAsync(db.doTransaction((tx) => tx.set(b('lost'), b('1')), { retryLimit: 0 }));
   t.true(FdbError.is(error, 'commit_unknown_result'), String(error));
+  await db.doTransaction((tx) => tx.set(b('after'), b('1')));
+  const keys = await db.doTransaction(async (tx) => (await tx.getRange(b('a'), b('z'))).map((e) => e.key.toString()));
+  t.deepEqual(keys, ['after', 'before', 'before2']);
+  await db.close();
+});
+
+test.serial('a lone commit is written on the calling thread and durable when it resolves; a stream of concurrent commits keeps the asynchronous write', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  const write = LmdbStore.prototype.write;
+  const writeNow = LmdbStore.prototype.writeNow;
+  t.teardown(() => {
+    LmdbStore.prototype.write = write;
+    LmdbStore.prototype.writeNow = writeNow;
+  });
+  const calls: string[] = [];
+  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
+    calls.push('async');
+    return write.call(this, version, fill);
+  };
+  LmdbStore.prototype.writeNow = function (this: LmdbStore, version, fill) {
+    calls.push('now');
+    writeNow.call(this, version, fill);
+  };
+  // One client committing at a time.
+  for (let i = 0; i < 3; i++) await db.doTransaction((tx) => tx.set(b(`lone/${i}`), b('v')));
+  t.deepEqual(calls, ['now', 'now', 'now']);
+  // Concurrent clients: the first batch (after a lone one) is written in place, the ones after a full batch are not.
+  calls.length = 0;
+  for (let round = 0; round < 3; round++) {
+    await Promise.all(Array.from({ length: 4 }, (_, i) => db.doTransaction((tx) => tx.set(b(`many/${round}/${i}`), b('v')))));
+  }
+  t.deepEqual(calls, ['now', 'async', 'async']);
+  const count = await db.doTransaction(async (tx) => (await tx.getRange(b('lone/'), b('many0'))).length);
+  t.is(count, 3 + 12);
+  await db.close();
+});
+
+test.serial('a lone commit whose write fails rejects with operation_failed (1000), leaves nothing in the store, and later commits go on', async (t) => {
+  const dir = tempDir(t);
+  const db = await openDatabase({ path: dir });
+  await db.doTransaction((tx) => tx.set(b('before'), b('1')));
+  const writeNow = LmdbStore.prototype.writeNow;
+  t.teardown(() => {
+    LmdbStore.prototype.writeNow = writeNow;
+  });
+  LmdbStore.prototype.writeNow = function (this: LmdbStore, version, fill) {
+    LmdbStore.prototype.writeNow = writeNow;
+    writeNow.call(this, version, () => {
+      fill();
+      throw new Error('injected failure while filling the lmdb write');
+    });
+  };
+  const error = await t.throwsAsync(db.doTransaction((tx) => tx.set(b('lost'), b('1')), { retryLimit: 0 }));
+  t.true(FdbError.is(error, 'operation_failed'), String(error));
   await db.doTransaction((tx) => tx.set(b('after'), b('1')));
   const keys = await db.doTransaction(async (tx) => (await tx.getRange(b('a'), b('z'))).map((e) => e.key.toString()));
   t.deepEqual(keys, ['after', 'before']);

@@ -320,37 +320,65 @@ export class LmdbStore {
     if (written && ceiling > this.#versionCeiling) this.#versionCeiling = ceiling;
   }
 
+  /**
+   * Writes one batch in a synchronous lmdb transaction on this thread,
+   * committed and synced to disk when this returns (lmdb syncs the data and
+   * then the meta page before it releases a synchronous transaction, with or
+   * without overlapping sync). It throws if the write failed, and then
+   * nothing of the batch is in the store (lmdb aborts the transaction).
+   * No other write may be under way (see commit-pipeline.ts for when this
+   * is used instead of `write`).
+   */
+  writeNow(version: number, fill: () => WriteContents): void {
+    if (this.#pending !== undefined) throw new FdbError(FdbErrorCode.internal_error, 'a store write is already waiting for its contents');
+    let ceiling: number | undefined;
+    this.#root.transactionSync(() => {
+      if (version > this.#versionCeiling) {
+        ceiling = version + VERSION_LEASE;
+        const versionBytes = Buffer.allocUnsafe(8);
+        writeCommitVersion(versionBytes, 0, ceiling);
+        this.#meta.put(META_VERSION, versionBytes);
+      }
+      this.#writeContents(fill());
+    });
+    if (ceiling !== undefined) this.#recorded(true, ceiling);
+  }
+
   /** lmdb's 'beforecommit': writes the waiting batch into the transaction about to commit. */
   #fillPending(): void {
     const pending = this.#pending;
     if (pending === undefined) return;
     this.#pending = undefined;
     try {
-      const { changes, base } = pending.fill();
-      let buckets: Map<string, KeyChange[]> | undefined;
-      for (const change of changes) {
-        const { key, value } = change;
-        if (key.length === 0) {
-          if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
-          else this.#meta.put(META_EMPTY_KEY, value);
-        } else if (key.length > LONG_KEY_PREFIX) {
-          buckets ??= new Map();
-          const bucketKey = bucketKeyOf(key).toString('latin1');
-          const list = buckets.get(bucketKey);
-          if (list === undefined) buckets.set(bucketKey, [change]);
-          else list.push(change);
-        } else if (value === undefined) {
-          this.#data.remove(key);
-        } else {
-          this.#data.put(key, value);
-        }
-      }
-      if (buckets !== undefined) {
-        for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
-      }
+      this.#writeContents(pending.fill());
     } catch (error) {
       // lmdb commits the transaction anyway: what of the batch is in it is unknown.
       pending.write.error = error;
+    }
+  }
+
+  /** Puts a batch's final key values into lmdb's current write transaction. */
+  #writeContents({ changes, base }: WriteContents): void {
+    let buckets: Map<string, KeyChange[]> | undefined;
+    for (const change of changes) {
+      const { key, value } = change;
+      if (key.length === 0) {
+        if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
+        else this.#meta.put(META_EMPTY_KEY, value);
+      } else if (key.length > LONG_KEY_PREFIX) {
+        buckets ??= new Map();
+        const bucketKey = bucketKeyOf(key).toString('latin1');
+        const list = buckets.get(bucketKey);
+        if (list === undefined) buckets.set(bucketKey, [change]);
+        else list.push(change);
+      } else if (value === undefined) {
+        this.#data.remove(key);
+      } else {
+        this.#data.put(key, value);
+      }
+    }
+    if (buckets !== undefined) {
+      for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
     }
   }
 
