@@ -7,9 +7,7 @@
 //    For context, the same burst drained through the store alone, with no
 //    handlers: the ceiling the store sets on this machine. And the same
 //    jobs on maxJobs 8 (few slots: what the scheduler's local queue of
-//    accepted jobs is for, so a freed slot never waits for a take's commit,
-//    and the queues in the handler threads, so it seldom waits for a round
-//    trip through the main thread).
+//    accepted jobs is for, so a freed slot never waits for a take's commit).
 // 2. add -> handler start latency with an idle scheduler, p50 and p99
 //    (targets 1 ms and 5 ms): from before `add` to the handler's first line,
 //    and leg by leg: the add's durable commit, the scheduler's waiting accept

@@ -11,7 +11,6 @@ import {
   oldestJobFirst,
   withEvent,
 } from '../../packages/supervisor/src/processors/index.js';
-import { addEvent } from '../../packages/supervisor/src/processors/history.js';
 
 const added = (): HistoryEvent => ({ type: 'added', at: 0 });
 const started = (s = 0): HistoryEvent => ({ type: 'started', at: s * 1000 });
@@ -91,12 +90,4 @@ test('a history keeps only the newest maxHistory events', (t) => {
   let history: HistoryEvent[] = [added()];
   for (let s = 1; s <= 5; s++) history = withEvent(history, started(s), 3);
   t.deepEqual(history, [started(5), started(4), started(3)]);
-});
-
-test('addEvent records into the same array, newest first, keeping only the newest maxHistory events', (t) => {
-  const history: HistoryEvent[] = [added()];
-  for (let s = 1; s <= 5; s++) t.is(addEvent(history, started(s), 3), history);
-  t.deepEqual(history, [started(5), started(4), started(3)]);
-  addEvent(history, crashed(6), 1);
-  t.deepEqual(history, [crashed(6)]);
 });

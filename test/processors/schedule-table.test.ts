@@ -282,39 +282,3 @@ test('jobs given back long ago are forgotten, held ones never', (t) => {
   t.deepEqual(table.forget(NOW + 11 * 60_000), ['gone']);
   t.is(table.size, 1);
 });
-
-test('a job queued in a thread is neither pending nor running until it starts, and pending again when it comes back', (t) => {
-  const table = new ScheduleTable({ maxJobs: 1 });
-  table.add('a', false, NOW);
-  table.add('b', false, NOW);
-  t.deepEqual(table.fill(NOW), ['a']);
-  t.true(table.queue('b'));
-  t.false(table.queue('b'), 'queued once');
-  t.is(table.pendingCount, 0);
-  t.is(table.queuedCount, 1);
-  t.deepEqual(table.reschedule(NOW), { started: [], stopped: [] }, 'the cycle passes a queued job over');
-  // Its thread sends it back unstarted: pending again.
-  table.unqueue('b');
-  t.is(table.pendingCount, 1);
-  t.true(table.queue('b'));
-  // It starts in the slot of a run that ended.
-  table.remove('a');
-  t.is(table.start('b', NOW + 1).running, true);
-  t.false(table.isQueued('b'));
-  t.is(table.runningCount, 1);
-  t.is(table.queuedCount, 0);
-  t.is(table.get('b')?.history[0]?.type, 'started');
-});
-
-test('a queued job given back or removed leaves the thread queue count', (t) => {
-  const table = new ScheduleTable({ maxJobs: 1 });
-  for (const id of ['a', 'b', 'c']) table.add(id, false, NOW);
-  table.fill(NOW);
-  t.true(table.queue('b'));
-  t.true(table.queue('c'));
-  table.release('b');
-  table.remove('c');
-  t.is(table.queuedCount, 0);
-  t.is(table.pendingCount, 0);
-  t.false(table.queue('b'), 'a job not held is not queued');
-});

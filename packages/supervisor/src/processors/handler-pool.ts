@@ -10,21 +10,12 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import type { AbortCause } from './interfaces.js';
-import {
-  type FromLane,
-  LANE_RESULT_FIELDS,
-  type LaneJob,
-  type LaneTask,
-  type PackedJobs,
-  type SerializedError,
-  type ToLane,
-  packLaneJob,
-} from './lane-protocol.js';
+import type { FromLane, LaneJob, LaneResult, LaneTask, SerializedError, ToLane } from './lane-protocol.js';
 import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
 
 export interface HandlerPoolEvents {
-  /** A handler ended: resolved (`ok`) with its result, or rejected with its error (a SerializedError). */
-  settled(serial: number, ok: boolean, valueOrError: unknown): void;
+  /** A handler ended: resolved with its result or rejected with its error. */
+  settled(result: LaneResult): void;
   /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
   update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
   /**
@@ -38,15 +29,9 @@ export interface HandlerPoolEvents {
    * terminated from outside, or died in code no job started).
    */
   lost(serial: number, culprit: number | undefined, reason: string): void;
-  /** A job queued in a lane (see dispatch) started there, in the slot of a run reported settled just before; its own end is reported after. */
-  started(serial: number): void;
-  /** A job queued in a lane left it without running: its abort dropped it, its lane had no run left to hand it a slot, or its thread is gone. Nothing of it ran. */
-  dropped(serial: number): void;
 }
 
 export interface HandlerPoolOptions {
-  /** The job type: sent once per batch, not once per job. */
-  type: string;
   handlerUrl: string;
   threads: number;
   stuckThreadMs: number;
@@ -57,10 +42,7 @@ interface Lane {
   readonly port: MessagePort;
   readonly status: Int32Array;
   readonly controller: AbortController;
-  /** Its jobs: running, and queued (also in `queued`). */
   readonly jobs: Set<number>;
-  /** Jobs waiting in the lane for one of its runs to end (see dispatch). */
-  readonly queued: Set<number>;
   threadId: number | undefined;
   ready: boolean;
   broken: SerializedError | undefined;
@@ -72,13 +54,6 @@ interface Lane {
   killedFor: number | undefined;
   dead: boolean;
 }
-
-/**
- * A lane queues at most this many jobs per handler it runs: enough that
- * handlers quicker than the main thread's answer find the next job waiting,
- * few enough that a queued job waits behind a handful of runs at most.
- */
-const QUEUE_PER_RUN = 4;
 
 const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
 const LANE_ENTRY = new URL('./lane-entry.mjs', import.meta.url);
@@ -125,62 +100,27 @@ export class HandlerPool {
     return this.#laneOf.get(serial)?.threadId;
   }
 
-  /** Whether a job's lane has loaded the handler module and the job is not waiting in its queue (so its handler has been called or is about to be). */
+  /** Whether a job's lane has loaded the handler module (so its handler has been called or is about to be). */
   isStarted(serial: number): boolean {
-    const lane = this.#laneOf.get(serial);
-    return lane?.ready === true && !lane.queued.has(serial);
+    return this.#laneOf.get(serial)?.ready === true;
   }
 
-  /**
-   * Sends jobs to the lanes, one message per lane. `start`: each to the
-   * least busy lane, to run now. `queue`: each to the lane with the most
-   * room (QUEUE_PER_RUN jobs per handler it runs, counting those just
-   * started; none in a lane that has not loaded the handler module), to
-   * start there when one of that lane's handlers ends, with no round trip
-   * to the main thread; reported `started` when it does, or `dropped` when
-   * its abort, its thread's end, or its lane running dry takes it out
-   * unstarted. Returns the serials queued (jobs that found no room are not).
-   */
-  dispatch(start: readonly LaneJob[], queue: readonly LaneJob[] = []): number[] {
-    const batches = new Map<Lane, { start: PackedJobs; queue: PackedJobs }>();
-    const batchOf = (lane: Lane): { start: PackedJobs; queue: PackedJobs } => {
-      let batch = batches.get(lane);
-      if (batch === undefined) {
-        batch = { start: [], queue: [] };
-        batches.set(lane, batch);
-      }
-      return batch;
-    };
-    for (const job of start) {
+  /** Sends jobs to lanes: each to the least busy lane, one message per lane. */
+  start(jobs: readonly LaneJob[]): void {
+    if (jobs.length === 0) return;
+    const batches = new Map<Lane, LaneJob[]>();
+    for (const job of jobs) {
       const lane = this.#pickLane();
       lane.jobs.add(job.serial);
       this.#laneOf.set(job.serial, lane);
-      packLaneJob(batchOf(lane).start, job);
-    }
-    const queued: number[] = [];
-    for (const job of queue) {
-      let lane: Lane | undefined;
-      let room = 0;
-      for (const candidate of this.#lanes) {
-        const candidateRoom = laneQueueRoom(candidate);
-        if (candidateRoom > room) {
-          lane = candidate;
-          room = candidateRoom;
-        }
-      }
-      if (lane === undefined) break;
-      lane.jobs.add(job.serial);
-      lane.queued.add(job.serial);
-      this.#laneOf.set(job.serial, lane);
-      queued.push(job.serial);
-      packLaneJob(batchOf(lane).queue, job);
+      const batch = batches.get(lane);
+      if (batch === undefined) batches.set(lane, [job]);
+      else batch.push(job);
     }
     for (const [lane, batch] of batches) {
-      if (lane.broken !== undefined) this.#failBroken(lane);
-      // Together: the lane queues behind the runs it starts, before any of them can end.
-      else send(lane, { kind: 'start', type: this.#options.type, jobs: batch.start, queue: batch.queue });
+      if (lane.broken !== undefined) this.#failBroken(lane, batch);
+      else send(lane, { kind: 'start', jobs: batch });
     }
-    return queued;
   }
 
   /** Aborts the signals of running handlers. */
@@ -199,8 +139,7 @@ export class HandlerPool {
   /** Terminates the thread running a job's handler, that job's fault (its other jobs are reported lost as bystanders). */
   killThreadOf(serial: number, reason: string): void {
     const lane = this.#laneOf.get(serial);
-    // A queued job has run no code: it cannot be what ails its thread.
-    if (lane === undefined || lane.dead || lane.killReason !== undefined || lane.queued.has(serial)) return;
+    if (lane === undefined || lane.dead || lane.killReason !== undefined) return;
     lane.killedFor = serial;
     this.#kill(lane, reason);
   }
@@ -221,9 +160,9 @@ export class HandlerPool {
     let best: Lane | undefined;
     for (const lane of this.#lanes) {
       if (lane.dead || lane.killReason !== undefined) continue;
-      if (best === undefined || runningIn(lane) < runningIn(best)) best = lane;
+      if (best === undefined || lane.jobs.size < best.jobs.size) best = lane;
     }
-    if (best === undefined || (runningIn(best) > 0 && this.#liveLanes() < this.#options.threads)) return this.#newLane();
+    if (best === undefined || (best.jobs.size > 0 && this.#liveLanes() < this.#options.threads)) return this.#newLane();
     return best;
   }
 
@@ -241,7 +180,6 @@ export class HandlerPool {
       status: view,
       controller: new AbortController(),
       jobs: new Set(),
-      queued: new Set(),
       threadId: undefined,
       ready: false,
       broken: undefined,
@@ -274,28 +212,13 @@ export class HandlerPool {
         lane.broken = message.error;
         // Every job sent before the lane knew is answered now; later ones at once (see start).
         break;
-      case 'settled': {
-        const { results } = message;
-        for (let at = 0; at < results.length; at += LANE_RESULT_FIELDS) {
-          const serial = results[at] as number;
-          const outcome = results[at + 1];
-          // A queued job started in the slot of the run just before it: the count of runs never passes the slots.
-          if (outcome === null) {
-            if (lane.queued.delete(serial)) this.#options.events.started(serial);
-            continue;
-          }
-          if (!lane.jobs.delete(serial)) continue;
-          this.#laneOf.delete(serial);
-          this.#options.events.settled(serial, outcome === true, results[at + 2]);
-        }
-        for (const serial of message.dropped) {
-          if (!lane.queued.delete(serial)) continue;
-          lane.jobs.delete(serial);
-          this.#laneOf.delete(serial);
-          this.#options.events.dropped(serial);
+      case 'settled':
+        for (const result of message.results) {
+          if (!lane.jobs.delete(result.serial)) continue;
+          this.#laneOf.delete(result.serial);
+          this.#options.events.settled(result);
         }
         break;
-      }
       case 'update':
         if (!lane.jobs.has(message.serial)) {
           send(lane, { kind: 'updated', request: message.request, error: { name: 'SchedulerError', code: 'halt', message: 'the job has ended' } });
@@ -306,16 +229,17 @@ export class HandlerPool {
         );
         break;
     }
-    if (lane.broken !== undefined && lane.jobs.size > 0) this.#failBroken(lane);
+    if (lane.broken !== undefined && lane.jobs.size > 0) this.#failBroken(lane, []);
   }
 
-  /** A lane whose handler module did not load answers every job sent to it (those just picked for it included) with that error. */
-  #failBroken(lane: Lane): void {
+  /** A lane whose handler module did not load answers every job with that error. */
+  #failBroken(lane: Lane, batch: readonly LaneJob[]): void {
     const error = lane.broken as SerializedError;
-    for (const serial of [...lane.jobs]) {
+    const serials = new Set([...lane.jobs, ...batch.map((job) => job.serial)]);
+    for (const serial of serials) {
       lane.jobs.delete(serial);
       this.#laneOf.delete(serial);
-      this.#options.events.settled(serial, false, error);
+      this.#options.events.settled({ serial, ok: false, error });
     }
   }
 
@@ -333,14 +257,6 @@ export class HandlerPool {
     const executing = Atomics.load(lane.status, CURRENT);
     const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     const reason = lane.killReason ?? `the handler thread died: ${error}`;
-    // Queued jobs never ran here: they are neither culprits nor bystanders of a run.
-    const queued = [...lane.queued];
-    lane.queued.clear();
-    for (const serial of queued) {
-      lane.jobs.delete(serial);
-      this.#laneOf.delete(serial);
-      this.#options.events.dropped(serial);
-    }
     // The culprit last: each bystander's loss can still name the job that caused it.
     const serials = [...lane.jobs].sort((a, b) => Number(a === culprit) - Number(b === culprit));
     lane.jobs.clear();
@@ -363,16 +279,6 @@ export class HandlerPool {
       }
     }
   }
-}
-
-/** Handlers running in a lane (its jobs but the queued ones). */
-function runningIn(lane: Lane): number {
-  return lane.jobs.size - lane.queued.size;
-}
-
-function laneQueueRoom(lane: Lane): number {
-  if (!lane.ready || lane.dead || lane.killReason !== undefined || lane.broken !== undefined) return 0;
-  return Math.max(0, runningIn(lane) * QUEUE_PER_RUN - lane.queued.size);
 }
 
 function send(lane: Lane, message: ToLane): void {

@@ -90,15 +90,3 @@ export function notRecentlyCrashed(history: readonly HistoryEvent[], now: number
 export function withEvent(history: readonly HistoryEvent[], event: HistoryEvent, maxHistory: number): HistoryEvent[] {
   return [event, ...history.slice(0, Math.max(0, maxHistory - 1))];
 }
-
-/**
- * Puts `event` in front of `history` in place, cut to `maxHistory` events:
- * withEvent without the two arrays it makes, for the table's own entries
- * (recorded once per run, and nobody else holds their arrays).
- */
-export function addEvent(history: HistoryEvent[], event: HistoryEvent, maxHistory: number): HistoryEvent[] {
-  history.unshift(event);
-  const keep = Math.max(1, maxHistory);
-  if (history.length > keep) history.length = keep;
-  return history;
-}

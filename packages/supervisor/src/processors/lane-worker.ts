@@ -8,16 +8,7 @@ import { type MessagePort, threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { HandlerAbortError, SchedulerError } from './errors.js';
 import type { AbortCause, Handler, HandlerContext } from './interfaces.js';
-import {
-  type FromLane,
-  LANE_JOB_FIELDS,
-  LANE_RESULT_FIELDS,
-  type LaneTask,
-  type PackedResults,
-  type ToLane,
-  serializeError,
-  unpackLaneJob,
-} from './lane-protocol.js';
+import { type FromLane, type LaneJob, type LaneResult, type LaneTask, type ToLane, serializeError } from './lane-protocol.js';
 import { CURRENT, NO_JOB, TICK, TICK_MS } from './lane-status.js';
 
 /** The serial of the job whose code runs, through every await of its handler. */
@@ -45,8 +36,6 @@ interface Running {
   controller: AbortController;
 }
 
-type LaneStart = ReturnType<typeof unpackLaneJob>;
-
 export default async function runLane(task: LaneTask): Promise<void> {
   const port = task.port;
   status = new Int32Array(task.status);
@@ -64,16 +53,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const running = new Map<number, Running>();
   const updates = new Map<number, { resolve(): void; reject(error: Error): void }>();
   let nextRequest = 1;
-  let results: PackedResults = [];
-  /** Jobs waiting for a slot of this lane, oldest first (see the `queue` message). */
-  let queue: LaneStart[] = [];
-  /**
-   * Running handlers not aborted: the runs that will hand their slot on.
-   * With none, the queue goes back (see trim): a queued job would wait for
-   * an end that never hands it a slot.
-   */
-  let live = 0;
-  let dropped: number[] = [];
+  let results: LaneResult[] = [];
   let flushing = false;
   let closing = false;
   let end: () => void = () => {};
@@ -83,52 +63,24 @@ export default async function runLane(task: LaneTask): Promise<void> {
 
   const flush = (): void => {
     flushing = false;
-    if (results.length === 0 && dropped.length === 0) return;
-    sendResults(port, results, dropped);
+    if (results.length === 0) return;
+    sendResults(port, results);
     results = [];
-    dropped = [];
     if (closing && running.size === 0) end();
   };
-  const flushSoon = (): void => {
-    // What happens in the same turn goes back in one message.
+  const settle = (result: LaneResult): void => {
+    running.delete(result.serial);
+    results.push(result);
+    // Results of handlers that end in the same turn go back in one message.
     if (!flushing) {
       flushing = true;
       setImmediate(flush);
     }
   };
-  /**
-   * With no live run left, the queued jobs go back to the main thread
-   * unstarted: it runs them in the slots it knows are free (a run that
-   * ended before they came gave its slot back to it, not to them).
-   */
-  const trim = (): void => {
-    if (live > 0 || queue.length === 0) return;
-    for (const next of queue) dropped.push(next.serial);
-    queue = [];
-    flushSoon();
-  };
-  const settle = (serial: number, ok: boolean, valueOrError: unknown): void => {
-    // An aborted run's slot is the main thread's to give again (it may have
-    // already): only a run that ends by itself hands its slot on.
-    const aborted = running.get(serial)?.controller.signal.aborted === true;
-    running.delete(serial);
-    if (!aborted) live--;
-    results.push(serial, ok, valueOrError);
-    // The slot this run held goes to the oldest queued job at once: that
-    // the main thread has no round trip to make for it is the queue's point.
-    const next = closing || aborted ? undefined : queue.shift();
-    if (next !== undefined) {
-      results.push(next.serial, null, undefined);
-      start(next);
-    }
-    trim();
-    flushSoon();
-  };
 
-  const start = ({ serial, job }: LaneStart): void => {
+  const start = ({ serial, job }: LaneJob): void => {
     const controller = new AbortController();
     running.set(serial, { controller });
-    live++;
     const ctx: HandlerContext<JsonValue> = {
       signal: controller.signal,
       update: (data) =>
@@ -152,31 +104,19 @@ export default async function runLane(task: LaneTask): Promise<void> {
       Atomics.store(view, CURRENT, executing.at(-1) ?? NO_JOB);
     }
     outcome.then(
-      (value) => settle(serial, true, value),
-      (error: unknown) => settle(serial, false, serializeError(error)),
+      (value) => settle({ serial, ok: true, value }),
+      (error: unknown) => settle({ serial, ok: false, error: serializeError(error) }),
     );
   };
 
   port.on('message', (message: ToLane) => {
     switch (message.kind) {
       case 'start':
-        for (let i = 0; i * LANE_JOB_FIELDS < message.jobs.length; i++) start(unpackLaneJob(message.type, message.jobs, i));
-        for (let i = 0; i * LANE_JOB_FIELDS < message.queue.length; i++) queue.push(unpackLaneJob(message.type, message.queue, i));
-        trim();
+        for (const job of message.jobs) start(job);
         break;
-      case 'abort': {
-        const aborted = new Set(message.serials);
-        // A queued job is dropped unstarted; the main thread gets it back with the results.
-        const kept = queue.filter((next) => !aborted.has(next.serial));
-        if (kept.length !== queue.length) {
-          for (const next of queue) if (aborted.has(next.serial)) dropped.push(next.serial);
-          queue = kept;
-          flushSoon();
-        }
-        for (const serial of message.serials) if (abort(running.get(serial), message.cause)) live--;
-        trim();
+      case 'abort':
+        for (const serial of message.serials) abort(running.get(serial), message.cause);
         break;
-      }
       case 'updated': {
         const waiter = updates.get(message.request);
         updates.delete(message.request);
@@ -187,11 +127,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
       }
       case 'close':
         closing = true;
-        // Queued jobs will not start: they go back with the last results.
-        for (const next of queue) dropped.push(next.serial);
-        queue = [];
-        if (dropped.length > 0) flushSoon();
-        else if (running.size === 0 && !flushing) end();
+        if (running.size === 0 && !flushing) end();
         break;
     }
   });
@@ -201,29 +137,26 @@ export default async function runLane(task: LaneTask): Promise<void> {
   port.close();
 }
 
-/** Aborts a running handler's signal; false when it is not running or was aborted already. */
-function abort(running: Running | undefined, cause: AbortCause): boolean {
-  if (running === undefined || running.controller.signal.aborted) return false;
+function abort(running: Running | undefined, cause: AbortCause): void {
+  if (running === undefined || running.controller.signal.aborted) return;
   running.controller.abort(new HandlerAbortError(cause));
-  return true;
 }
 
 /** Sends results in one message; a result that cannot be cloned becomes that handler's error, the others go as they are. */
-function sendResults(port: MessagePort, results: PackedResults, dropped: number[]): void {
+function sendResults(port: MessagePort, results: LaneResult[]): void {
   try {
-    send(port, { kind: 'settled', results, dropped });
+    send(port, { kind: 'settled', results });
   } catch {
-    const safe = [...results];
-    for (let at = 0; at < safe.length; at += LANE_RESULT_FIELDS) {
-      if (safe[at + 1] !== true) continue;
+    const safe = results.map((result): LaneResult => {
+      if (!result.ok) return result;
       try {
-        structuredClone(safe[at + 2]);
+        structuredClone(result.value);
+        return result;
       } catch (error) {
-        safe[at + 1] = false;
-        safe[at + 2] = serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`));
+        return { serial: result.serial, ok: false, error: serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`)) };
       }
-    }
-    send(port, { kind: 'settled', results: safe, dropped });
+    });
+    send(port, { kind: 'settled', results: safe });
   }
 }
 

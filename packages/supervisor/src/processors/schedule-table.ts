@@ -5,12 +5,12 @@
 import { SchedulerError } from './errors.js';
 import {
   type HistoryEvent,
-  addEvent,
   backoffMs,
   consecutiveCrashes,
   lastStarted,
   notRecentlyCrashed,
   oldestJobFirst,
+  withEvent,
 } from './history.js';
 import { type ResolvedSchedulerOptions, type SchedulerOptions, resolveSchedulerOptions } from './scheduler-options.js';
 
@@ -64,8 +64,6 @@ export class ScheduleTable {
   // Indexes kept in step with the entries' flags, so the per-job paths (add,
   // start, end, fill) cost no scan of the whole table.
   readonly #startable = new Set<ScheduleEntry>();
-  /** Held jobs handed to a handler thread to start there when one of its runs ends (see queue). */
-  readonly #queued = new Set<ScheduleEntry>();
   #running = 0;
   #options: ResolvedSchedulerOptions;
 
@@ -97,8 +95,6 @@ export class ScheduleTable {
   /** Puts an entry in as it is (a restore, or a test's fixture); its flags change through the table from then on. */
   insert(entry: ScheduleEntry): void {
     this.remove(entry.id);
-    // The table records events into its entries' arrays in place: this one becomes the table's own.
-    entry.history = [...entry.history];
     this.#entries.set(entry.id, entry);
     this.#index(entry);
   }
@@ -132,7 +128,6 @@ export class ScheduleTable {
     const entry = this.#entries.get(id);
     if (entry === undefined) return false;
     this.#unindex(entry);
-    this.#queued.delete(entry);
     return this.#entries.delete(id);
   }
 
@@ -146,41 +141,9 @@ export class ScheduleTable {
     return this.#running;
   }
 
-  /** Held jobs that are not running, and not queued in a thread. */
+  /** Held jobs that are not running. */
   get pendingCount(): number {
     return this.#startable.size;
-  }
-
-  /** Held jobs queued in a thread (see queue). */
-  get queuedCount(): number {
-    return this.#queued.size;
-  }
-
-  /**
-   * A held, not running job was handed to a handler thread that starts it
-   * in the slot of one of its runs when that run ends: until then it is
-   * neither running (it holds no slot) nor pending (fill and reschedule pass
-   * it over). `start` marks it started; `unqueue` makes it pending again.
-   * False when the job is not held, runs already, or is queued.
-   */
-  queue(id: string): boolean {
-    const entry = this.#require(id);
-    if (entry.running || !entry.held || this.#queued.has(entry)) return false;
-    this.#startable.delete(entry);
-    this.#queued.add(entry);
-    return true;
-  }
-
-  /** A queued job left its thread without running: it is pending again (when still held). */
-  unqueue(id: string): void {
-    const entry = this.#entries.get(id);
-    if (entry === undefined || !this.#queued.delete(entry)) return;
-    this.#index(entry);
-  }
-
-  isQueued(id: string): boolean {
-    const entry = this.#entries.get(id);
-    return entry !== undefined && this.#queued.has(entry);
   }
 
   /** Up to `count` held, not running jobs out of their backoff, the one that started longest ago first. */
@@ -210,9 +173,8 @@ export class ScheduleTable {
   start(id: string, now: number): ScheduleEntry {
     const entry = this.#require(id);
     if (entry.running) return entry;
-    this.#queued.delete(entry);
     this.#flag(entry, true, true);
-    addEvent(entry.history, { type: 'started', at: now }, this.#options.maxHistory);
+    entry.history = withEvent(entry.history, { type: 'started', at: now }, this.#options.maxHistory);
     return entry;
   }
 
@@ -225,7 +187,7 @@ export class ScheduleTable {
     const entry = this.#require(id);
     if (!entry.running) return entry;
     this.#flag(entry, false, entry.held);
-    addEvent(entry.history, { type: 'lost', at: now, reason }, this.#options.maxHistory);
+    entry.history = withEvent(entry.history, { type: 'lost', at: now, reason }, this.#options.maxHistory);
     return entry;
   }
 
@@ -234,7 +196,7 @@ export class ScheduleTable {
     if (!entry.running) return entry;
     this.#flag(entry, false, entry.held);
     const event: HistoryEvent = reason === undefined ? { type: 'stopped', at: now } : { type: 'stopped', at: now, reason };
-    addEvent(entry.history, event, this.#options.maxHistory);
+    entry.history = withEvent(entry.history, event, this.#options.maxHistory);
     entry.failures = 0;
     return entry;
   }
@@ -250,7 +212,7 @@ export class ScheduleTable {
     const healthy = previous !== undefined && now - previous.at > this.#options.healthThreshold * 1000;
     entry.failures = healthy ? 1 : entry.failures + 1;
     this.#flag(entry, false, entry.held);
-    addEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
+    entry.history = withEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
     const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
     if (entry.failures >= attempts) {
       this.remove(id);
@@ -350,7 +312,6 @@ export class ScheduleTable {
 
   #flag(entry: ScheduleEntry, running: boolean, held: boolean): void {
     this.#unindex(entry);
-    if (!held) this.#queued.delete(entry);
     entry.running = running;
     entry.held = held;
     this.#index(entry);
@@ -358,7 +319,7 @@ export class ScheduleTable {
 
   #index(entry: ScheduleEntry): void {
     if (entry.running) this.#running++;
-    else if (entry.held && !this.#queued.has(entry)) this.#startable.add(entry);
+    else if (entry.held) this.#startable.add(entry);
   }
 
   #unindex(entry: ScheduleEntry): void {

@@ -22,7 +22,7 @@ import type {
   StartSchedulerOptions,
   StopOptions,
 } from './interfaces.js';
-import type { LaneJob, SerializedError } from './lane-protocol.js';
+import type { LaneJob, LaneResult, SerializedError } from './lane-protocol.js';
 import { historyJson, jobSummary } from './job-summary.js';
 import { type ResolvedProcessorOptions, resolveProcessorOptions } from './processor-options.js';
 import { ScheduleTable, type SchedulerStats } from './schedule-table.js';
@@ -113,8 +113,7 @@ export class Scheduler {
   readonly #bySerial = new Map<number, Held>();
   readonly #writes = new Set<Promise<void>>();
   readonly #idle = new Set<() => void>();
-  /** Finishes waiting for the next finishMany, as it takes them. */
-  #finishQueue: { job: Job; data: unknown }[] = [];
+  #finishQueue: { held: Held; data: unknown }[] = [];
   #finishScheduled = false;
   #nextSerial = 1;
   #active = true;
@@ -147,16 +146,13 @@ export class Scheduler {
     this.#heartbeatMs = options.heartbeatMs ?? Math.max(1, typeTimeoutMs / 3);
     this.#holdLimitMs = typeTimeoutMs / 2;
     this.#pool = new HandlerPool({
-      type,
       handlerUrl: handler,
       threads: options.threads,
       stuckThreadMs: options.stuckThreadMs,
       events: {
-        settled: (serial, ok, valueOrError) => this.#settled(serial, ok, valueOrError),
+        settled: (result) => this.#settled(result),
         update: (serial, data, reply) => this.#update(serial, data, reply),
         lost: (serial, culprit, reason) => this.#lost(serial, culprit, reason),
-        started: (serial) => this.#queuedStarted(serial),
-        dropped: (serial) => this.#dropped(serial),
       },
     });
     this.#scheduleTick();
@@ -398,98 +394,37 @@ export class Scheduler {
     }
   }
 
-  /** Starts held jobs into free slots, and queues more in the threads behind them. */
+  /** Starts held jobs into free slots. */
   #startDue(): void {
-    if (!this.#active) return;
-    const now = this.#options.clock.now();
-    const start = this.#runs(this.#table.fill(now), false);
-    const queue = this.#runs(this.#toQueue(now), true);
-    if (start.length === 0 && queue.length === 0) return;
-    const queued = new Set(this.#pool.dispatch(start, queue));
-    // Whatever found no room in a thread is pending again.
-    if (queued.size < queue.length) for (const { serial } of queue) if (!queued.has(serial)) this.#unqueueRun(serial);
-  }
-
-  /**
-   * Held one-shot jobs to queue in the handler threads once every slot is
-   * taken, each to start there the moment one of their runs ends (see
-   * HandlerPool.dispatch): a slot that frees no longer waits for a round trip
-   * through the main thread. Bounded by the local queue, so only while runs
-   * end quickly: long or continuous runs get none (a queued job waits behind
-   * the runs of its own thread). None while more runs go than slots (a run
-   * that ended by itself while its abort was on the way handed its slot to a
-   * queued job, though the scheduler had given that slot again): the queues
-   * drain and the count comes back. A continuous job is never queued: it
-   * could wait behind a run that only rotation ends.
-   */
-  #toQueue(now: number): string[] {
-    const table = this.#table;
-    if (table.pendingCount === 0 || table.runningCount !== table.options.maxJobs) return [];
-    const room = this.#localQueueRoom() - table.queuedCount;
-    if (room <= 0) return [];
-    const ids: string[] = [];
-    for (const entry of table.pendingJobs(room, now)) if (!entry.continuous && table.queue(entry.id)) ids.push(entry.id);
-    return ids;
-  }
-
-  /** Gives each job a run serial (started ones are marked started by the table already; queued ones by table.queue). */
-  #runs(ids: readonly string[], queued: boolean): LaneJob[] {
-    const runs: LaneJob[] = [];
-    if (ids.length === 0) return runs;
-    // Event objects are made only for listeners: this runs once per job.
-    const announce = !queued && this.events.listenerCount('job:started') > 0;
-    for (const id of ids) {
-      const held = this.#held.get(id);
-      const entry = this.#table.get(id);
-      if (held === undefined || entry === undefined || held.serial !== undefined) {
-        if (queued) this.#table.unqueue(id);
-        continue;
-      }
-      const serial = this.#nextSerial++;
-      held.serial = serial;
-      this.#bySerial.set(serial, held);
-      const attempt = entry.failures + 1;
-      runs.push({ serial, job: held.job, attempt });
-      if (announce) this.events.emit('job:started', { id, attempt });
-    }
-    return runs;
-  }
-
-  /** A queued run that will not happen: its job is pending again. */
-  #unqueueRun(serial: number): Held | undefined {
-    const held = this.#detachSerial(serial);
-    if (held !== undefined) this.#table.unqueue(held.job.id);
-    return held;
-  }
-
-  /** A queued job started in its thread, in the slot of a run whose end was just reported. */
-  #queuedStarted(serial: number): void {
-    const held = this.#bySerial.get(serial);
-    if (held === undefined || held.serial !== serial) return;
-    const { id } = held.job;
-    // A job removed meanwhile has left the table: its run goes on uncounted, as a cancelled run's does.
-    if (!this.#table.isQueued(id)) return;
-    const entry = this.#table.start(id, this.#options.clock.now());
-    if (this.events.listenerCount('job:started') > 0) this.events.emit('job:started', { id, attempt: entry.failures + 1 });
-  }
-
-  /** A queued job left its thread unstarted: on its abort, or with its thread. Nothing ran, so nothing is counted. */
-  #dropped(serial: number): void {
-    const held = this.#unqueueRun(serial);
-    if (held === undefined) return;
-    if (held.abort === 'cancel') {
-      // Already dropped from what the scheduler holds.
-    } else if (held.abort !== undefined || !this.#active) {
-      this.#giveBack(held);
-    } else {
-      this.#startDue();
-      this.#requestPump();
-    }
-    this.#notifyIdle();
+    if (this.#active) this.#launch(this.#table.fill(this.#options.clock.now()));
   }
 
   #launch(ids: readonly string[]): void {
-    this.#pool.dispatch(this.#runs(ids, false));
+    const batch: LaneJob[] = [];
+    for (const id of ids) {
+      const held = this.#held.get(id);
+      const entry = this.#table.get(id);
+      if (held === undefined || entry === undefined || held.serial !== undefined) continue;
+      const serial = this.#nextSerial++;
+      held.serial = serial;
+      this.#bySerial.set(serial, held);
+      const { job } = held;
+      const attempt = entry.failures + 1;
+      batch.push({
+        serial,
+        job: {
+          type: job.type,
+          id: job.id,
+          data: job.data,
+          priority: job.priority,
+          scheduledTime: job.scheduledTime,
+          continuous: job.continuous === true,
+          attempt,
+        },
+      });
+      this.events.emit('job:started', { id, attempt });
+    }
+    this.#pool.start(batch);
   }
 
   // --- the scheduling cycle -------------------------------------------------
@@ -543,8 +478,7 @@ export class Scheduler {
     const graceMs = this.#options.graceMs;
     held.graceTimer = this.#options.clock.setTimeout(() => {
       if (held.serial !== serial) return;
-      // A thread still starting up, or a job still queued in its thread, has
-      // not shown the handler its signal yet: the grace period starts later.
+      // A thread still starting up has not shown the handler its signal yet: the grace period starts later.
       if (!this.#pool.isStarted(serial)) this.#armGrace(held);
       else this.#pool.killThreadOf(serial, `the handler ignored its abort signal for ${graceMs} ms`);
     }, graceMs);
@@ -552,19 +486,11 @@ export class Scheduler {
 
   // --- runs ending ----------------------------------------------------------
 
-  #settled(serial: number, ok: boolean, valueOrError: unknown): void {
-    const held = this.#detachSerial(serial);
+  #settled(result: LaneResult): void {
+    const held = this.#detachSerial(result.serial);
     if (held === undefined) return;
     held.losses = 0;
-    if (ok && held.abort === undefined) {
-      // The common case, without the outcome object #afterRun takes.
-      this.#requestPump();
-      this.#ends++;
-      this.#finish(held, valueOrError);
-      this.#notifyIdle();
-      return;
-    }
-    this.#afterRun(held, ok ? { ok: true, value: valueOrError } : { ok: false, reason: describeError(valueOrError as SerializedError) });
+    this.#afterRun(held, result.ok ? { ok: true, value: result.value } : { ok: false, reason: describeError(result.error) });
   }
 
   /**
@@ -636,10 +562,7 @@ export class Scheduler {
   #detach(held: Held): void {
     if (held.serial !== undefined) this.#bySerial.delete(held.serial);
     held.serial = undefined;
-    if (held.graceTimer !== undefined) {
-      this.#options.clock.clearTimeout(held.graceTimer);
-      held.graceTimer = undefined;
-    }
+    this.#options.clock.clearTimeout(held.graceTimer);
   }
 
   #notifyIdle(): void {
@@ -654,7 +577,7 @@ export class Scheduler {
     // messages of that turn) go to the store in one finishMany: fewer, larger
     // calls cost the main thread less than one per message, and the lanes
     // already have their next jobs (the pump runs first, see #afterRun).
-    this.#finishQueue.push({ job: held.job, data });
+    this.#finishQueue.push({ held, data });
     if (!this.#finishScheduled) {
       this.#finishScheduled = true;
       setImmediate(() => this.#flushFinishes());
@@ -667,16 +590,14 @@ export class Scheduler {
     if (queue.length === 0) return;
     this.#finishQueue = [];
     this.#track(
-      this.#jobs.finishMany(queue).then((outcomes) => {
-        const announce = this.events.listenerCount('job:finished') > 0;
+      this.#jobs.finishMany(queue.map(({ held, data }) => ({ job: held.job, data }))).then((outcomes) => {
         outcomes.forEach((outcome, index) => {
-          const { job, data } = queue[index] as { job: Job; data: unknown };
-          if (outcome.status === 'fulfilled') {
-            if (announce) this.events.emit('job:finished', { id: job.id, state: outcome.value });
-          } else if (isHalt(outcome.reason)) this.events.emit('job:cancelled', { id: job.id });
+          const { held, data } = queue[index] as { held: Held; data: unknown };
+          if (outcome.status === 'fulfilled') this.events.emit('job:finished', { id: held.job.id, state: outcome.value });
+          else if (isHalt(outcome.reason)) this.events.emit('job:cancelled', { id: held.job.id });
           else if (outcome.reason instanceof JobsError && outcome.reason.code === 'invalid_job_data' && !isFailedOutcome(data)) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
-            this.#track(this.#finishFailed(job, `the handler's result is not storable: ${outcome.reason.message}`, 1, []));
+            this.#track(this.#finishFailed(held, `the handler's result is not storable: ${outcome.reason.message}`, 1, []));
           } else this.#emitError(outcome.reason);
         });
       }),
@@ -691,7 +612,7 @@ export class Scheduler {
     const { outcome, backoffMs, entry } = this.#table.crash(job.id, reason, now, attempts);
     if (outcome === 'failed') {
       this.events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
-      this.#track(this.#finishFailed(job, reason, entry.failures, entry.history));
+      this.#track(this.#finishFailed(held, reason, entry.failures, entry.history));
       return;
     }
     this.#table.release(job.id);
@@ -699,10 +620,10 @@ export class Scheduler {
     this.#track(this.#resubmit(job, (now + backoffMs) / 1000));
   }
 
-  async #finishFailed(job: Job, reason: string, attempts: number, history: readonly HistoryEvent[]): Promise<void> {
-    const failed: FailedOutcome = { outcome: 'failed', error: reason, attempts, data: job.data, history: historyJson(history) };
+  async #finishFailed(held: Held, reason: string, attempts: number, history: readonly HistoryEvent[]): Promise<void> {
+    const failed: FailedOutcome = { outcome: 'failed', error: reason, attempts, data: held.job.data, history: historyJson(history) };
     try {
-      await this.#jobs.finish(job, failed);
+      await this.#jobs.finish(held.job, failed);
     } catch (error) {
       if (!isHalt(error)) throw error;
     }
