@@ -63,6 +63,10 @@ export interface ChaosRunResult {
   elapsedMs: number;
 }
 
+/** The drain fails after this long without a job fewer left... */
+const DRAIN_STALL_MS = 90_000;
+/** ...or after this long in all. */
+const DRAIN_CAP_MS = 600_000;
 /** Types worked by worker actors and main-thread workers. */
 const TYPES = ['chaos_a', 'chaos_b'] as const;
 /** The type the scheduler runs with handlers. */
@@ -207,7 +211,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // --- drain ---------------------------------------------------------------------
     progress('  drain');
-    const drained = await drain(running, allTypes, 90_000, followScheduler);
+    const drained = await drain(running, allTypes, DRAIN_STALL_MS, followScheduler);
     if (!drained) {
       progress('  the drain timed out; left:');
       for (const type of allTypes) {
@@ -379,13 +383,27 @@ async function checkSchedulerHolds(app: JobsApp, database: FaultyDatabase): Prom
 }
 
 /** Waits until no job of `types` is pending or running. */
-async function drain(app: JobsApp, types: readonly string[], ms: number, eachRound: () => void): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
+/**
+ * Waits until no job is pending or running. A drain that keeps making
+ * progress (fewer jobs left than ever before) is given time: it fails only
+ * after `stallMs` without progress, or after DRAIN_CAP_MS in all. A slow
+ * machine then finishes the backlog of a run with many handler stalls (each
+ * costs the handler thread seconds), while a job that stays stuck still
+ * fails the check.
+ */
+async function drain(app: JobsApp, types: readonly string[], stallMs: number, eachRound: () => void): Promise<boolean> {
+  const started = Date.now();
+  let lastProgress = started;
+  let least = Number.POSITIVE_INFINITY;
+  while (Date.now() - lastProgress < stallMs && Date.now() - started < DRAIN_CAP_MS) {
     eachRound();
     let busy = 0;
     for (const type of types) busy += (await app.pendingCount(type)) + (await app.getActiveJobIds(type)).length;
     if (busy === 0) return true;
+    if (busy < least) {
+      least = busy;
+      lastProgress = Date.now();
+    }
     await sleep(200);
   }
   return false;
