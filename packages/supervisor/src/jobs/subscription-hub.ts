@@ -203,42 +203,50 @@ export class SubscriptionHub {
 
   async #resubscribe(type: string, dead: ActorId, subs: Subscription[]): Promise<void> {
     const deadline = performance.now() + this.#options.resubscribeTimeoutMs;
-    let notifier: ActorId | undefined;
+    let gone = dead;
+    let waiting = subs;
     let lastError = 'no notifier was started again';
-    while (!this.#closed && performance.now() < deadline) {
+    // A successor that dies while it is asked (it was killed in turn) is
+    // replaced by the next one, until the deadline, as in subscribe().
+    while (waiting.length > 0 && !this.#closed && performance.now() < deadline) {
+      let notifier: ActorId | undefined;
       try {
-        notifier = await this.#options.notifierOf(type, dead);
-        if (notifier !== undefined && notifier !== dead) break;
+        notifier = await this.#options.notifierOf(type, gone);
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
       }
-      notifier = undefined;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    if (this.#closed) return;
-    if (notifier !== undefined) this.#watchNotifier(type, notifier);
-    for (const sub of subs) {
-      if (sub.ended) continue;
-      if (notifier === undefined) {
-        sub.end(notifierLost(type, lastError));
+      if (this.#closed) return;
+      if (notifier === undefined || notifier === gone) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
         continue;
       }
-      try {
-        const reply = await this.#callSubscribe(notifier, sub.id);
-        const known = sub.lastKnown;
-        if (reply.state !== known.state || JSON.stringify(reply.data) !== known.data) {
-          sub.push({ type, id: sub.id, state: reply.state, data: reply.data, seq: ++this.#seq });
+      this.#watchNotifier(type, notifier);
+      const again: Subscription[] = [];
+      for (const sub of waiting) {
+        if (sub.ended) continue;
+        try {
+          const reply = await this.#callSubscribe(notifier, sub.id);
+          const known = sub.lastKnown;
+          if (reply.state !== known.state || JSON.stringify(reply.data) !== known.data) {
+            sub.push({ type, id: sub.id, state: reply.state, data: reply.data, seq: ++this.#seq });
+          }
+          if (reply.ref !== undefined && !sub.ended) {
+            sub.ref = reply.ref;
+            this.#byRef.set(reply.ref, sub);
+            this.#byJob.set(`${type}\u0000${sub.id}`, sub);
+            this.#deliverEarly(reply.ref);
+          }
+        } catch (error) {
+          lastError = error instanceof Error ? error.message : String(error);
+          if (error instanceof ActorError) again.push(sub);
+          else sub.end(notifierLost(type, lastError));
         }
-        if (reply.ref !== undefined && !sub.ended) {
-          sub.ref = reply.ref;
-          this.#byRef.set(reply.ref, sub);
-          this.#byJob.set(`${type}\u0000${sub.id}`, sub);
-          this.#deliverEarly(reply.ref);
-        }
-      } catch (error) {
-        sub.end(notifierLost(type, error instanceof Error ? error.message : String(error)));
       }
+      waiting = again;
+      gone = notifier;
     }
+    if (this.#closed) return;
+    for (const sub of waiting) if (!sub.ended) sub.end(notifierLost(type, lastError));
   }
 
   async #callSubscribe(notifier: ActorId, id: string): Promise<SubscribeReply> {
