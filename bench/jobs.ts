@@ -360,42 +360,28 @@ async function drainSection(): Promise<void> {
   const rows: Cell[][] = [
     ['one call at a time (a transaction each)', small, baseline.perSecond, 1, baseline.cpuPer10k, 1],
   ];
+  /** A drain's row: its rate and CPU, and both as ratios of one call at a time. */
+  const drainRow = (label: string, count: number, result: DrainResult): Cell[] => [
+    label,
+    count,
+    result.perSecond,
+    result.perSecond / baseline.perSecond,
+    result.cpuPer10k,
+    result.cpuPer10k / baseline.cpuPer10k,
+  ];
   for (const workers of [1, 8, 50]) {
-    const result = await measureDrain(open, workers === 1 ? small : big, (jobs, ids) => drainConcurrent(jobs, ids, workers));
-    rows.push([
-      `${workers} concurrent workers, single calls`,
-      workers === 1 ? small : big,
-      result.perSecond,
-      result.perSecond / baseline.perSecond,
-      result.cpuPer10k,
-      result.cpuPer10k / baseline.cpuPer10k,
-    ]);
+    const count = workers === 1 ? small : big;
+    rows.push(drainRow(`${workers} concurrent workers, single calls`, count, await measureDrain(open, count, (jobs, ids) => drainConcurrent(jobs, ids, workers))));
   }
   const probe = await open(await tempDatabase());
   const hasBatches = typeof probe.addMany === 'function';
   await probe.close();
   if (hasBatches) {
-    const result = await measureDrain(open, big, drainBatches);
-    rows.push([
-      'addMany / acceptMany(500) / finishMany',
-      big,
-      result.perSecond,
-      result.perSecond / baseline.perSecond,
-      result.cpuPer10k,
-      result.cpuPer10k / baseline.cpuPer10k,
-    ]);
+    rows.push(drainRow('addMany / acceptMany(500) / finishMany', big, await measureDrain(open, big, drainBatches)));
   }
   if (hasBatches && newQueue !== undefined) {
     const queue = newQueue;
-    const result = await measureDrain(open, big, (jobs, ids) => drainLocalQueue(jobs, ids, queue));
-    rows.push([
-      'addMany / LocalQueue(500), 8 workers',
-      big,
-      result.perSecond,
-      result.perSecond / baseline.perSecond,
-      result.cpuPer10k,
-      result.cpuPer10k / baseline.cpuPer10k,
-    ]);
+    rows.push(drainRow('addMany / LocalQueue(500), 8 workers', big, await measureDrain(open, big, (jobs, ids) => drainLocalQueue(jobs, ids, queue))));
   }
   console.log(
     formatTable(['drain: add + accept + finish', 'jobs', 'jobs/s', 'x baseline', 'CPU s / 10k jobs', 'x baseline'], rows),

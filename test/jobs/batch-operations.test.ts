@@ -5,23 +5,10 @@
 
 import test from 'ava';
 import { FdbError, FdbErrorCode, JobsError, MAX_ACCEPT_MANY } from '@jobtree/core';
-import type { Database, Job, Settled } from '@jobtree/core';
+import type { Job, Settled } from '@jobtree/core';
 import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
-import { RecordingDatabase } from './recording-database.js';
+import { RecordingDatabase, recording } from './recording-database.js';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
-
-function recording() {
-  const box: { recorder?: RecordingDatabase } = {};
-  return {
-    wrap: (db: Database) => {
-      box.recorder = new RecordingDatabase(db);
-      return box.recorder;
-    },
-    get transactions() {
-      return box.recorder!.transactions;
-    },
-  };
-}
 
 function values<T>(outcomes: Settled<T>[]): T[] {
   return outcomes.map((outcome) => {

@@ -4,22 +4,8 @@
 // still share transactions, and the single read still picks by rank.
 
 import test from 'ava';
-import type { Database } from '@jobtree/core';
-import { RecordingDatabase } from './recording-database.js';
+import { recording } from './recording-database.js';
 import { nowSeconds, openTempJobs, T1 } from './temp-jobs.js';
-
-function recording() {
-  const box: { recorder?: RecordingDatabase } = {};
-  return {
-    wrap: (db: Database) => {
-      box.recorder = new RecordingDatabase(db);
-      return box.recorder;
-    },
-    get db(): RecordingDatabase {
-      return box.recorder as RecordingDatabase;
-    },
-  };
-}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -180,3 +180,27 @@ class RecordingTransaction implements Transaction {
 }
 
 export { FdbError };
+
+/**
+ * A wrapper for `openTempJobs(t, wrap)` that keeps the RecordingDatabase it
+ * makes, for tests that count what the jobs handle does in the store.
+ */
+export function recording(): { wrap(db: Database): RecordingDatabase; readonly db: RecordingDatabase; readonly transactions: number } {
+  let recorder: RecordingDatabase | undefined;
+  const opened = (): RecordingDatabase => {
+    if (recorder === undefined) throw new Error('the jobs handle has not opened its database yet');
+    return recorder;
+  };
+  return {
+    wrap: (db: Database) => {
+      recorder = new RecordingDatabase(db);
+      return recorder;
+    },
+    get db() {
+      return opened();
+    },
+    get transactions() {
+      return opened().transactions;
+    },
+  };
+}
