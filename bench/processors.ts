@@ -16,7 +16,14 @@
 // 3. 1,000 continuous jobs (300 with --quick) on maxJobs 50: reschedule
 //    cycles until every job has had a turn, against the cycles rotation
 //    needs at maxChurn 20 (target: within 1.5 times that).
+//
+// `--drain-only [--max-jobs N]` runs the end-to-end drain of 1. alone and
+// prints the main thread's CPU per job and every thread's CPU in it
+// (steadier than the rate on a busy machine) and its span on the clock of
+// `node --cpu-prof`, to read a profile for the drain alone.
+// `--latency-only` runs 2. alone.
 
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +33,17 @@ import { Piscina } from 'piscina';
 import { type Scheduler, startScheduler } from '../packages/supervisor/src/processors/index.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
 
-const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    // `--drain-only`: the end-to-end drain alone, e.g. under `node --cpu-prof`.
+    'drain-only': { type: 'boolean', default: false },
+    // With --drain-only: the scheduler's maxJobs (default 1,000).
+    'max-jobs': { type: 'string' },
+    // `--latency-only`: the add -> handler start latency of 2. alone.
+    'latency-only': { type: 'boolean', default: false },
+  },
+});
 const quick = args.quick === true;
 const THREADS = 2;
 const DRAIN_JOBS = quick ? 10_000 : 40_000;
@@ -71,8 +88,44 @@ function waitFinished(scheduler: Scheduler, count: number): Promise<void> {
   });
 }
 
+/** Where a drain ran on the profiler's clock (µs), and the CPU time of the main thread and of every thread in it (ms). */
+interface DrainWindow {
+  from?: bigint;
+  to?: bigint;
+  cpuMs?: number;
+  /** CPU ms by thread (`main`, or name#tid) in the drain. */
+  threads?: Map<string, number>;
+}
+
+/** A thread's CPU time so far in ms (Linux: its /proc task entry, at the kernel's tick); NaN elsewhere. */
+function threadCpuMs(tid: number | string = process.pid): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the name: utime is field 14 and stime field 15 (fields[11], fields[12]), in ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU ms of every thread of this process, by `main` or name#tid (Linux; empty elsewhere). */
+function threadsCpuMs(): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const name = readFileSync(`/proc/self/task/${tid}/comm`, 'latin1').trim();
+      const label = tid === String(process.pid) ? 'main' : `${name}#${tid}`;
+      byName.set(label, (byName.get(label) ?? 0) + threadCpuMs(tid));
+    }
+  } catch {
+    // not Linux: no split
+  }
+  return byName;
+}
+
 /** End-to-end no-op jobs per second, adds included, with `maxJobs` handlers at most running at once. */
-async function drainRate(maxJobs = 1_000): Promise<number> {
+async function drainRate(maxJobs = 1_000, window: DrainWindow = {}): Promise<number> {
   const jobs = await tempJobs();
   await jobs.setTypeTimeout('noop', 30);
   const scheduler = await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs });
@@ -83,6 +136,9 @@ async function drainRate(maxJobs = 1_000): Promise<number> {
     await warm;
     const done = waitFinished(scheduler, DRAIN_JOBS);
     const started = performance.now();
+    window.from = process.hrtime.bigint() / 1000n;
+    const cpuBefore = threadCpuMs();
+    const threadsBefore = threadsCpuMs();
     // A burst of producers: every addMany in flight at once (the store commits them in groups).
     const adds: Promise<unknown>[] = [];
     for (let i = 0; i < DRAIN_JOBS; i += 1_000) {
@@ -90,6 +146,9 @@ async function drainRate(maxJobs = 1_000): Promise<number> {
     }
     await Promise.all(adds);
     await done;
+    window.to = process.hrtime.bigint() / 1000n;
+    window.cpuMs = threadCpuMs() - cpuBefore;
+    window.threads = new Map([...threadsCpuMs()].map(([name, ms]) => [name, ms - (threadsBefore.get(name) ?? 0)]));
     return DRAIN_JOBS / ((performance.now() - started) / 1000);
   } finally {
     await scheduler.stop();
@@ -237,21 +296,7 @@ async function rotationTurns(): Promise<{ cycles: number; expected: number; ever
   return { cycles, expected, everyJob: started.size === ROTATION_JOBS };
 }
 
-async function main(): Promise<void> {
-  console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
-  const baseline = await piscinaRate();
-  const drain = await drainRate();
-  const fewSlots = await drainRate(FEW_SLOTS);
-  const storeOnly = await storeOnlyRate();
-  const rows: Cell[][] = [
-    ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
-    infoRow(`the same jobs on maxJobs ${FEW_SLOTS} (jobs/s)`, fewSlots, baseline),
-    infoRow('the same jobs through the store alone, no handlers (jobs/s)', storeOnly, baseline),
-    infoRow('end to end vs the store alone', drain, storeOnly),
-  ];
-  console.log(formatTable(RATIO_HEADER, rows));
-  const latency = await startLatency();
-  console.log();
+function printLatency(latency: Awaited<ReturnType<typeof startLatency>>): void {
   console.log(
     formatTable(
       ['add -> handler start, idle scheduler, ms', 'measured', 'target', 'result'],
@@ -268,6 +313,38 @@ async function main(): Promise<void> {
       latency.legs.map((leg) => [leg.name, leg.p50, leg.p99]),
     ),
   );
+}
+
+async function main(): Promise<void> {
+  console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
+  if (args['drain-only'] === true) {
+    const window: DrainWindow = {};
+    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : Number(args['max-jobs']), window);
+    const cpuPerJob = ((window.cpuMs ?? Number.NaN) * 1000) / DRAIN_JOBS;
+    console.log(
+      `no-op jobs/s end to end (${DRAIN_JOBS}): ${Math.round(rate)}; main thread CPU ${cpuPerJob.toFixed(1)} µs/job; drain from ${window.from} to ${window.to} µs`,
+    );
+    const threads = [...(window.threads ?? [])].filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
+    console.log(`CPU ms in the drain by thread: ${threads.map(([name, ms]) => `${name} ${ms}`).join(', ')}`);
+    return;
+  }
+  if (args['latency-only'] === true) {
+    printLatency(await startLatency());
+    return;
+  }
+  const baseline = await piscinaRate();
+  const drain = await drainRate();
+  const fewSlots = await drainRate(FEW_SLOTS);
+  const storeOnly = await storeOnlyRate();
+  const rows: Cell[][] = [
+    ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
+    infoRow(`the same jobs on maxJobs ${FEW_SLOTS} (jobs/s)`, fewSlots, baseline),
+    infoRow('the same jobs through the store alone, no handlers (jobs/s)', storeOnly, baseline),
+    infoRow('end to end vs the store alone', drain, storeOnly),
+  ];
+  console.log(formatTable(RATIO_HEADER, rows));
+  console.log();
+  printLatency(await startLatency());
   const rotation = await rotationTurns();
   console.log();
   console.log(

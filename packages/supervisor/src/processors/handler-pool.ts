@@ -1,6 +1,8 @@
 // The handler threads: a piscina pool whose every thread runs one lane (a
-// long task running many handlers, see lane-worker.ts). Jobs go to the
-// least busy lane in one message per lane per batch. A lane whose thread
+// long task running many handlers, see lane-worker.ts). A batch of jobs goes
+// in one message per lane: whole to the least busy lane when the lanes run
+// through it quickly, else spread job by job over the least busy lanes (see
+// ONE_LANE_BATCH_MS). A lane whose thread
 // dies, or that stops ticking for `stuckThreadMs`, is gone with its thread;
 // its jobs are reported lost with the culprit named (the job the thread was
 // executing, or the one the scheduler ended the thread for), and the next
@@ -10,12 +12,21 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import type { AbortCause } from './interfaces.js';
-import type { FromLane, LaneJob, LaneResult, LaneTask, SerializedError, ToLane } from './lane-protocol.js';
+import {
+  type FromLane,
+  type LaneRun,
+  type LaneTask,
+  type PackedRuns,
+  RESULT_FIELDS,
+  type SerializedError,
+  type ToLane,
+  packRun,
+} from './lane-protocol.js';
 import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
 
 export interface HandlerPoolEvents {
-  /** A handler ended: resolved with its result or rejected with its error. */
-  settled(result: LaneResult): void;
+  /** A handler ended: resolved (`ok`) with its result, or rejected with its error. */
+  settled(serial: number, ok: boolean, outcome: unknown): void;
   /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
   update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
   /**
@@ -33,16 +44,21 @@ export interface HandlerPoolEvents {
 
 export interface HandlerPoolOptions {
   handlerUrl: string;
+  /** The type of every job the pool runs. */
+  jobType: string;
   threads: number;
   stuckThreadMs: number;
   events: HandlerPoolEvents;
+  /** A batch the lanes run through within this many ms goes to one lane whole. @default ONE_LANE_BATCH_MS */
+  oneLaneBatchMs?: number;
 }
 
 interface Lane {
   readonly port: MessagePort;
   readonly status: Int32Array;
   readonly controller: AbortController;
-  readonly jobs: Set<number>;
+  /** Runs sent and not ended (which ones: the pool's map of runs to lanes). */
+  jobs: number;
   threadId: number | undefined;
   ready: boolean;
   broken: SerializedError | undefined;
@@ -54,6 +70,16 @@ interface Lane {
   killedFor: number | undefined;
   dead: boolean;
 }
+
+/**
+ * A batch that one lane runs through within this long (by the lanes' measured
+ * time per run) goes to that lane whole. Every message to a lane whose thread
+ * sleeps costs the main thread a wake-up of that thread (0.1 to 0.6 ms on a
+ * loaded 2-core VM), more than a second thread would save on so little work.
+ * Longer batches, and every batch until a lane has first run dry, are spread
+ * job by job over the least busy lanes.
+ */
+export const ONE_LANE_BATCH_MS = 5;
 
 const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
 const LANE_ENTRY = new URL('./lane-entry.mjs', import.meta.url);
@@ -69,6 +95,8 @@ export class HandlerPool {
   readonly #pool: Piscina<LaneTask, void>;
   readonly #lanes = new Set<Lane>();
   readonly #laneOf = new Map<number, Lane>();
+  /** How long a run keeps a lane busy (ms, averaged over the lanes' busy spells); unknown until a lane first runs dry. */
+  #runMs = Number.POSITIVE_INFINITY;
   readonly #watchdog: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -105,21 +133,40 @@ export class HandlerPool {
     return this.#laneOf.get(serial)?.ready === true;
   }
 
-  /** Sends jobs to lanes: each to the least busy lane, one message per lane. */
-  start(jobs: readonly LaneJob[]): void {
-    if (jobs.length === 0) return;
-    const batches = new Map<Lane, LaneJob[]>();
-    for (const job of jobs) {
+  /**
+   * Sends runs to lanes, one message per lane: a batch short enough to the
+   * least busy lane whole (see ONE_LANE_BATCH_MS), any other each run to the
+   * least busy lane.
+   */
+  start(runs: readonly LaneRun[]): void {
+    if (runs.length === 0) return;
+    if (runs.length * this.#runMs <= (this.#options.oneLaneBatchMs ?? ONE_LANE_BATCH_MS)) {
       const lane = this.#pickLane();
-      lane.jobs.add(job.serial);
-      this.#laneOf.set(job.serial, lane);
+      const packed: PackedRuns = [];
+      for (const run of runs) {
+        lane.jobs++;
+        this.#laneOf.set(run.serial, lane);
+        packRun(packed, run);
+      }
+      if (lane.broken !== undefined) this.#failBroken(lane);
+      else send(lane, { kind: 'start', runs: packed });
+      return;
+    }
+    const batches = new Map<Lane, PackedRuns>();
+    for (const run of runs) {
+      const lane = this.#pickLane();
+      lane.jobs++;
+      this.#laneOf.set(run.serial, lane);
       const batch = batches.get(lane);
-      if (batch === undefined) batches.set(lane, [job]);
-      else batch.push(job);
+      if (batch === undefined) {
+        const packed: PackedRuns = [];
+        packRun(packed, run);
+        batches.set(lane, packed);
+      } else packRun(batch, run);
     }
     for (const [lane, batch] of batches) {
-      if (lane.broken !== undefined) this.#failBroken(lane, batch);
-      else send(lane, { kind: 'start', jobs: batch });
+      if (lane.broken !== undefined) this.#failBroken(lane);
+      else send(lane, { kind: 'start', runs: batch });
     }
   }
 
@@ -160,9 +207,9 @@ export class HandlerPool {
     let best: Lane | undefined;
     for (const lane of this.#lanes) {
       if (lane.dead || lane.killReason !== undefined) continue;
-      if (best === undefined || lane.jobs.size < best.jobs.size) best = lane;
+      if (best === undefined || lane.jobs < best.jobs) best = lane;
     }
-    if (best === undefined || (best.jobs.size > 0 && this.#liveLanes() < this.#options.threads)) return this.#newLane();
+    if (best === undefined || (best.jobs > 0 && this.#liveLanes() < this.#options.threads)) return this.#newLane();
     return best;
   }
 
@@ -179,7 +226,7 @@ export class HandlerPool {
       port: channel.port1,
       status: view,
       controller: new AbortController(),
-      jobs: new Set(),
+      jobs: 0,
       threadId: undefined,
       ready: false,
       broken: undefined,
@@ -191,7 +238,7 @@ export class HandlerPool {
     };
     this.#lanes.add(lane);
     lane.port.on('message', (message: FromLane) => this.#receive(lane, message));
-    const task: LaneTask = { handlerUrl: this.#options.handlerUrl, port: channel.port2, status: buffer };
+    const task: LaneTask = { handlerUrl: this.#options.handlerUrl, jobType: this.#options.jobType, port: channel.port2, status: buffer };
     this.#pool
       .run(task, { transferList: [channel.port2], signal: lane.controller.signal })
       .then(
@@ -212,15 +259,24 @@ export class HandlerPool {
         lane.broken = message.error;
         // Every job sent before the lane knew is answered now; later ones at once (see start).
         break;
-      case 'settled':
-        for (const result of message.results) {
-          if (!lane.jobs.delete(result.serial)) continue;
-          this.#laneOf.delete(result.serial);
-          this.#options.events.settled(result);
+      case 'settled': {
+        const { results, spell } = message;
+        if (spell !== undefined && spell.runs > 0) {
+          const perRun = spell.ms / spell.runs;
+          this.#runMs = Number.isFinite(this.#runMs) ? (3 * this.#runMs + perRun) / 4 : perRun;
+        }
+        const { settled } = this.#options.events;
+        for (let i = 0; i < results.length; i += RESULT_FIELDS) {
+          const serial = results[i] as number;
+          if (this.#laneOf.get(serial) !== lane) continue;
+          this.#laneOf.delete(serial);
+          lane.jobs--;
+          settled(serial, results[i + 1] === true, results[i + 2]);
         }
         break;
+      }
       case 'update':
-        if (!lane.jobs.has(message.serial)) {
+        if (this.#laneOf.get(message.serial) !== lane) {
           send(lane, { kind: 'updated', request: message.request, error: { name: 'SchedulerError', code: 'halt', message: 'the job has ended' } });
           break;
         }
@@ -229,18 +285,24 @@ export class HandlerPool {
         );
         break;
     }
-    if (lane.broken !== undefined && lane.jobs.size > 0) this.#failBroken(lane, []);
+    if (lane.broken !== undefined && lane.jobs > 0) this.#failBroken(lane);
   }
 
-  /** A lane whose handler module did not load answers every job with that error. */
-  #failBroken(lane: Lane, batch: readonly LaneJob[]): void {
+  /** A lane whose handler module did not load answers every job sent to it with that error. */
+  #failBroken(lane: Lane): void {
     const error = lane.broken as SerializedError;
-    const serials = new Set([...lane.jobs, ...batch.map((job) => job.serial)]);
-    for (const serial of serials) {
-      lane.jobs.delete(serial);
+    for (const serial of this.#runsOf(lane)) {
+      lane.jobs--;
       this.#laneOf.delete(serial);
-      this.#options.events.settled({ serial, ok: false, error });
+      this.#options.events.settled(serial, false, error);
     }
+  }
+
+  /** The runs sent to a lane and not ended (a scan: only for a lane that broke or died). */
+  #runsOf(lane: Lane): number[] {
+    const serials: number[] = [];
+    for (const [serial, of] of this.#laneOf) if (of === lane) serials.push(serial);
+    return serials;
   }
 
   #kill(lane: Lane, reason: string): void {
@@ -258,8 +320,8 @@ export class HandlerPool {
     const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     const reason = lane.killReason ?? `the handler thread died: ${error}`;
     // The culprit last: each bystander's loss can still name the job that caused it.
-    const serials = [...lane.jobs].sort((a, b) => Number(a === culprit) - Number(b === culprit));
-    lane.jobs.clear();
+    const serials = this.#runsOf(lane).sort((a, b) => Number(a === culprit) - Number(b === culprit));
+    lane.jobs = 0;
     for (const serial of serials) {
       this.#laneOf.delete(serial);
       this.#options.events.lost(serial, culprit, reason);
@@ -274,7 +336,7 @@ export class HandlerPool {
       if (tick !== lane.lastTick) {
         lane.lastTick = tick;
         lane.lastTickAt = now;
-      } else if (now - lane.lastTickAt > this.#options.stuckThreadMs && lane.jobs.size > 0) {
+      } else if (now - lane.lastTickAt > this.#options.stuckThreadMs && lane.jobs > 0) {
         this.#kill(lane, `the handler thread made no progress for ${Math.round(now - lane.lastTickAt)} ms`);
       }
     }

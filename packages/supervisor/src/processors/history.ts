@@ -88,5 +88,9 @@ export function notRecentlyCrashed(history: readonly HistoryEvent[], now: number
 
 /** `history` with `event` in front, cut to `maxHistory` events. */
 export function withEvent(history: readonly HistoryEvent[], event: HistoryEvent, maxHistory: number): HistoryEvent[] {
-  return [event, ...history.slice(0, Math.max(0, maxHistory - 1))];
+  // One array, no intermediate slice: the scheduler records an event per job start.
+  const kept = Math.min(history.length, Math.max(0, maxHistory - 1));
+  const next = [event];
+  for (let i = 0; i < kept; i++) next.push(history[i] as HistoryEvent);
+  return next;
 }

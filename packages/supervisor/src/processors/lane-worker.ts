@@ -6,10 +6,21 @@
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import { HandlerAbortError, SchedulerError } from './errors.js';
-import type { AbortCause, Handler, HandlerContext } from './interfaces.js';
-import { type FromLane, type LaneJob, type LaneResult, type LaneTask, type ToLane, serializeError } from './lane-protocol.js';
+import { SchedulerError } from './errors.js';
+import type { Handler, HandlerContext } from './interfaces.js';
+import {
+  type BusySpell,
+  type FromLane,
+  type HandlerJobOf,
+  type LaneTask,
+  type PackedResults,
+  RESULT_FIELDS,
+  type ToLane,
+  serializeError,
+  unpackRuns,
+} from './lane-protocol.js';
 import { CURRENT, NO_JOB, TICK, TICK_MS } from './lane-status.js';
+import { RunSignal } from './run-signal.js';
 
 /** The serial of the job whose code runs, through every await of its handler. */
 const jobScope = new AsyncLocalStorage<number>();
@@ -32,10 +43,6 @@ createHook({
   },
 }).enable();
 
-interface Running {
-  controller: AbortController;
-}
-
 export default async function runLane(task: LaneTask): Promise<void> {
   const port = task.port;
   status = new Int32Array(task.status);
@@ -50,10 +57,14 @@ export default async function runLane(task: LaneTask): Promise<void> {
   }
   const view = status;
   const ticker = setInterval(() => Atomics.add(view, TICK, 1), TICK_MS);
-  const running = new Map<number, Running>();
+  const running = new Map<number, RunSignal>();
   const updates = new Map<number, { resolve(): void; reject(error: Error): void }>();
   let nextRequest = 1;
-  let results: LaneResult[] = [];
+  let results: PackedResults = [];
+  // The lane's busy spell: since when it has had runs, how many ended, and the last spell that ended (to report).
+  let spellStart = 0;
+  let spellRuns = 0;
+  let spell: BusySpell | undefined;
   let flushing = false;
   let closing = false;
   let end: () => void = () => {};
@@ -64,13 +75,16 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const flush = (): void => {
     flushing = false;
     if (results.length === 0) return;
-    sendResults(port, results);
+    sendResults(port, results, spell);
     results = [];
+    spell = undefined;
     if (closing && running.size === 0) end();
   };
-  const settle = (result: LaneResult): void => {
-    running.delete(result.serial);
-    results.push(result);
+  const settle = (serial: number, ok: boolean, outcome: unknown): void => {
+    running.delete(serial);
+    results.push(serial, ok, outcome);
+    spellRuns++;
+    if (running.size === 0) spell = { ms: performance.now() - spellStart, runs: spellRuns };
     // Results of handlers that end in the same turn go back in one message.
     if (!flushing) {
       flushing = true;
@@ -78,11 +92,17 @@ export default async function runLane(task: LaneTask): Promise<void> {
     }
   };
 
-  const start = ({ serial, job }: LaneJob): void => {
-    const controller = new AbortController();
-    running.set(serial, { controller });
+  const start = (serial: number, job: HandlerJobOf): void => {
+    if (running.size === 0) {
+      spellStart = performance.now();
+      spellRuns = 0;
+    }
+    const run = new RunSignal();
+    running.set(serial, run);
     const ctx: HandlerContext<JsonValue> = {
-      signal: controller.signal,
+      get signal() {
+        return run.signal;
+      },
       update: (data) =>
         new Promise<void>((resolve, reject) => {
           if (!running.has(serial)) {
@@ -104,18 +124,18 @@ export default async function runLane(task: LaneTask): Promise<void> {
       Atomics.store(view, CURRENT, executing.at(-1) ?? NO_JOB);
     }
     outcome.then(
-      (value) => settle({ serial, ok: true, value }),
-      (error: unknown) => settle({ serial, ok: false, error: serializeError(error) }),
+      (value) => settle(serial, true, value),
+      (error: unknown) => settle(serial, false, serializeError(error)),
     );
   };
 
   port.on('message', (message: ToLane) => {
     switch (message.kind) {
       case 'start':
-        for (const job of message.jobs) start(job);
+        unpackRuns(message.runs, task.jobType, start);
         break;
       case 'abort':
-        for (const serial of message.serials) abort(running.get(serial), message.cause);
+        for (const serial of message.serials) running.get(serial)?.abort(message.cause);
         break;
       case 'updated': {
         const waiter = updates.get(message.request);
@@ -137,26 +157,22 @@ export default async function runLane(task: LaneTask): Promise<void> {
   port.close();
 }
 
-function abort(running: Running | undefined, cause: AbortCause): void {
-  if (running === undefined || running.controller.signal.aborted) return;
-  running.controller.abort(new HandlerAbortError(cause));
-}
-
 /** Sends results in one message; a result that cannot be cloned becomes that handler's error, the others go as they are. */
-function sendResults(port: MessagePort, results: LaneResult[]): void {
+function sendResults(port: MessagePort, results: PackedResults, spell: BusySpell | undefined): void {
   try {
-    send(port, { kind: 'settled', results });
+    send(port, spell === undefined ? { kind: 'settled', results } : { kind: 'settled', results, spell });
   } catch {
-    const safe = results.map((result): LaneResult => {
-      if (!result.ok) return result;
+    const safe = results.slice();
+    for (let i = 0; i < safe.length; i += RESULT_FIELDS) {
+      if (safe[i + 1] !== true) continue;
       try {
-        structuredClone(result.value);
-        return result;
+        structuredClone(safe[i + 2]);
       } catch (error) {
-        return { serial: result.serial, ok: false, error: serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`)) };
+        safe[i + 1] = false;
+        safe[i + 2] = serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`));
       }
-    });
-    send(port, { kind: 'settled', results: safe });
+    }
+    send(port, spell === undefined ? { kind: 'settled', results: safe } : { kind: 'settled', results: safe, spell });
   }
 }
 

@@ -22,7 +22,7 @@ import type {
   StartSchedulerOptions,
   StopOptions,
 } from './interfaces.js';
-import type { LaneJob, LaneResult, SerializedError } from './lane-protocol.js';
+import type { LaneRun, SerializedError } from './lane-protocol.js';
 import { historyJson, jobSummary } from './job-summary.js';
 import { type ResolvedProcessorOptions, resolveProcessorOptions } from './processor-options.js';
 import { ScheduleTable, type SchedulerStats } from './schedule-table.js';
@@ -50,6 +50,8 @@ interface Held {
   readonly takenAt: number;
   /** The current run's serial while a handler runs it. */
   serial: number | undefined;
+  /** The current (or last) run's attempt: 1 + crashes in a row before it. */
+  attempt: number;
   /** Set once its handler's signal was aborted. */
   abort: AbortCause | undefined;
   graceTimer: unknown;
@@ -60,8 +62,6 @@ interface Held {
    */
   losses: number;
 }
-
-type RunOutcome = { ok: true; value: unknown } | { ok: false; reason: string };
 
 /** Takes in flight at once: one committing while the next reads is enough to keep the slots full. */
 const MAX_TAKES_IN_FLIGHT = 2;
@@ -113,7 +113,9 @@ export class Scheduler {
   readonly #bySerial = new Map<number, Held>();
   readonly #writes = new Set<Promise<void>>();
   readonly #idle = new Set<() => void>();
-  #finishQueue: { held: Held; data: unknown }[] = [];
+  /** Finishes waiting for this turn's finishMany: the calls' items, and the held jobs they finish (same order). */
+  #finishItems: { job: Job; data: unknown }[] = [];
+  #finishHelds: Held[] = [];
   #finishScheduled = false;
   #nextSerial = 1;
   #active = true;
@@ -147,10 +149,11 @@ export class Scheduler {
     this.#holdLimitMs = typeTimeoutMs / 2;
     this.#pool = new HandlerPool({
       handlerUrl: handler,
+      jobType: type,
       threads: options.threads,
       stuckThreadMs: options.stuckThreadMs,
       events: {
-        settled: (result) => this.#settled(result),
+        settled: (serial, ok, outcome) => this.#settled(serial, ok, outcome),
         update: (serial, data, reply) => this.#update(serial, data, reply),
         lost: (serial, culprit, reason) => this.#lost(serial, culprit, reason),
       },
@@ -383,6 +386,7 @@ export class Scheduler {
 
   #hold(jobs: readonly Job[]): void {
     const now = this.#options.clock.now();
+    const takenAt = performance.now();
     for (const job of jobs) {
       const known = this.#held.get(job.id);
       if (known !== undefined) {
@@ -390,7 +394,7 @@ export class Scheduler {
         continue;
       }
       this.#table.add(job.id, job.continuous === true, now);
-      this.#held.set(job.id, { job, takenAt: performance.now(), serial: undefined, abort: undefined, graceTimer: undefined, losses: 0 });
+      this.#held.set(job.id, { job, takenAt, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, losses: 0 });
     }
   }
 
@@ -400,29 +404,20 @@ export class Scheduler {
   }
 
   #launch(ids: readonly string[]): void {
-    const batch: LaneJob[] = [];
+    if (ids.length === 0) return;
+    const batch: LaneRun[] = [];
+    const announce = this.events.listenerCount('job:started') > 0;
     for (const id of ids) {
       const held = this.#held.get(id);
       const entry = this.#table.get(id);
       if (held === undefined || entry === undefined || held.serial !== undefined) continue;
       const serial = this.#nextSerial++;
       held.serial = serial;
+      held.attempt = entry.failures + 1;
       this.#bySerial.set(serial, held);
-      const { job } = held;
-      const attempt = entry.failures + 1;
-      batch.push({
-        serial,
-        job: {
-          type: job.type,
-          id: job.id,
-          data: job.data,
-          priority: job.priority,
-          scheduledTime: job.scheduledTime,
-          continuous: job.continuous === true,
-          attempt,
-        },
-      });
-      this.events.emit('job:started', { id, attempt });
+      // The held record is the run: the pool packs what a lane needs from it.
+      batch.push(held as Held & LaneRun);
+      if (announce) this.events.emit('job:started', { id, attempt: held.attempt });
     }
     this.#pool.start(batch);
   }
@@ -486,11 +481,11 @@ export class Scheduler {
 
   // --- runs ending ----------------------------------------------------------
 
-  #settled(result: LaneResult): void {
-    const held = this.#detachSerial(result.serial);
+  #settled(serial: number, ok: boolean, outcome: unknown): void {
+    const held = this.#detachSerial(serial);
     if (held === undefined) return;
     held.losses = 0;
-    this.#afterRun(held, result.ok ? { ok: true, value: result.value } : { ok: false, reason: describeError(result.error) });
+    this.#afterRun(held, ok, ok ? outcome : describeError(outcome as SerializedError));
   }
 
   /**
@@ -506,7 +501,7 @@ export class Scheduler {
     if (held === undefined) return;
     if (culprit === undefined) held.losses++;
     if (held.abort !== undefined || culprit === serial || held.losses >= MAX_UNEXPLAINED_LOSSES) {
-      this.#afterRun(held, { ok: false, reason });
+      this.#afterRun(held, false, reason);
       return;
     }
     const blame =
@@ -523,7 +518,8 @@ export class Scheduler {
     this.#notifyIdle();
   }
 
-  #afterRun(held: Held, outcome: RunOutcome): void {
+  /** A run ended: `ok` with the handler's result as `outcome`, or crashed with `outcome` the reason. */
+  #afterRun(held: Held, ok: boolean, outcome: unknown): void {
     // The pump starts due jobs first: once for all the runs one lane message
     // ends, and queued before their finishMany, so the lanes get new jobs
     // before the main thread turns to the store.
@@ -537,7 +533,7 @@ export class Scheduler {
         this.events.emit('job:stopped', { id, cause: 'rotation' });
         break;
       case 'shutdown':
-        if (outcome.ok && !held.job.continuous) this.#finish(held, outcome.value);
+        if (ok && !held.job.continuous) this.#finish(held, outcome);
         else {
           this.#giveBack(held);
           this.events.emit('job:stopped', { id, cause: 'shutdown' });
@@ -545,8 +541,8 @@ export class Scheduler {
         break;
       default:
         this.#ends++;
-        if (outcome.ok) this.#finish(held, outcome.value);
-        else this.#crash(held, outcome.reason);
+        if (ok) this.#finish(held, outcome);
+        else this.#crash(held, outcome as string);
     }
     this.#notifyIdle();
   }
@@ -562,7 +558,10 @@ export class Scheduler {
   #detach(held: Held): void {
     if (held.serial !== undefined) this.#bySerial.delete(held.serial);
     held.serial = undefined;
-    this.#options.clock.clearTimeout(held.graceTimer);
+    if (held.graceTimer !== undefined) {
+      this.#options.clock.clearTimeout(held.graceTimer);
+      held.graceTimer = undefined;
+    }
   }
 
   #notifyIdle(): void {
@@ -577,7 +576,8 @@ export class Scheduler {
     // messages of that turn) go to the store in one finishMany: fewer, larger
     // calls cost the main thread less than one per message, and the lanes
     // already have their next jobs (the pump runs first, see #afterRun).
-    this.#finishQueue.push({ held, data });
+    this.#finishItems.push({ job: held.job, data });
+    this.#finishHelds.push(held);
     if (!this.#finishScheduled) {
       this.#finishScheduled = true;
       setImmediate(() => this.#flushFinishes());
@@ -586,20 +586,25 @@ export class Scheduler {
 
   #flushFinishes(): void {
     this.#finishScheduled = false;
-    const queue = this.#finishQueue;
-    if (queue.length === 0) return;
-    this.#finishQueue = [];
+    const items = this.#finishItems;
+    const helds = this.#finishHelds;
+    if (items.length === 0) return;
+    this.#finishItems = [];
+    this.#finishHelds = [];
     this.#track(
-      this.#jobs.finishMany(queue.map(({ held, data }) => ({ job: held.job, data }))).then((outcomes) => {
-        outcomes.forEach((outcome, index) => {
-          const { held, data } = queue[index] as { held: Held; data: unknown };
-          if (outcome.status === 'fulfilled') this.events.emit('job:finished', { id: held.job.id, state: outcome.value });
-          else if (isHalt(outcome.reason)) this.events.emit('job:cancelled', { id: held.job.id });
-          else if (outcome.reason instanceof JobsError && outcome.reason.code === 'invalid_job_data' && !isFailedOutcome(data)) {
+      this.#jobs.finishMany(items).then((outcomes) => {
+        const announce = this.events.listenerCount('job:finished') > 0;
+        for (let index = 0; index < outcomes.length; index++) {
+          const outcome = outcomes[index] as (typeof outcomes)[number];
+          const held = helds[index] as Held;
+          if (outcome.status === 'fulfilled') {
+            if (announce) this.events.emit('job:finished', { id: held.job.id, state: outcome.value });
+          } else if (isHalt(outcome.reason)) this.events.emit('job:cancelled', { id: held.job.id });
+          else if (outcome.reason instanceof JobsError && outcome.reason.code === 'invalid_job_data' && !isFailedOutcome(items[index]?.data)) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
             this.#track(this.#finishFailed(held, `the handler's result is not storable: ${outcome.reason.message}`, 1, []));
           } else this.#emitError(outcome.reason);
-        });
+        }
       }),
     );
   }
