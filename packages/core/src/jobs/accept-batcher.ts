@@ -47,6 +47,8 @@ export interface AcceptBatch {
   skippedClaims: boolean;
   /** The transaction stopped at its byte budget: more jobs may be due. */
   truncated: boolean;
+  /** Bytes of job data in the records it rewrote (counted against its budget). */
+  bytes: number;
 }
 
 export interface AcceptOutcome {
@@ -75,8 +77,11 @@ export type AcceptBatchBody = (
   claims: PendingClaims,
 ) => Promise<AcceptBatch>;
 
-/** The claims of one batch, in the set shared by the batcher's batches in flight. */
-class BatchClaims implements PendingClaims {
+/**
+ * The claims of one batch, in the set shared by the batches in flight (a
+ * batcher's accepts, or the write batches that serve parked accepts).
+ */
+export class BatchClaims implements PendingClaims {
   readonly claimed: Set<string>;
   readonly #mine: string[] = [];
 

@@ -151,7 +151,20 @@ export function resubmitRecord(
  * jobs. A record holds at most ~96 KiB of data, so the transaction stays
  * far below the 10,000,000-byte limit whatever the jobs hold.
  */
-const ACCEPT_BYTES_BUDGET = 2_000_000;
+export const ACCEPT_BYTES_BUDGET = 2_000_000;
+
+/**
+ * An accept that runs in a write batch's transaction (a parked accept served
+ * by the write that enqueued its job, see parked-accepts.ts).
+ */
+export interface SharedAccept {
+  /** The first user version its jobs take: the batch's own writes use the lower ones. */
+  userVersionBase: number;
+  /** The batch's once-per-attempt writes (one activity re-stamp for all). */
+  once: OncePerAttempt;
+  /** Record bytes it may rewrite: what the other accepts of the batch left. */
+  bytesBudget: number;
+}
 
 /**
  * Takes up to `count` due jobs and makes each running under a fresh lock.
@@ -159,7 +172,8 @@ const ACCEPT_BYTES_BUDGET = 2_000_000;
  * they share this commit's versionstamp. A transaction that reaches its
  * byte budget stops early and says so (`truncated`); the jobs it picked but
  * did not take stay in the queue. With fewer than `watchUnder` jobs found it
- * also returns a watch on the pending counter (0: never).
+ * also returns a watch on the pending counter (0: never). `shared`: for an
+ * accept that runs in a write batch's transaction (see SharedAccept).
  */
 export async function acceptJobs(
   tx: Transaction,
@@ -168,10 +182,14 @@ export async function acceptJobs(
   count: number,
   watchUnder: number,
   claims?: PendingClaims,
+  shared?: SharedAccept,
 ): Promise<AcceptBatch> {
   const jobs: Job[] = [];
   let skippedClaims = false;
   let bytes = 0;
+  const budget = shared?.bytesBudget ?? ACCEPT_BYTES_BUDGET;
+  const userVersionBase = shared?.userVersionBase ?? 0;
+  const once = shared?.once;
   for (;;) {
     const picked = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
     skippedClaims ||= picked.skippedClaims;
@@ -181,7 +199,7 @@ export async function acceptJobs(
     let truncated = false;
     let stale = 0;
     for (let index = 0; index < picked.jobs.length; index++) {
-      if (bytes >= ACCEPT_BYTES_BUDGET) {
+      if (bytes >= budget) {
         truncated = true;
         break;
       }
@@ -202,7 +220,7 @@ export async function acceptJobs(
         continue;
       }
       const lock = newLock();
-      const userVersion = jobs.length;
+      const userVersion = userVersionBase + jobs.length;
       writeRunningValue(tx, keys, recordKeys[index] as Buffer, next.id, runningRecordBytes(value, lock, userVersion), userVersion);
       bytes += value.length - RECORD_HEADER_BYTES;
       jobs.push({
@@ -217,16 +235,16 @@ export async function acceptJobs(
       });
     }
     if (jobs.length === count || truncated) {
-      touchActivity(tx, keys);
-      return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated };
+      touchActivity(tx, keys, once);
+      return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated, bytes };
     }
     // Stale entries took the place of jobs: pick again; the queue is shorter by them now.
     if (stale > 0) continue;
-    if (jobs.length > 0) touchActivity(tx, keys);
+    if (jobs.length > 0) touchActivity(tx, keys, once);
     // Short because other batches hold the rest: their commits decide, not a watch.
     // Enough jobs for every request that would wait (see AcceptBatchBody): no watch.
     if (jobs.length >= watchUnder || skippedClaims) {
-      return { jobs, watch: undefined, nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false };
+      return { jobs, watch: undefined, nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
     }
     // The watch is created in the transaction that saw no due job: an
     // enqueue committed after our read version changes the counter and
@@ -238,6 +256,7 @@ export async function acceptJobs(
       nextScheduledTime: picked.nextScheduledTime,
       skippedClaims,
       truncated: false,
+      bytes,
     };
   }
 }

@@ -5,7 +5,9 @@
 // a series of bounded ones), and every transaction body only computes from
 // what it reads, so the storage retry loop may run it again safely. Writes
 // and accepts made at the same time share transactions (write-batcher.ts,
-// accept-batcher.ts); each call still gets its own answer.
+// accept-batcher.ts); each call still gets its own answer. An accept left
+// waiting is served by the write that enqueues its job, in that write's
+// transaction (parked-accepts.ts).
 
 import { JobsError } from '../errors.js';
 import { openDatabase } from '../storage/open-database.js';
@@ -55,6 +57,7 @@ import { acceptJobs, readRecord, reEnqueuePage } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
+import { ParkedAccepts } from './parked-accepts.js';
 import { countPendingPage } from './pending-queue.js';
 import { SettleTurn } from './settle-turn.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -93,6 +96,20 @@ const MIN_SCHEDULE_WAIT_MS = 100;
 /** setTimeout's largest delay; longer waits are chained. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** See {@link acceptStartedAt}. */
+const acceptStarts = new WeakMap<readonly Job[], number>();
+
+/**
+ * A moment (`performance.now()`) before the transaction that made the jobs
+ * of an `acceptMany` result of this process running began (the jobs went
+ * running after it): a waiting accept's jobs are as fresh as that
+ * transaction, however long it waited before. `LocalQueue` counts its holds
+ * from here.
+ */
+export function acceptStartedAt(jobs: readonly Job[]): number | undefined {
+  return acceptStarts.get(jobs);
+}
+
 /** Opens the database (or shares `options.database`) and returns the jobs API on it. */
 export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
   checkOpenJobsOptions(options);
@@ -107,6 +124,8 @@ export class Jobs {
   /** Wakes blocked accepts when the handle closes. */
   readonly #closing = new Set<() => void>();
   readonly #acceptBatchers = new Map<string, AcceptBatcher>();
+  /** Accepts waiting for a job, which this handle's writes serve. */
+  readonly #parked = new ParkedAccepts();
   readonly #writes: WriteBatcher;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
@@ -130,7 +149,7 @@ export class Jobs {
     }
     this.#database = database;
     this.#ownsDatabase = checkOptions(options, 'new Jobs').ownsDatabase === true;
-    this.#writes = new WriteBatcher(database, this.#turn);
+    this.#writes = new WriteBatcher(database, this.#turn, this.#parked);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
       changes: (data, addOptions) => this.#changes(data, addOptions),
@@ -282,7 +301,7 @@ export class Jobs {
       scope: keys.type,
       id,
       bytes: writeBytes(keys, id, changes.data),
-      body: (tx) => resubmitJob(tx, keys, id, changes, now),
+      body: (tx, _userVersion, shared) => resubmitJob(tx, keys, id, changes, now, shared),
     });
   }
 
@@ -415,7 +434,8 @@ export class Jobs {
     for (;;) {
       this.#checkOpen();
       if (signal?.aborted) return [];
-      const remaining = deadline - performance.now();
+      const startedAt = performance.now();
+      const remaining = deadline - startedAt;
       let result: AcceptOutcome;
       try {
         // Looked up on every round: a batcher that went idle while this
@@ -425,7 +445,10 @@ export class Jobs {
       } catch (error) {
         throw this.#failure(error);
       }
-      if (result.jobs.length > 0) return result.jobs;
+      if (result.jobs.length > 0) {
+        acceptStarts.set(result.jobs, startedAt);
+        return result.jobs;
+      }
       if (result.watch === undefined || remaining <= 0) {
         result.watch?.cancel();
         return result.jobs;
@@ -437,7 +460,26 @@ export class Jobs {
         const untilDue = result.nextScheduledTime * 1000 - Date.now();
         wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
       }
-      await this.#waitFor(result.watch, wait, signal);
+      // Parked while it waits: a write of this handle that enqueues a job
+      // for it may take the job for it in its own transaction.
+      const parked = this.#parked.park(keys, bound, count, signal, deadline);
+      let waitFailed = false;
+      let waitFailure: unknown;
+      try {
+        await this.#waitFor(result.watch, wait, signal, parked.settled);
+      } catch (error) {
+        // The watch failed (the storage gave up on it). A write may have
+        // taken jobs for this accept meanwhile: they are this accept's to
+        // return, error or not, or they would run under a lock nobody holds.
+        waitFailed = true;
+        waitFailure = error;
+      }
+      const handed = await parked.leave();
+      if (handed !== undefined) {
+        acceptStarts.set(handed, parked.claimedAt);
+        return handed;
+      }
+      if (waitFailed) throw this.#failure(waitFailure);
     }
   }
 
@@ -648,6 +690,7 @@ export class Jobs {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#parked.close();
     for (const batcher of this.#acceptBatchers.values()) batcher.close(() => closedError());
     this.#writes.close(() => closedError());
     for (const wake of this.#closing) wake();
@@ -736,13 +779,15 @@ export class Jobs {
     }
   }
 
-  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  /** Waits for the watch, `ms`, the signal, close() or `served` (jobs handed over), whichever comes first. */
+  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let wake: (() => void) | undefined;
     const onAbort = () => wake?.();
     try {
       await Promise.race([
         watch.promise,
+        served,
         new Promise<void>((resolve) => {
           // close() may have run while the transaction that made this watch
           // was in flight: it woke the waiters it knew, not this one. So may

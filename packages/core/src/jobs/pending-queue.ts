@@ -20,6 +20,11 @@ import type { TypeKeys } from './job-keys.js';
 export interface OncePerAttempt {
   /** True the first time `key` is asked about in this attempt. */
   first(key: Buffer): boolean;
+  /**
+   * Told of every job the attempt enqueues: a write batch serves the
+   * accepts parked on its types before it commits (see parked-accepts.ts).
+   */
+  enqueued?(keys: TypeKeys, scheduledTime: number): void;
 }
 
 /**
@@ -40,6 +45,7 @@ export function enqueuePending(
   tx.set(keys.pendingKey(priority, scheduledTime, id), EMPTY);
   // Wakes workers blocked in accept (they watch this counter).
   if (once === undefined || once.first(keys.watchesPending)) tx.atomicAdd(keys.watchesPending, 1);
+  once?.enqueued?.(keys, scheduledTime);
 }
 
 export function removePending(tx: Transaction, keys: TypeKeys, id: string, priority: number, scheduledTime: number): void {

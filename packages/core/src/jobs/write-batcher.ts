@@ -9,10 +9,17 @@
 // call alone, since a body that throws one has written nothing (see
 // job-operations.ts). Any other error fails the transaction; its calls are
 // then run again one transaction each, so one bad call cannot fail others.
+//
+// A transaction that enqueues a job of a type on which an accept of this
+// handle is parked serves that accept before it commits (parked-accepts.ts):
+// the job starts with the write's commit, not one commit later.
 
 import { JobsError } from '../errors.js';
 import type { Database, Transaction } from '../storage/interfaces.js';
 import type { Settled } from './interfaces.js';
+import type { TypeKeys } from './job-keys.js';
+import { HandoverFailure } from './parked-accepts.js';
+import type { Handover, ParkedAccepts } from './parked-accepts.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { ReadingBatches } from './reading-batches.js';
 import { SettleTurn } from './settle-turn.js';
@@ -33,9 +40,11 @@ export class SharedReads implements OncePerAttempt {
   readonly #tx: Transaction;
   readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
   readonly #written = new Set<Buffer>();
+  readonly #handover: Handover | undefined;
 
-  constructor(tx: Transaction) {
+  constructor(tx: Transaction, handover?: Handover) {
     this.#tx = tx;
+    this.#handover = handover;
   }
 
   get(key: Buffer): Promise<Buffer | undefined> {
@@ -51,6 +60,10 @@ export class SharedReads implements OncePerAttempt {
     if (this.#written.has(key)) return false;
     this.#written.add(key);
     return true;
+  }
+
+  enqueued(keys: TypeKeys, scheduledTime: number): void {
+    this.#handover?.enqueued(keys, scheduledTime);
   }
 }
 
@@ -86,6 +99,8 @@ interface Entry {
   body: WriteBody<unknown>;
   /** Set after a shared transaction failed: this call now gets one of its own. */
   alone: boolean;
+  /** Cleared after a parked accept failed in this call's transaction: it runs again without serving any. */
+  serveParked: boolean;
   /** Who waits for this call's outcome, and the call's place among its calls. */
   waiter: Waiter;
   index: number;
@@ -142,10 +157,13 @@ export class WriteBatcher {
 
   /** Turns in which this handle answered calls (shared with its accept batchers). */
   readonly #turn: SettleTurn;
+  /** The handle's parked accepts, which its transactions serve; none without. */
+  readonly #parked: ParkedAccepts | undefined;
 
-  constructor(database: Database, turn: SettleTurn = new SettleTurn()) {
+  constructor(database: Database, turn: SettleTurn = new SettleTurn(), parked?: ParkedAccepts) {
     this.#batches = new ReadingBatches(database, () => this.#schedule());
     this.#turn = turn;
+    this.#parked = parked;
   }
 
   /** Runs one call; resolves or rejects with that call's own result. */
@@ -180,7 +198,16 @@ export class WriteBatcher {
       waiter.settle(index, { status: 'rejected', reason: this.#closedError() });
       return;
     }
-    this.#queue.push({ scope: request.scope, id: request.id, bytes: request.bytes, body: request.body, alone: false, waiter, index });
+    this.#queue.push({
+      scope: request.scope,
+      id: request.id,
+      bytes: request.bytes,
+      body: request.body,
+      alone: false,
+      serveParked: true,
+      waiter,
+      index,
+    });
   }
 
   /**
@@ -256,23 +283,31 @@ export class WriteBatcher {
 
   async #run(batch: Entry[]): Promise<void> {
     this.#inFlight += 1;
+    const handover = servesParked(batch) ? this.#parked?.handover() : undefined;
     let outcomes: Settled<unknown>[] | undefined;
     let failure: unknown;
     try {
       // Counted as reading from the start, until the first attempt's bodies
       // are done: a batch started next to it would only take calls from it.
-      outcomes = await this.#batches.transact((tx) => runBodies(tx, batch));
+      outcomes = await this.#batches.transact((tx) => runBodies(tx, batch, handover));
     } catch (error) {
       failure = error;
     }
     this.#inFlight -= 1;
     this.#turn.mark();
     for (const entry of batch) this.#busy.delete(entry.scope, entry.id);
+    // The accepts it served get their jobs just after the calls' callers resume (see Handover).
+    if (outcomes !== undefined) handover?.committed();
+    else handover?.failed();
     if (outcomes !== undefined) {
       for (let index = 0; index < batch.length; index++) {
         const entry = batch[index] as Entry;
         entry.waiter.settle(entry.index, outcomes[index] as Settled<unknown>);
       }
+    } else if (failure instanceof HandoverFailure && this.#closedError === undefined) {
+      // An accept's body failed, not the calls: they run again, serving none.
+      for (const entry of batch) entry.serveParked = false;
+      this.#queue.unshift(...batch);
     } else if (batch.length > 1 && this.#closedError === undefined) {
       // Which call made the transaction fail is unknown: each runs alone now.
       for (const entry of batch) entry.alone = true;
@@ -283,6 +318,11 @@ export class WriteBatcher {
     }
     this.#pump();
   }
+}
+
+function servesParked(batch: readonly Entry[]): boolean {
+  for (const entry of batch) if (!entry.serveParked) return false;
+  return true;
 }
 
 /** Job ids by type: no key string is built per call (a type and id joined had to be flattened and hashed anew). */
@@ -313,10 +353,12 @@ class JobSet {
 /**
  * Runs every body of a batch in `tx`, concurrently (they touch different
  * jobs). Waits for all of them before it fails: a body still running when
- * the attempt is retried would write into the retry.
+ * the attempt is retried would write into the retry. Then serves the
+ * accepts parked on what they enqueued, with the user versions after theirs.
  */
-async function runBodies(tx: Transaction, batch: readonly Entry[]): Promise<Settled<unknown>[]> {
-  const reads = new SharedReads(tx);
+async function runBodies(tx: Transaction, batch: readonly Entry[], handover: Handover | undefined): Promise<Settled<unknown>[]> {
+  handover?.begin();
+  const reads = new SharedReads(tx, handover);
   const running = new Array<Promise<Settled<unknown>>>(batch.length);
   for (let userVersion = 0; userVersion < batch.length; userVersion++) {
     running[userVersion] = (batch[userVersion] as Entry).body(tx, userVersion, reads).then(fulfilled, rejected);
@@ -326,6 +368,7 @@ async function runBodies(tx: Transaction, batch: readonly Entry[]): Promise<Sett
   for (const outcome of outcomes) {
     if (outcome.status === 'rejected' && !(outcome.reason instanceof JobsError)) throw outcome.reason;
   }
+  if (handover !== undefined) await handover.serve(tx, batch.length, reads);
   return outcomes;
 }
 

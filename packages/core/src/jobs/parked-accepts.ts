@@ -1,0 +1,352 @@
+// Accepts of this process that found no due job and wait for one (parked),
+// and the hand-over that serves them from the write that enqueues their job.
+//
+// Without it, an add that an idle worker waits for costs two durable commits
+// in a row: the add's, then, once the worker's watch fired, its accept's. A
+// write batch that enqueues a job of a type with a parked accept instead
+// runs that accept's body (`acceptJobs`, with the accept's own schedule
+// bound and count) in the same transaction before it commits, so the job
+// goes pending -> running in one commit. `acceptJobs` reads the queue
+// inside the transaction: it sees the new job and every older or better one,
+// so the waiter gets what an accept of its own would have got, in the same
+// order, picked at random among the front the same way.
+//
+// A claimed accept belongs to the attempt that claimed it until that
+// attempt's outcome is known: it cannot time out or be cancelled meanwhile,
+// as an accept whose own transaction is running cannot. A commit hands it
+// its jobs; an attempt that fails or is retried gives it back, in its place
+// in the line, to be claimed again (by the retry, say) or to wait on. Its
+// watch stays armed throughout: it is what serves the accept whenever no
+// hand-over happens (a job enqueued by another process, by an application's
+// own transaction, by the activity monitor).
+
+import { FdbError } from '../errors.js';
+import type { Transaction } from '../storage/interfaces.js';
+import { BatchClaims } from './accept-batcher.js';
+import type { Job } from './interfaces.js';
+import type { TypeKeys } from './job-keys.js';
+import { ACCEPT_BYTES_BUDGET, acceptJobs } from './job-transitions.js';
+import type { OncePerAttempt } from './pending-queue.js';
+
+/** What an accept may take: up to a fixed `maxSchedTime`, any time (`noSchedule`), or (`undefined`) what is due now. */
+export type ScheduleBound = number | 'any' | undefined;
+
+/**
+ * Jobs one write attempt hands over at most, over all the accepts it
+ * serves: with the batch's own calls, user versions stay unique and the
+ * transaction stays far from the storage limits.
+ */
+const MAX_HANDED_JOBS = 1_000;
+
+type ParkedState = 'parked' | 'claimed' | 'served' | 'left';
+
+/**
+ * A parked accept's body failed inside a write's transaction for a reason of
+ * its own, not the storage's (a job record that does not decode): the write
+ * batch runs its calls again without serving accepts, so the failure reaches
+ * the accepts (through their own transaction, once their watch fires) and
+ * not the writes. Internal: it never leaves the jobs layer.
+ */
+export class HandoverFailure extends Error {
+  override readonly name = 'HandoverFailure';
+}
+
+/** One parked accept: an `accept` or `acceptMany` waiting on its watch. */
+export class ParkedAccept {
+  readonly keys: TypeKeys;
+  readonly bound: ScheduleBound;
+  readonly count: number;
+  /**
+   * Resolves once jobs were handed to it, or once a claim was given back
+   * after its wait ended (then it has none): the wait races this.
+   */
+  readonly settled: Promise<void>;
+  readonly #registry: ParkedAccepts;
+  readonly #signal: AbortSignal | undefined;
+  /** `performance.now()` at which the accept's timeout passes. */
+  readonly #deadline: number;
+  #state: ParkedState = 'parked';
+  /** Its wait ended while it was claimed: a claim given back ends it. */
+  #leaving = false;
+  #jobs: Job[] | undefined;
+  #settle!: () => void;
+  #claimedAt = 0;
+
+  constructor(
+    registry: ParkedAccepts,
+    keys: TypeKeys,
+    bound: ScheduleBound,
+    count: number,
+    signal: AbortSignal | undefined,
+    deadline: number,
+  ) {
+    this.#registry = registry;
+    this.keys = keys;
+    this.bound = bound;
+    this.count = count;
+    this.#signal = signal;
+    this.#deadline = deadline;
+    this.settled = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  /**
+   * Whether an attempt may claim it at `now` (`performance.now()`): still
+   * parked, its signal not aborted, its timeout not passed (whether or not
+   * its timer has run yet), its handle open.
+   */
+  claimable(now: number): boolean {
+    return this.#state === 'parked' && this.#signal?.aborted !== true && now < this.#deadline && !this.#registry.closed;
+  }
+
+  claim(): void {
+    this.#state = 'claimed';
+    this.#claimedAt = performance.now();
+  }
+
+  /** When (`performance.now()`) the attempt that served it claimed it: its jobs went running after that. */
+  get claimedAt(): number {
+    return this.#claimedAt;
+  }
+
+  /** The attempt that claimed it hands it nothing (it failed, is retried, or found no job for it). */
+  release(): void {
+    if (this.#state !== 'claimed') return;
+    if (this.#leaving) {
+      this.#state = 'left';
+      this.#registry.remove(this);
+      this.#settle();
+    } else {
+      this.#state = 'parked';
+    }
+  }
+
+  /** The attempt that claimed it committed: `jobs` are running, under locks only this accept knows. */
+  serve(jobs: Job[]): void {
+    this.#state = 'served';
+    this.#jobs = jobs;
+    this.#registry.remove(this);
+    this.#settle();
+  }
+
+  /**
+   * Its wait ended (its watch, a timer, its signal, close, or `settled`):
+   * resolves with the jobs handed over to it, or `undefined` when none were.
+   * A claimed accept learns its attempt's outcome first.
+   */
+  async leave(): Promise<Job[] | undefined> {
+    if (this.#state === 'parked') {
+      this.#state = 'left';
+      this.#registry.remove(this);
+      return undefined;
+    }
+    if (this.#state === 'claimed') {
+      this.#leaving = true;
+      await this.settled;
+    }
+    return this.#jobs;
+  }
+}
+
+/** The parked accepts of one `Jobs` handle, by type, oldest first. */
+export class ParkedAccepts {
+  readonly #byType = new Map<string, ParkedAccept[]>();
+  /** Queue entries picked by hand-overs whose transaction has not settled (latin1 keys). */
+  readonly #claimed = new Set<string>();
+  #closed = false;
+
+  /** Whether the handle closed: no accept is claimed from then on. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Parks an accept that waits until `deadline` (`performance.now()`); it must `leave()` when its wait ends. */
+  park(keys: TypeKeys, bound: ScheduleBound, count: number, signal: AbortSignal | undefined, deadline: number): ParkedAccept {
+    const accept = new ParkedAccept(this, keys, bound, count, signal, deadline);
+    const line = this.#byType.get(keys.type);
+    if (line === undefined) this.#byType.set(keys.type, [accept]);
+    else line.push(accept);
+    return accept;
+  }
+
+  remove(accept: ParkedAccept): void {
+    const line = this.#byType.get(accept.keys.type);
+    if (line === undefined) return;
+    const index = line.indexOf(accept);
+    if (index >= 0) line.splice(index, 1);
+    if (line.length === 0) this.#byType.delete(accept.keys.type);
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** The accepts parked on `type`, oldest first. */
+  line(type: string): readonly ParkedAccept[] | undefined {
+    return this.#byType.get(type);
+  }
+
+  /**
+   * The hand-over of one write batch, for each attempt of its transaction in
+   * turn; none while no accept is parked (an accept that parks while the
+   * batch runs read before its commit: its watch serves it).
+   */
+  handover(): Handover | undefined {
+    return this.#byType.size === 0 ? undefined : new Handover(this, this.#claimed);
+  }
+}
+
+interface Handed {
+  accept: ParkedAccept;
+  jobs: Job[];
+}
+
+/** What one attempt enqueued to a type: how many jobs, scheduled from `earliest` to `latest`. */
+interface Brought {
+  count: number;
+  earliest: number;
+  latest: number;
+}
+
+function serveAll(handed: readonly Handed[]): void {
+  for (const { accept, jobs } of handed) accept.serve(jobs);
+}
+
+/**
+ * What one write batch hands over. `begin()` starts each attempt (giving
+ * back what the previous attempt claimed), `enqueued` hears of each job it
+ * enqueues, `serve` runs the parked accepts' bodies after the batch's own
+ * calls, and `committed()` or `failed()` ends the batch.
+ */
+export class Handover {
+  readonly #registry: ParkedAccepts;
+  readonly #claims: BatchClaims;
+  /** The types this attempt enqueued to, and what it enqueued there. */
+  #enqueued: Map<TypeKeys, Brought> | undefined;
+  #handed: Handed[] = [];
+
+  constructor(registry: ParkedAccepts, claimed: Set<string>) {
+    this.#registry = registry;
+    this.#claims = new BatchClaims(claimed);
+  }
+
+  /** A new attempt: the previous one's claims are given back, and it decides again. */
+  begin(): void {
+    this.#giveBack();
+    this.#enqueued = undefined;
+  }
+
+  /**
+   * Only types with an accept parked now are recorded (a Map lookup per job
+   * otherwise): an accept that parks later read before this commit, so its
+   * watch fires for it.
+   */
+  enqueued(keys: TypeKeys, scheduledTime: number): void {
+    if (this.#registry.line(keys.type) === undefined) return;
+    if (this.#enqueued === undefined) this.#enqueued = new Map();
+    const brought = this.#enqueued.get(keys);
+    if (brought === undefined) {
+      this.#enqueued.set(keys, { count: 1, earliest: scheduledTime, latest: scheduledTime });
+    } else {
+      brought.count += 1;
+      if (scheduledTime < brought.earliest) brought.earliest = scheduledTime;
+      if (scheduledTime > brought.latest) brought.latest = scheduledTime;
+    }
+  }
+
+  /**
+   * Serves, oldest first, the accepts parked on the types this attempt
+   * enqueued to that one of its jobs is due for: each takes what its own
+   * accept would take, now, in `tx`. `userVersion`: the first user version
+   * the batch's own calls left free.
+   *
+   * A parked accept found nothing under its bound when it read; jobs
+   * enqueued since by other commits fire its watch. So the jobs worth a read
+   * of the queue here are the ones this attempt brought: serving stops once
+   * as many jobs were taken as it enqueued, or once an accept came up short
+   * under a bound that covers all of them. Many parked accepts cost a write
+   * a read per job it enqueued, not a read per accept.
+   */
+  async serve(tx: Transaction, userVersion: number, once: OncePerAttempt): Promise<void> {
+    const enqueued = this.#enqueued;
+    if (enqueued === undefined) return;
+    let handed = 0;
+    let bytes = 0;
+    for (const [keys, brought] of enqueued) {
+      const line = this.#registry.line(keys.type);
+      if (line === undefined) continue;
+      const now = Date.now() / 1000;
+      let left = brought.count;
+      /** No job due by this time is left in the queue (as this attempt sees it). */
+      let emptyUpTo = Number.NEGATIVE_INFINITY;
+      // A copy: an accept whose wait ends meanwhile leaves the line.
+      for (const accept of [...line]) {
+        if (left <= 0 || emptyUpTo >= brought.latest) break;
+        if (handed >= MAX_HANDED_JOBS || bytes >= ACCEPT_BYTES_BUDGET) return;
+        if (!accept.claimable(performance.now())) continue;
+        const maxScheduledTime = accept.bound === 'any' ? undefined : (accept.bound ?? now);
+        const reach = maxScheduledTime ?? Number.POSITIVE_INFINITY;
+        // None of this attempt's jobs is due for it, or none is left that is:
+        // its watch serves it, as before.
+        if (brought.earliest > reach || reach <= emptyUpTo) continue;
+        // Claimed before the read: from here its outcome is this attempt's
+        // (should the read fail, the attempt's end gives it back).
+        accept.claim();
+        const entry: Handed = { accept, jobs: [] };
+        this.#handed.push(entry);
+        const asked = Math.min(accept.count, MAX_HANDED_JOBS - handed);
+        let batch: Awaited<ReturnType<typeof acceptJobs>>;
+        try {
+          batch = await acceptJobs(tx, keys, maxScheduledTime, asked, 0, this.#claims, {
+            userVersionBase: userVersion + handed,
+            once,
+            bytesBudget: ACCEPT_BYTES_BUDGET - bytes,
+          });
+        } catch (error) {
+          if (error instanceof FdbError) throw error;
+          throw new HandoverFailure('a parked accept failed in a write transaction', { cause: error });
+        }
+        entry.jobs = batch.jobs;
+        if (batch.jobs.length === 0) {
+          this.#handed.splice(this.#handed.indexOf(entry), 1);
+          accept.release();
+        }
+        handed += batch.jobs.length;
+        bytes += batch.bytes;
+        left -= batch.jobs.length;
+        if (batch.truncated) return;
+        if (batch.jobs.length < asked && !batch.skippedClaims) emptyUpTo = Math.max(emptyUpTo, reach);
+      }
+    }
+  }
+
+  /**
+   * The batch committed: the accepts it served get their jobs, once the
+   * callers of the batch's own calls have resumed. Without a hand-over an
+   * accept returned a commit after the add that woke it, and code around
+   * the handle may count on seeing the add answered first (an observer
+   * that times how long each job waited). A tick runs after every promise
+   * callback already queued, however long their chains, and before any I/O.
+   */
+  committed(): void {
+    const handed = this.#handed;
+    this.#claims.release();
+    if (handed.length === 0) return;
+    this.#handed = [];
+    process.nextTick(serveAll, handed);
+  }
+
+  /** The batch failed: its accepts go back to waiting. */
+  failed(): void {
+    this.#giveBack();
+  }
+
+  #giveBack(): void {
+    const handed = this.#handed;
+    this.#claims.release();
+    if (handed.length === 0) return;
+    this.#handed = [];
+    for (const { accept } of handed) accept.release();
+  }
+}
