@@ -274,7 +274,11 @@ test.serial('a batch whose lmdb write fails while being filled rejects its commi
   t.true(FdbError.is(error, 'commit_unknown_result'), String(error));
   await db.doTransaction((tx) => tx.set(b('after'), b('1')));
   const keys = await db.doTransaction(async (tx) => (await tx.getRange(b('a'), b('z'))).map((e) => e.key.toString()));
-  t.deepEqual(keys, ['after', 'before', 'before2']);
+  // Unknown means either: the batch's changes were handed to lmdb as the transaction joined it.
+  t.deepEqual(
+    keys.filter((key) => key !== 'lost'),
+    ['after', 'before', 'before2'],
+  );
   await db.close();
 });
 

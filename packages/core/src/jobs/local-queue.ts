@@ -17,6 +17,7 @@
 import { JobsError } from '../errors.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 import { describe } from './job-input.js';
+import { acceptStartedAt } from './jobs.js';
 import type { Jobs } from './jobs.js';
 import type { Job } from './interfaces.js';
 
@@ -58,6 +59,13 @@ const DEFAULT_HOLD_MS = 30_000;
  * after `accept`; jobs handed out at once (the busy case) cost no write.
  */
 const RESTAMP_SHARE = 1 / 8;
+/**
+ * Accepts in flight at most, each for at most this share of the queue's
+ * size: while one batch is being written to the store, the next is taken,
+ * so the workers' finishes, the next accept and the storage write overlap
+ * instead of taking turns.
+ */
+const MAX_FILLS = 2;
 
 interface Held<T extends string> {
   job: Job<T>;
@@ -85,8 +93,14 @@ export class LocalQueue<T extends string = string> {
   #head = 0;
   /** Workers waiting in `take()`, first come first served. */
   readonly #takers: Taker<T>[] = [];
-  /** The running fill loop, if any: at most one accept is in flight. */
-  #filling: Promise<void> | undefined;
+  /** Accepts in flight (at most {@link MAX_FILLS}), and the jobs they asked for between them. */
+  readonly #filling = new Set<Promise<void>>();
+  #requested = 0;
+  /**
+   * The last accept found no due job (or none has run yet): one accept, which
+   * may wait for jobs, is enough until one finds some.
+   */
+  #foundNone = true;
   #fillScheduled = false;
   #timer: NodeJS.Timeout | undefined;
   /** Finishes and give-backs not settled yet: `stop()` waits for them. */
@@ -171,7 +185,7 @@ export class LocalQueue<T extends string = string> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#giveBack(this.#drain());
-    await this.#filling;
+    while (this.#filling.size > 0) await Promise.all(this.#filling);
     if (this.#writes > 0) {
       await new Promise<void>((resolve) => {
         this.#writesDone = resolve;
@@ -182,7 +196,7 @@ export class LocalQueue<T extends string = string> {
   /** The next held job that is not past its hold; the expired ones are given back. */
   #next(): Held<T> | undefined {
     const now = performance.now();
-    const expired: Job<T>[] = [];
+    let expired: Job<T>[] | undefined;
     let next: Held<T> | undefined;
     while (this.#head < this.#held.length) {
       const entry = this.#held[this.#head++] as Held<T>;
@@ -190,10 +204,11 @@ export class LocalQueue<T extends string = string> {
         next = entry;
         break;
       }
+      expired ??= [];
       expired.push(entry.job);
     }
     this.#compact();
-    this.#giveBack(expired);
+    if (expired !== undefined) this.#giveBack(expired);
     return next;
   }
 
@@ -231,55 +246,93 @@ export class LocalQueue<T extends string = string> {
 
   /**
    * Starts a fill on the next turn, so that the workers first take what the
-   * queue holds and one accept then asks for the whole gap.
+   * queue holds and the accept then asks for what is missing.
    */
   #scheduleFill(): void {
-    if (this.#fillScheduled || this.#filling !== undefined || this.#stopped || !this.#wantsMore()) return;
+    if (this.#fillScheduled || this.#filling.size >= MAX_FILLS || this.#stopped || !this.#wantsMore()) return;
     this.#fillScheduled = true;
-    setImmediate(() => {
-      this.#fillScheduled = false;
-      if (this.#filling !== undefined || this.#stopped || !this.#wantsMore()) return;
-      this.#filling = this.#fill().finally(() => {
-        this.#filling = undefined;
-        // Only for workers still waiting: a fill that found the store's
-        // queue empty is not repeated until a worker asks again.
-        if (this.#takers.length > 0) this.#scheduleFill();
-      });
+    setImmediate(this.#startFills);
+  }
+
+  /**
+   * Starts one accept, and schedules the next one (if there is room for it)
+   * two turns later: the storage engine writes what commits in one event
+   * turn as one write, so two accepts started together would commit in the
+   * same write and take turns with the workers just as one accept of their
+   * size would. Started later, the second reads and commits while the
+   * first's write is under way.
+   */
+  readonly #startFills = (): void => {
+    this.#fillScheduled = false;
+    if (this.#filling.size >= MAX_FILLS || this.#stopped || !this.#wantsMore()) return;
+    const count = Math.min(this.#chunk, this.#size - this.held - this.#requested);
+    this.#requested += count;
+    const fill: Promise<void> = this.#fill(count).finally(() => {
+      this.#requested -= count;
+      this.#filling.delete(fill);
+      // For workers still waiting, or room left while the store has jobs:
+      // a fill that found the store's queue empty is not repeated until a
+      // worker asks again.
+      if (this.#takers.length > 0 || !this.#foundNone) this.#scheduleFill();
     });
+    this.#filling.add(fill);
+    if (this.#filling.size < MAX_FILLS && !this.#foundNone && this.#wantsMore()) {
+      this.#fillScheduled = true;
+      setImmediate(this.#startFillsLater);
+    }
+  };
+
+  readonly #startFillsLater = (): void => {
+    setImmediate(this.#startFills);
+  };
+
+  /** Jobs one accept asks for at most: half the queue, so that two accepts can be in flight. */
+  get #chunk(): number {
+    return Math.max(1, Math.ceil(this.#size / MAX_FILLS));
   }
 
+  /**
+   * Whether to take more: the held jobs and those asked for leave room for
+   * an accept of a chunk (a batch is taken once no more than half is left),
+   * or workers wait and no accept is in flight for them.
+   */
   #wantsMore(): boolean {
-    return this.#takers.length > 0 || this.held <= this.#size / 2;
+    const free = this.#size - this.held - this.#requested;
+    if (free <= 0) return false;
+    if (this.#requested === 0 && this.#takers.length > 0) return true;
+    return free >= this.#chunk && !(this.#foundNone && this.#requested > 0);
   }
 
-  async #fill(): Promise<void> {
+  async #fill(count: number): Promise<void> {
     try {
       const holdMs = await this.#hold();
-      while (!this.#stopped && this.#wantsMore()) {
-        const count = this.#size - this.held;
-        const waiting = this.#takers.length > 0;
-        // Expiry is counted from before the accept: a job is never held
-        // longer than holdMs after the store made it running. A waiting
-        // accept waits at most half the hold (then the loop asks again), so
-        // a batch that arrives after a long wait still has at least half
-        // its hold left.
-        const takenAt = performance.now();
-        const expires = takenAt + holdMs;
-        // The accept in flight asks for no more than the gap: held jobs and
-        // the jobs it brings never exceed `size` together.
-        const taken = await this.#jobs.acceptMany(this.#type, count, {
-          timeout: waiting ? holdMs / 2 : 0,
-          noSchedule: this.#noSchedule,
-          signal: this.#abort.signal,
-        });
-        if (this.#stopped) {
-          this.#giveBack(taken);
-          return;
-        }
-        this.#deliver(taken, takenAt, expires);
-        if (taken.length === 0 && this.#takers.length === 0) return;
+      if (this.#stopped) return;
+      const waiting = this.#takers.length > 0;
+      // Expiry is counted from before the transaction that made the jobs
+      // running (before the call when the source does not say, e.g. across
+      // threads): a job is never held longer than holdMs after the store
+      // made it running. A waiting accept waits at most half the hold (then
+      // the next fill asks again), so a batch that arrives after a long wait
+      // still has at least half its hold left.
+      const askedAt = performance.now();
+      const taken = await this.#jobs.acceptMany(this.#type, count, {
+        timeout: waiting ? holdMs / 2 : 0,
+        noSchedule: this.#noSchedule,
+        signal: this.#abort.signal,
+      });
+      const takenAt = acceptStartedAt(taken) ?? askedAt;
+      const expires = takenAt + holdMs;
+      this.#foundNone = taken.length === 0;
+      if (this.#stopped) {
+        this.#giveBack(taken);
+        return;
       }
+      this.#deliver(taken, takenAt, expires);
     } catch (error) {
+      // Like an accept that found nothing: the queue does not try again on
+      // its own (a closed handle or failing storage would make it spin), only
+      // when a worker asks.
+      this.#foundNone = true;
       for (const taker of this.#takers.splice(0)) taker.reject(error);
     }
   }
@@ -306,9 +359,14 @@ export class LocalQueue<T extends string = string> {
       return;
     }
     let index = 0;
+    // Handed out as they arrive (the busy case: every worker waits): no
+    // entry or promise per job unless the job needs stamping first.
+    const fresh = performance.now() - takenAt <= this.#restampMs;
     while (index < taken.length && this.#takers.length > 0) {
       const taker = this.#takers.shift() as Taker<T>;
-      this.#handOut({ job: taken[index++] as Job<T>, takenAt, expires }).then(taker.resolve, taker.reject);
+      const job = taken[index++] as Job<T>;
+      if (fresh) taker.resolve(job);
+      else this.#handOut({ job, takenAt, expires }).then(taker.resolve, taker.reject);
     }
     if (index === taken.length) return;
     for (; index < taken.length; index++) this.#held.push({ job: taken[index] as Job<T>, takenAt, expires });
@@ -331,7 +389,10 @@ export class LocalQueue<T extends string = string> {
         this.#compact();
         this.#giveBack(expired);
         this.#armTimer();
-        this.#scheduleFill();
+        // Jobs that nobody took within their hold show there is no demand:
+        // the queue takes more on the next take(), not now (it would take
+        // back what it gives back here, once the give-back commits).
+        if (this.#takers.length > 0) this.#scheduleFill();
       },
       Math.max(0, oldest.expires - performance.now()),
     );

@@ -1,19 +1,23 @@
 // The resolver's memory: what each recent commit batch wrote, so that a
 // committing transaction can be checked against every batch newer than its
-// read version (FoundationDB's optimistic concurrency control). Point writes
-// are indexed by key for O(1) checks of point reads; ranges are checked per
-// batch, which is cheap because a transaction is rarely more than a few
-// batches behind. Batches leave the log once no live transaction can be
-// older than them: none reads at an older version any more, or the 5-second
-// life (plus a margin) has passed.
+// read version (FoundationDB's optimistic concurrency control). A point read
+// is looked up in the write sets of each newer batch when there are few of
+// them (the usual case: a batch or two behind), and in a key index of all
+// batches when there are many; ranges are checked per batch, which is cheap
+// because a transaction is rarely more than a few batches behind. Batches
+// leave the log once no live transaction can be older than them: none reads
+// at an older version any more, or the 5-second life (plus a margin) has
+// passed.
 //
 // Most commits overlap nothing: a worker that reads, commits and waits for
 // durability before its next transaction reads at the newest version, so no
 // batch is newer than its read version and there is nothing to check. So
 // the log keeps each transaction's own map of writes (no copy per key) and
-// builds the key index only when a check needs it: a commit costs the log
-// O(1) per transaction, not a map entry per key written and another to
-// forget it.
+// builds the key index only when a check is many batches behind: a commit
+// costs the log O(1) per transaction, not a map entry per key written and
+// another to forget it. (Pipelined workers, whose next transaction reads
+// while the previous batch is being written, are a batch behind on nearly
+// every commit: indexing every key for them cost more than the checks.)
 
 /** A point write source: a transaction's buffered mutations by key string (never changed after commit). */
 export type PointWrites = ReadonlyMap<string, { readonly key: Buffer }>;
@@ -33,6 +37,9 @@ export class BatchWrites {
   /** How many of `pointMaps` and `extraStrings` the log's key index holds. */
   indexedMaps = 0;
   indexedExtras = 0;
+  /** `extraStrings` as a set, for checks made without the index; built when first needed. */
+  #extraSet: Set<string> | undefined;
+  #extraSetCount = 0;
   /** Set once the batch takes no more transactions; its keys are then sorted once for range checks. */
   #sealed = false;
   #sorted: Buffer[] | undefined;
@@ -72,6 +79,32 @@ export class BatchWrites {
     return keys.sort(Buffer.compare);
   }
 
+  /** Whether this batch wrote the point `keyString` (a latin1 string of the key). */
+  writesKey(keyString: string): boolean {
+    for (const map of this.pointMaps) if (map.has(keyString)) return true;
+    const extras = this.extraStrings;
+    if (extras.length === 0) return false;
+    if (extras.length === 1) return extras[0] === keyString;
+    if (this.#extraSet === undefined || this.#extraSetCount > extras.length) {
+      this.#extraSet = new Set();
+      this.#extraSetCount = 0;
+    }
+    const set = this.#extraSet;
+    for (; this.#extraSetCount < extras.length; this.#extraSetCount++) set.add(extras[this.#extraSetCount] as string);
+    return set.has(keyString);
+  }
+
+  /** Drops the lookup set of `extraStrings` (they were replaced). */
+  resetExtraSet(): void {
+    this.#extraSet = undefined;
+    this.#extraSetCount = 0;
+  }
+
+  /** Write sets a check of one key against this batch looks in without the index. */
+  get lookups(): number {
+    return this.pointMaps.length + (this.extraStrings.length > 0 ? 1 : 0);
+  }
+
   /** Whether a cleared range of this batch contains `key`. */
   clears(key: Buffer): boolean {
     for (const [start, end] of this.ranges) if (inside(key, start, end)) return true;
@@ -98,6 +131,13 @@ function appendKeys(map: PointWrites, keys: Buffer[], strings: string[]): void {
   }
 }
 
+/**
+ * Up to this many write sets (transactions' point maps, and a batch's other
+ * keys) newer than a read version, a point read is checked against each of
+ * them; past it, against the log's key index.
+ */
+const DIRECT_LOOKUPS = 32;
+
 /** What a forgotten batch's slot holds until the array is compacted. */
 const FORGOTTEN = new BatchWrites(0);
 
@@ -112,6 +152,8 @@ export class ConflictLog {
   #head = 0;
   /** The first batch whose writes may not all be in `#points` yet. */
   #indexFrom = 0;
+  /** The first batch `compactDurableBefore` has not compacted. */
+  #compactFrom = 0;
   /** Writes at versions <= this are forgotten. */
   #forgottenThrough = 0;
 
@@ -166,6 +208,24 @@ export class ConflictLog {
     batch.extraKeys = keys;
     batch.extraStrings = strings;
     batch.indexedExtras = indexed;
+    batch.resetExtraSet();
+  }
+
+  /**
+   * Compacts (see `compact`) the batches still in the log that became
+   * durable before `time` (engine clock). A batch is kept past its
+   * durability while an older read version is in use, usually for a few
+   * milliseconds: compacting only those kept longer spares the many
+   * short-lived ones the copy, and keeps their write maps for direct checks.
+   */
+  compactDurableBefore(time: number): void {
+    let i = Math.max(this.#compactFrom, this.#head);
+    for (; i < this.#batches.length; i++) {
+      const batch = this.#batches[i] as BatchWrites;
+      if (!(batch.durableAt < time)) break;
+      this.compact(batch);
+    }
+    this.#compactFrom = i;
   }
 
   /** Whether the log still remembers every write newer than `readVersion`. */
@@ -182,10 +242,21 @@ export class ConflictLog {
     // Nothing committed after the read version: the common case, and free.
     if (newest === undefined || this.#batches.length === this.#head || newest.version <= readVersion) return false;
     if (readKeys.length > 0) {
-      this.#index();
-      for (const key of readKeys) {
-        const written = this.#points.get(key);
-        if (written !== undefined && written > readVersion) return true;
+      if (this.#lookupsAfter(readVersion) <= DIRECT_LOOKUPS) {
+        // A batch or two behind (the usual case): looking in their write
+        // sets costs less than indexing every key they wrote (and forgetting
+        // it again).
+        for (let i = this.#batches.length - 1; i >= this.#head; i--) {
+          const batch = this.#batches[i] as BatchWrites;
+          if (batch.version <= readVersion) break;
+          for (const key of readKeys) if (batch.writesKey(key)) return true;
+        }
+      } else {
+        this.#index();
+        for (const key of readKeys) {
+          const written = this.#points.get(key);
+          if (written !== undefined && written > readVersion) return true;
+        }
       }
     }
     let keyBuffers: Buffer[] | undefined;
@@ -201,6 +272,17 @@ export class ConflictLog {
       }
     }
     return false;
+  }
+
+  /** Write sets of the batches newer than `readVersion`, counted up to just past DIRECT_LOOKUPS. */
+  #lookupsAfter(readVersion: number): number {
+    let lookups = 0;
+    for (let i = this.#batches.length - 1; i >= this.#head && lookups <= DIRECT_LOOKUPS; i--) {
+      const batch = this.#batches[i] as BatchWrites;
+      if (batch.version <= readVersion) break;
+      lookups += batch.lookups;
+    }
+    return lookups;
   }
 
   /**
@@ -252,6 +334,7 @@ export class ConflictLog {
     }
     if (this.#head > 1024 && this.#head * 2 > this.#batches.length) {
       this.#indexFrom = Math.max(0, this.#indexFrom - this.#head);
+      this.#compactFrom = Math.max(0, this.#compactFrom - this.#head);
       this.#batches = this.#batches.slice(this.#head);
       this.#head = 0;
     }

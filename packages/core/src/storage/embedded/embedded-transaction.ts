@@ -171,10 +171,7 @@ export class EmbeddedTransaction implements Transaction, Attempt, RetryHint {
     if (Buffer.compare(start, end) < 0) {
       if (writes?.touchesRange(start, end)) this.#mergeRange(writes, snapshot, start, end, reverse, limit, results);
       else {
-        for (const entry of snapshot.range(start, end, reverse)) {
-          results.push(entry);
-          if (results.length >= limit) break;
-        }
+        snapshot.collect(start, end, reverse, limit, results);
       }
     }
     if (conflict) {

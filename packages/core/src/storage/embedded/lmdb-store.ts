@@ -14,7 +14,7 @@
 //   the empty key, which lmdb cannot store as a key.
 
 import { open } from 'lmdb';
-import type { Database as LmdbDatabase, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
+import type { Database as LmdbDatabase, RangeOptions, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { KeyValue } from '../interfaces.js';
 import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
@@ -41,6 +41,13 @@ const META_EMPTY_KEY = Buffer.from('empty-key');
 const EMPTY = Buffer.alloc(0);
 
 function ignore(): void {}
+
+/** The last change of each key in `parts`, by latin1 string. */
+function lastChanges(parts: readonly KeyChange[][]): Map<string, KeyChange> {
+  const changes = new Map<string, KeyChange>();
+  for (const part of parts) for (const change of part) changes.set(change.key.toString('latin1'), change);
+  return changes;
+}
 
 function bucketKeyOf(key: Buffer): Buffer {
   const bucket = Buffer.allocUnsafe(BUCKET_KEY_BYTES);
@@ -172,6 +179,49 @@ export class StoreSnapshot {
     return this.#data.get(bucketKey, this.#readOptions);
   }
 
+  /**
+   * `range`, the first `limit` pairs pushed onto `out`: without a generator
+   * step and an object of its own per pair (every accept reads a page of
+   * the pending queue this way).
+   */
+  collect(start: Buffer, end: Buffer, reverse: boolean, limit: number, out: KeyValue[]): void {
+    if (start.length === 0 || Buffer.compare(start, end) >= 0) {
+      // The empty key lives in the meta table: the general path.
+      for (const entry of this.range(start, end, reverse)) {
+        out.push(entry);
+        if (out.length >= limit) return;
+      }
+      return;
+    }
+    if (out.length >= limit) return;
+    for (const entry of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
+      if (entry.key.length !== BUCKET_KEY_BYTES) {
+        // lmdb's own pair: a fresh object holding fresh copies of the key and value.
+        out.push(entry);
+        if (out.length >= limit) return;
+        continue;
+      }
+      const entries = decodeBucket(entry.value);
+      if (reverse) entries.reverse();
+      for (const inner of entries) {
+        if (Buffer.compare(inner.key, start) >= 0 && Buffer.compare(inner.key, end) < 0) {
+          out.push({ key: Buffer.from(inner.key), value: Buffer.from(inner.value) });
+          if (out.length >= limit) return;
+        }
+      }
+    }
+  }
+
+  /** lmdb's range options for `[start, end)` with `start` not empty (long bounds turned into their buckets). */
+  #rangeOptions(start: Buffer, end: Buffer, reverse: boolean): RangeOptions {
+    const low = start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
+    // A long end bound must still include its own bucket (whose entries are filtered by the caller).
+    const highExclusive = end.length > LONG_KEY_PREFIX ? Buffer.concat([bucketKeyOf(end), Buffer.of(0)]) : end;
+    return reverse
+      ? { start: highExclusive, end: low, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction: this.#txn }
+      : { start: low, end: highExclusive, transaction: this.#txn };
+  }
+
   /** Pairs with `start <= key < end`, in key order or reversed. Stop early by breaking out of the loop. */
   *range(start: Buffer, end: Buffer, reverse: boolean): Generator<KeyValue> {
     if (Buffer.compare(start, end) >= 0) return;
@@ -221,7 +271,14 @@ export interface StoreWrite {
 interface PendingFill {
   fill: () => WriteContents;
   write: StoreWrite;
+  /** The buckets of long keys this write has changed so far: their entries now, by bucket key. */
+  buckets: Map<string, Map<string, KeyValue>> | undefined;
+  /** The changes of keys up to LONG_KEY_PREFIX bytes this write has handed to lmdb so far, one array per call. */
+  written: KeyChange[][];
 }
+
+/** What a write has put so far (see `PendingFill`). */
+type WriteState = Pick<PendingFill, 'buckets' | 'written'>;
 
 export class LmdbStore {
   readonly #root: RootDatabase<Buffer, Buffer>;
@@ -285,9 +342,10 @@ export class LmdbStore {
    * Writes one batch as a single lmdb transaction, together with a recorded
    * version of at least `version` when the last one recorded is lower. That
    * write (or, inside the lease, a no-op removal) is made now, which opens
-   * lmdb's transaction for this event turn; the batch itself is taken from
-   * `fill` at the end of the turn, so that transactions committing until
-   * then still join it. (Building the batch in a turn of our own and then
+   * lmdb's transaction for this event turn; the batch's changes go in with
+   * `writeEarly` while the turn lasts, and the rest is taken from `fill` at
+   * the end of the turn, so that transactions committing until then still
+   * join it. (Building the batch in a turn of our own and then
    * handing it to lmdb, which waits for the end of *that* turn, cost a second
    * event-loop turn per commit.) Only one write may wait for its contents at
    * a time, and the caller starts the next write only once this one has
@@ -311,8 +369,28 @@ export class LmdbStore {
       flushed: committed.flushed ?? committed.then(() => this.#root.flushed),
       error: undefined,
     };
-    this.#pending = { fill, write };
+    this.#pending = { fill, write, buckets: undefined, written: [] };
     return write;
+  }
+
+  /**
+   * Writes changes of the batch whose write is waiting for its contents
+   * into lmdb's transaction now, ahead of the rest (`produce` computes them:
+   * one or more whole transactions of the batch, long keys included, so
+   * that a failure later in the batch never leaves one of them half
+   * written). If producing or writing fails, now or before, the write's
+   * `error` is set: the batch's outcome is unknown, as when filling fails,
+   * and nothing more of it is written (`produce` is not called again).
+   */
+  writeEarly(produce: () => WriteContents): void {
+    const pending = this.#pending;
+    if (pending === undefined) throw new FdbError(FdbErrorCode.internal_error, 'no store write is waiting for its contents');
+    if (pending.write.error !== undefined) return;
+    try {
+      this.#writeChanges(produce(), pending);
+    } catch (error) {
+      pending.write.error = error;
+    }
   }
 
   /** A write that recorded `ceiling` committed. */
@@ -339,63 +417,108 @@ export class LmdbStore {
         writeCommitVersion(versionBytes, 0, ceiling);
         this.#meta.put(META_VERSION, versionBytes);
       }
-      this.#writeContents(fill());
+      // A failure aborts this lmdb transaction whole: nothing to put back.
+      const { changes, base } = fill();
+      this.#writeChanges({ changes, base }, { buckets: undefined, written: [] });
     });
     if (ceiling !== undefined) this.#recorded(true, ceiling);
   }
 
-  /** lmdb's 'beforecommit': writes the waiting batch into the transaction about to commit. */
+  /** lmdb's 'beforecommit': writes the rest of the waiting batch into the transaction about to commit. */
   #fillPending(): void {
     const pending = this.#pending;
     if (pending === undefined) return;
     this.#pending = undefined;
     try {
-      this.#writeContents(pending.fill());
+      // Called even after a failed early write: it closes the batch.
+      const contents = pending.fill();
+      if (pending.write.error !== undefined) return;
+      this.#writeChanges(contents, pending);
     } catch (error) {
       // lmdb commits the transaction anyway: what of the batch is in it is unknown.
-      pending.write.error = error;
+      pending.write.error ??= error;
     }
   }
 
-  /** Puts a batch's final key values into lmdb's current write transaction. */
-  #writeContents({ changes, base }: WriteContents): void {
-    let buckets: Map<string, KeyChange[]> | undefined;
-    for (const change of changes) {
-      const { key, value } = change;
-      if (key.length === 0) {
-        if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
-        else this.#meta.put(META_EMPTY_KEY, value);
-      } else if (key.length > LONG_KEY_PREFIX) {
-        buckets ??= new Map();
-        const bucketKey = bucketKeyOf(key).toString('latin1');
-        const list = buckets.get(bucketKey);
-        if (list === undefined) buckets.set(bucketKey, [change]);
-        else list.push(change);
-      } else if (value === undefined) {
-        this.#data.remove(key);
-      } else {
-        this.#data.put(key, value);
+  /**
+   * Puts key changes into lmdb's current write transaction, in order. The
+   * long keys among them are applied to their buckets (as `base`, the store
+   * before this write, holds them, with this write's earlier changes), and
+   * each bucket they touched is written once at the end of the call. If lmdb
+   * refuses a put part way, what the call had put is put back as it was
+   * before the call (each key's last value in this write's earlier calls,
+   * else in `base`; the buckets' earlier entries), so that the transactions
+   * these changes belong to are not left half written, and the error is
+   * thrown on.
+   */
+  #writeChanges({ changes, base }: WriteContents, state: WriteState): void {
+    let touched: Map<string, Map<string, KeyValue>> | undefined;
+    const done: KeyChange[] = [];
+    try {
+      for (const change of changes) {
+        const { key, value } = change;
+        if (key.length > LONG_KEY_PREFIX) {
+          const bucketKey = bucketKeyOf(key).toString('latin1');
+          const entries = this.#bucketEntries(state, bucketKey, base);
+          touched ??= new Map();
+          if (!touched.has(bucketKey)) touched.set(bucketKey, new Map(entries));
+          if (value === undefined) entries.delete(key.toString('latin1'));
+          else entries.set(key.toString('latin1'), { key, value });
+          continue;
+        }
+        this.#put(key, value);
+        done.push(change);
       }
+      if (touched !== undefined) for (const bucketKey of touched.keys()) this.#putBucket(bucketKey, this.#bucketEntries(state, bucketKey, base));
+    } catch (error) {
+      let before: Map<string, KeyChange> | undefined;
+      for (let i = done.length - 1; i >= 0; i--) {
+        const { key } = done[i] as KeyChange;
+        before ??= lastChanges(state.written);
+        const earlier = before.get(key.toString('latin1'));
+        this.#put(key, earlier === undefined ? base.get(key) : earlier.value);
+      }
+      if (touched !== undefined) {
+        for (const [bucketKey, entries] of touched) {
+          (state.buckets as Map<string, Map<string, KeyValue>>).set(bucketKey, entries);
+          this.#putBucket(bucketKey, entries);
+        }
+      }
+      throw error;
     }
-    if (buckets !== undefined) {
-      for (const [bucketKey, bucketChanges] of buckets) this.#writeBucket(Buffer.from(bucketKey, 'latin1'), bucketChanges, base);
+    state.written.push(done);
+  }
+
+  /** Puts or removes one key of at most LONG_KEY_PREFIX bytes (the empty key in the meta table). */
+  #put(key: Buffer, value: Buffer | undefined): void {
+    if (key.length === 0) {
+      if (value === undefined) this.#meta.remove(META_EMPTY_KEY);
+      else this.#meta.put(META_EMPTY_KEY, value);
+    } else if (value === undefined) {
+      this.#data.remove(key);
+    } else {
+      this.#data.put(key, value);
     }
   }
 
-  #writeBucket(bucketKey: Buffer, changes: KeyChange[], base: StoreSnapshot): void {
-    const current = new Map<string, KeyValue>();
-    const existing = base.rawBucket(bucketKey);
-    if (existing !== undefined) for (const entry of decodeBucket(existing)) current.set(entry.key.toString('latin1'), entry);
-    for (const { key, value } of changes) {
-      if (value === undefined) current.delete(key.toString('latin1'));
-      else current.set(key.toString('latin1'), { key, value });
+  /** Writes a bucket with `entries` (removes it when there are none). */
+  #putBucket(bucketKey: string, entries: Map<string, KeyValue>): void {
+    const key = Buffer.from(bucketKey, 'latin1');
+    if (entries.size === 0) this.#data.remove(key);
+    else this.#data.put(key, encodeBucket([...entries.values()].sort((a, b) => Buffer.compare(a.key, b.key))));
+  }
+
+  /** The entries of a bucket as this write has left them so far (read from `base` the first time). */
+  #bucketEntries(state: WriteState, bucketKey: string, base: StoreSnapshot): Map<string, KeyValue> {
+    state.buckets ??= new Map();
+    let entries = state.buckets.get(bucketKey);
+    if (entries === undefined) {
+      entries = new Map();
+      const existing = base.rawBucket(Buffer.from(bucketKey, 'latin1'));
+      if (existing !== undefined) for (const entry of decodeBucket(existing)) entries.set(entry.key.toString('latin1'), entry);
+      state.buckets.set(bucketKey, entries);
     }
-    if (current.size === 0) {
-      this.#data.remove(bucketKey);
-      return;
-    }
-    const entries = [...current.values()].sort((a, b) => Buffer.compare(a.key, b.key));
-    this.#data.put(bucketKey, encodeBucket(entries));
+    return entries;
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,8 @@ import { VERSIONSTAMP_BYTES } from '../limits.js';
 
 export type PointMutation =
   | { kind: 'set'; key: Buffer; value: Buffer }
-  | { kind: 'clear'; key: Buffer }
+  /** `value` is always undefined: a clear is the KeyChange a commit writes, as a set is. */
+  | { kind: 'clear'; key: Buffer; value: undefined }
   /** An add over the value committed before this transaction (nothing in the transaction set it). */
   | { kind: 'add'; key: Buffer; operand: bigint }
   | { kind: 'stamped-value'; key: Buffer; template: Buffer; offset: number };
@@ -85,7 +86,7 @@ export class PendingWrites {
   }
 
   clear(key: Buffer, keyString: string): void {
-    this.points.set(keyString, { kind: 'clear', key });
+    this.points.set(keyString, { kind: 'clear', key, value: undefined });
     this.bytes += key.length;
   }
 

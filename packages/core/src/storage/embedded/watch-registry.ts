@@ -96,6 +96,11 @@ export class WatchRegistry {
   }
 
   /** Fires the watches whose key a durable batch changed to a different value. */
+  /** Whether no watch is armed (a durable batch then needs no look at its changes). */
+  get isEmpty(): boolean {
+    return this.#byKey.size === 0;
+  }
+
   onDurable(changes: ReadonlyMap<string, KeyChange>): void {
     if (this.#byKey.size === 0) return;
     // Iterate the smaller side: few watches over a big batch, or the reverse.

@@ -1,0 +1,82 @@
+// The byte-level checks and rewrites finish and update make on a job's
+// encoded record: the lock check compares the caller's lock with the stored
+// bytes without building a string, and a finish without new data rewrites the
+// record it read in place.
+
+import test from 'ava';
+import {
+  encodeJobRecord,
+  finishedRecordBytes,
+  finishRecordInPlace,
+  newLock,
+  recordRunningUnder,
+} from '../../packages/core/src/jobs/job-record.js';
+import type { JobRecord } from '../../packages/core/src/jobs/job-record.js';
+
+function running(lock: string, continuous = false): Buffer {
+  const record: JobRecord = {
+    state: 'running',
+    seq: Buffer.from('0102030405060708090a0005', 'hex'),
+    lock,
+    resubmit: true,
+    continuous,
+    priority: 3,
+    scheduledTime: 1_700_000_000.5,
+    data: Buffer.from('{"n":1}'),
+  };
+  return encodeJobRecord(record);
+}
+
+test('a record is running under exactly the lock that took it, as newLock wrote it', (t) => {
+  for (let i = 0; i < 200; i++) {
+    const lock = newLock();
+    const value = running(lock);
+    t.true(recordRunningUnder(value, lock));
+    t.false(recordRunningUnder(value, newLock()));
+    // The same bytes spelled otherwise, or a lock of another length, are not the lock.
+    if (/[a-f]/.test(lock)) t.false(recordRunningUnder(value, lock.toUpperCase()));
+    t.false(recordRunningUnder(value, lock.slice(0, 31)));
+    t.false(recordRunningUnder(value, `${lock}0`));
+    t.false(recordRunningUnder(value, `${lock.slice(0, 30)}zz`));
+  }
+  const lock = newLock();
+  const pending = encodeJobRecord({ ...decodeRunning(lock), state: 'pending', seq: undefined, lock: undefined });
+  t.false(recordRunningUnder(pending, lock));
+  t.false(recordRunningUnder(running(lock).subarray(0, 40), lock));
+});
+
+test('a finish without new data rewrites the record it read in place, to the same bytes as a fresh copy', (t) => {
+  for (const continuous of [false, true]) {
+    const value = running(newLock(), continuous);
+    const expected = finishedRecordBytes(value, undefined);
+    const rewritten = finishRecordInPlace(value);
+    t.is(rewritten, value);
+    t.deepEqual(rewritten, expected);
+    t.deepEqual(
+      rewritten,
+      encodeJobRecord({
+        state: 'finished',
+        seq: undefined,
+        lock: undefined,
+        resubmit: false,
+        continuous,
+        priority: 3,
+        scheduledTime: 1_700_000_000.5,
+        data: Buffer.from('{"n":1}'),
+      }),
+    );
+  }
+});
+
+function decodeRunning(lock: string): JobRecord {
+  return {
+    state: 'running',
+    seq: Buffer.alloc(12),
+    lock,
+    resubmit: false,
+    continuous: false,
+    priority: 0,
+    scheduledTime: 1,
+    data: Buffer.from('null'),
+  };
+}
