@@ -15,6 +15,7 @@
 
 import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
+import { claimKey } from './pending-queue.js';
 import type { PendingClaims } from './pending-queue.js';
 import { ReadingBatches } from './reading-batches.js';
 import type { SettleTurn } from './settle-turn.js';
@@ -82,15 +83,15 @@ export type AcceptBatchBody = (
  * batcher's accepts, or the write batches that serve parked accepts).
  */
 export class BatchClaims implements PendingClaims {
-  readonly claimed: Set<string>;
-  readonly #mine: string[] = [];
+  readonly claimed: Set<number>;
+  readonly #mine: number[] = [];
 
-  constructor(claimed: Set<string>) {
+  constructor(claimed: Set<number>) {
     this.claimed = claimed;
   }
 
   claim(key: Buffer): void {
-    const claimed = key.toString('latin1');
+    const claimed = claimKey(key);
     this.claimed.add(claimed);
     this.#mine.push(claimed);
   }
@@ -112,8 +113,8 @@ export class AcceptBatcher {
   readonly #batches: ReadingBatches;
   /** A batch came up short behind claims: the next one waits until no batch is in flight. */
   #held = false;
-  /** Queue entries picked by batches in flight (latin1 keys). */
-  readonly #claimed = new Set<string>();
+  /** Queue entries picked by batches in flight (see claimKey). */
+  readonly #claimed = new Set<number>();
   /** Set by close(): what requests that have not reached a transaction are rejected with. */
   #closedError: (() => Error) | undefined;
 

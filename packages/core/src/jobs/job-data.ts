@@ -121,7 +121,23 @@ export function encodeJobData(data: unknown): Buffer {
 }
 
 export function decodeJobData(bytes: Uint8Array): JsonValue {
-  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as JsonValue;
+  // Every accept decodes its jobs' data; most jobs carry none (`null`).
+  if (isNullData(bytes, 0)) return null;
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return JSON.parse(buffer.toString('utf8')) as JsonValue;
+}
+
+/** {@link decodeJobData} of the bytes of `value` from `start` on, with no view of them made first. */
+export function decodeJobDataAt(value: Buffer, start: number): JsonValue {
+  if (isNullData(value, start)) return null;
+  return JSON.parse(value.toString('utf8', start)) as JsonValue;
+}
+
+/** Whether the bytes from `start` to the end are exactly `null`, the data of a job created without any. */
+function isNullData(bytes: Uint8Array, start: number): boolean {
+  return (
+    bytes.length - start === 4 && bytes[start] === 0x6e && bytes[start + 1] === 0x75 && bytes[start + 2] === 0x6c && bytes[start + 3] === 0x6c
+  );
 }
 
 /** `null`, the data of a job created without any. */

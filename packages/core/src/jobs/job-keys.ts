@@ -10,8 +10,18 @@
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
+import { hasPrefix } from '../keys/has-prefix.js';
 import { Subspace } from '../keys/subspace.js';
-import { appendTupleString, TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE, writeTupleDouble } from '../keys/tuple-append.js';
+import {
+  appendTupleString,
+  copyPrefix,
+  isShortAscii,
+  TUPLE_DOUBLE_BYTES,
+  TUPLE_STRING_CODE,
+  writeAscii,
+  writeTupleDouble,
+} from '../keys/tuple-append.js';
+import { RECORD_SEQ_OFFSET } from './job-record.js';
 import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
 
 /** Types whose prefixes stay cached; past this the cache starts over. */
@@ -58,17 +68,19 @@ export class TypeKeys {
 
   /** The pending key: lower keys run first, so the priority is negated. */
   pendingKey(priority: number, scheduledTime: number, id: string): Buffer {
+    const ascii = isShortAscii(id);
     // A NUL in the id needs escaping: rare, so left to the general path.
-    if (id.includes('\u0000')) return appendTupleString(this.pendingRankPrefix(priority, scheduledTime), id);
+    if (!ascii && id.includes('\u0000')) return appendTupleString(this.pendingRankPrefix(priority, scheduledTime), id);
     // One allocation for the whole key: it is built on every enqueue and dequeue.
     const prefix = this.pendingPriorityPrefix(priority);
-    const length = Buffer.byteLength(id, 'utf8');
+    const length = ascii ? id.length : Buffer.byteLength(id, 'utf8');
     const at = prefix.length + TUPLE_DOUBLE_BYTES;
     const key = Buffer.allocUnsafe(at + length + 2);
-    key.set(prefix, 0);
+    copyPrefix(key, prefix);
     writeTupleDouble(key, prefix.length, scheduledTime);
     key[at] = TUPLE_STRING_CODE;
-    key.write(id, at + 1, length, 'utf8');
+    if (ascii) writeAscii(key, at + 1, id);
+    else key.write(id, at + 1, length, 'utf8');
     key[key.length - 1] = 0x00;
     return key;
   }
@@ -126,6 +138,18 @@ export class TypeKeys {
     return Buffer.concat([this.activityKey(bytes), Buffer.of(0)]);
   }
 
+  /**
+   * The activity row of the running job whose encoded record is `record`
+   * (its sequence copied straight from the record: no view of it first).
+   */
+  activityKeyOfRecord(record: Buffer): Buffer {
+    const { key: template, offset } = this.activityTemplate;
+    const key = Buffer.allocUnsafe(template.length);
+    copyPrefix(key, template);
+    for (let i = 0; i < TUPLE_VERSIONSTAMP_LENGTH; i++) key[offset + i] = record[RECORD_SEQ_OFFSET + i] as number;
+    return key;
+  }
+
   /** The activity row of a running job whose sequence is `seq` (12 bytes). */
   activityKey(seq: Uint8Array): Buffer {
     if (seq.length !== TUPLE_VERSIONSTAMP_LENGTH) return this.activity.append(completeVersionstampElement(seq)); // throws
@@ -173,7 +197,7 @@ export function parsePendingKeyFast(prefix: Buffer, bytes: Uint8Array): PendingK
   if (!Buffer.isBuffer(bytes)) return undefined;
   const key = bytes;
   let at = prefix.length;
-  if (key.length < at + 1 + 1 + 9 + 2 || key.compare(prefix, 0, at, 0, at) !== 0) return undefined;
+  if (key.length < at + 1 + 1 + 9 + 2 || !hasPrefix(key, prefix)) return undefined;
   // The priority is stored negated: higher priorities sort first.
   const code = key[at] as number;
   let negated: number;

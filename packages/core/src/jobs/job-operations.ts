@@ -17,12 +17,12 @@ import {
   decodeJobRecord,
   encodeJobRecord,
   finishedRecordBytes,
+  finishRecordInPlace,
   recordContinuous,
   recordPriority,
   recordResubmit,
   recordRunningUnder,
   recordScheduledTime,
-  recordSeq,
   updatedRecordBytes,
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
@@ -58,7 +58,30 @@ export async function addJob(
   once?: OncePerAttempt,
 ): Promise<JobState> {
   const key = keys.job(id);
-  const [timeout, value] = await Promise.all([timeouts.get(keys.typeTimeout), tx.get(key)]);
+  // One read after the other, not Promise.all (its arrays, closures and
+  // derived promises were allocations per job of every addMany): in a batch
+  // the type's timeout is one shared read, settled after the first job. Two
+  // reads in flight with one awaited at a time could leave a rejection unhandled.
+  const timeout = await timeouts.get(keys.typeTimeout);
+  return addJobRead(tx, keys, id, changes, now, key, timeout, await tx.get(key), once);
+}
+
+/**
+ * {@link addJob} once its reads are done: `key` is the job's data key,
+ * `timeout` and `value` what the type's timeout and that key read. A write
+ * batch that reads for itself runs this (see write-calls.ts).
+ */
+export function addJobRead(
+  tx: Transaction,
+  keys: TypeKeys,
+  id: string,
+  changes: Changes,
+  now: number,
+  key: Buffer,
+  timeout: Buffer | undefined,
+  value: Buffer | undefined,
+  once?: OncePerAttempt,
+): JobState {
   if (timeout === undefined) {
     throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(keys.type)} before adding jobs to it`);
   }
@@ -86,27 +109,31 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   return true;
 }
 
-/** A job creator's resubmit: the job must exist. */
+/** A job creator's resubmit: the job must exist. `once`: as for {@link addJob}. */
 export async function resubmitJob(
   tx: Transaction,
   keys: TypeKeys,
   id: string,
   changes: Changes,
   now: number,
+  once?: OncePerAttempt,
 ): Promise<JobState> {
   const current = await readRecord(tx, keys, id);
   if (current === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(keys.type)}`);
-  return resubmitRecord(tx, keys, id, current, changes, now);
+  return resubmitRecord(tx, keys, id, current, changes, now, once);
 }
 
 /** The job's record if `job.lock` still owns it, else `halt`. Reads with a conflict: lock checks are exact. */
 export async function ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Promise<JobRecord> {
-  return decodeJobRecord(await ownValue(tx, keys, job, keys.job(job.id)));
+  return decodeJobRecord(owned(keys, job, await tx.get(keys.job(job.id))));
 }
 
-/** {@link ownRecord} as the encoded record, read at `key` (the job's data key). */
-async function ownValue(tx: Transaction, keys: TypeKeys, job: Job, key: Buffer): Promise<Buffer> {
-  const value = await tx.get(key);
+/**
+ * `value`, the encoded record read at the job's data key, if `job.lock` still
+ * owns it; else `halt`. Synchronous, so each finish and update awaits its
+ * read directly (an async helper was a promise and a frame more per job).
+ */
+function owned(keys: TypeKeys, job: Job, value: Buffer | undefined): Buffer {
   if (value !== undefined && recordRunningUnder(value, job.lock)) return value;
   const record = value === undefined ? undefined : decodeJobRecord(value);
   const why =
@@ -127,9 +154,9 @@ export async function updateJob(
   once?: OncePerAttempt,
 ): Promise<Job> {
   const key = keys.job(job.id);
-  const value = await ownValue(tx, keys, job, key);
+  const value = owned(keys, job, await tx.get(key));
   // The activity row moves to the new sequence; the record keeps all but its sequence (and data).
-  tx.clear(keys.activityKey(recordSeq(value)));
+  tx.clear(keys.activityKeyOfRecord(value));
   writeRunningValue(tx, keys, key, job.id, updatedRecordBytes(value, data, userVersion), userVersion);
   touchActivity(tx, keys, once);
   return {
@@ -153,16 +180,30 @@ export async function finishJob(
   once?: OncePerAttempt,
 ): Promise<'pending' | 'finished'> {
   const key = keys.job(job.id);
-  const value = await ownValue(tx, keys, job, key);
-  tx.clear(keys.activityKey(recordSeq(value)));
+  return finishJobRead(tx, keys, job, data, key, await tx.get(key), once);
+}
+
+/** {@link finishJob} once the job's data key `key` read `read`. */
+export function finishJobRead(
+  tx: Transaction,
+  keys: TypeKeys,
+  job: Job,
+  data: Buffer | undefined,
+  key: Buffer,
+  read: Buffer | undefined,
+  once?: OncePerAttempt,
+): 'pending' | 'finished' {
+  const value = owned(keys, job, read);
+  tx.clear(keys.activityKeyOfRecord(value));
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
-  // Only the header changes (and the data, when given): no decode, one copy.
-  tx.set(key, finishedRecordBytes(value, data));
+  // Only the header changes (and the data, when given): no decode; without
+  // new data, no copy either (the value read is this call's own buffer).
+  tx.set(key, data === undefined ? finishRecordInPlace(value) : finishedRecordBytes(value, data));
   touchActivity(tx, keys, once);
   return 'finished';
 }

@@ -54,20 +54,25 @@ export interface JobRecord {
 }
 
 /**
- * Random bytes for locks, filled 256 locks at a time: one `randomBytes`
- * call per accepted job was a visible share of an accept batch's time.
+ * Random bytes for locks, filled 256 locks at a time and turned into hex in
+ * one string: one `randomBytes` call per accepted job was a visible share of
+ * an accept batch's time, and so was a hex conversion per lock.
  */
-const lockPool = Buffer.alloc(LOCK_BYTES * 256);
-let lockPoolAt = lockPool.length;
+const LOCKS_PER_FILL = 256;
+const lockPool = Buffer.alloc(LOCK_BYTES * LOCKS_PER_FILL);
+let lockHex = '';
+let lockAt = LOCKS_PER_FILL;
 
 /** A fresh worker lock: 16 random bytes as hex. */
 export function newLock(): string {
-  if (lockPoolAt === lockPool.length) {
+  if (lockAt === LOCKS_PER_FILL) {
     randomFillSync(lockPool);
-    lockPoolAt = 0;
+    lockHex = lockPool.toString('hex');
+    lockAt = 0;
   }
-  const lock = lockPool.toString('hex', lockPoolAt, lockPoolAt + LOCK_BYTES);
-  lockPoolAt += LOCK_BYTES;
+  // A substring of the fill's hex (V8 shares the characters rather than copying them).
+  const lock = lockHex.slice(lockAt * LOCK_BYTES * 2, (lockAt + 1) * LOCK_BYTES * 2);
+  lockAt += 1;
   return lock;
 }
 
@@ -78,8 +83,11 @@ export function newLock(): string {
  * bytes are `userVersion`; otherwise `record.seq` is written as it is.
  */
 export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion = 0): Buffer {
-  const value = Buffer.alloc(RECORD_HEADER_BYTES + record.data.length);
+  // From Node's pool (Buffer.alloc made an ArrayBuffer per record); every
+  // byte is written below: the sequence and lock zeroed, then set if running.
+  const value = Buffer.allocUnsafe(RECORD_HEADER_BYTES + record.data.length);
   value[0] = STATE_BYTES[record.state];
+  value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   if (record.state === 'running') {
     if (freshSeq) {
       value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
@@ -135,9 +143,22 @@ export function recordSeq(value: Buffer): Buffer {
   return value.subarray(SEQ_OFFSET, LOCK_OFFSET);
 }
 
-/** Whether an encoded record is running under `lock`. */
+/** Lower-case hex digits by value: a lock is compared with the record's bytes digit by digit. */
+const HEX_DIGITS = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
+
+/**
+ * Whether an encoded record is running under `lock` (32 lower-case hex
+ * digits, as `newLock` makes them). Compared digit by digit against the
+ * record's bytes: every finish and update checks it, and a hex string of the
+ * stored lock was an allocation per check.
+ */
 export function recordRunningUnder(value: Buffer, lock: string): boolean {
-  return value[0] === STATE_BYTES.running && value.length >= RECORD_HEADER_BYTES && value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) === lock;
+  if (value[0] !== STATE_BYTES.running || value.length < RECORD_HEADER_BYTES || lock.length !== LOCK_BYTES * 2) return false;
+  for (let i = 0; i < LOCK_BYTES; i++) {
+    const byte = value[LOCK_OFFSET + i] as number;
+    if (lock.charCodeAt(2 * i) !== HEX_DIGITS[byte >> 4] || lock.charCodeAt(2 * i + 1) !== HEX_DIGITS[byte & 15]) return false;
+  }
+  return true;
 }
 
 /**
@@ -150,9 +171,35 @@ export function runningRecordBytes(pending: Buffer, lock: string, userVersion: n
   value[0] = STATE_BYTES.running;
   value.fill(0, SEQ_OFFSET, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
-  value.write(lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
+  writeLock(value, lock);
   value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
   return value;
+}
+
+/** Hex digit values by character code ('0'-'9', 'a'-'f'; anything else -1). */
+const HEX_VALUES = Array.from({ length: 128 }, (_, code) => {
+  const digit = String.fromCharCode(code);
+  return /^[0-9a-f]$/.test(digit) ? Number.parseInt(digit, 16) : -1;
+});
+
+/**
+ * Writes `lock`'s 16 bytes at the record's lock offset, decoded in
+ * JavaScript: `Buffer#write(lock, 'hex')` is a call into C++ that cost about
+ * half a microsecond per accepted job. A lock that is not 32 lower-case hex
+ * digits (never one `newLock` made) takes that general path.
+ */
+function writeLock(value: Buffer, lock: string): void {
+  if (lock.length === LOCK_BYTES * 2) {
+    let i = 0;
+    for (; i < LOCK_BYTES; i++) {
+      const high = HEX_VALUES[lock.charCodeAt(2 * i)] ?? -1;
+      const low = HEX_VALUES[lock.charCodeAt(2 * i + 1)] ?? -1;
+      if (high < 0 || low < 0) break;
+      value[LOCK_OFFSET + i] = (high << 4) | low;
+    }
+    if (i === LOCK_BYTES) return;
+  }
+  value.write(lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
 }
 
 /**
@@ -182,6 +229,19 @@ export function finishedRecordBytes(running: Buffer, data: Buffer | undefined): 
   const value = Buffer.allocUnsafe(length);
   running.copy(value, 0, 0, own ? running.length : RECORD_HEADER_BYTES);
   if (!own) data.copy(value, RECORD_HEADER_BYTES);
+  return markFinished(value);
+}
+
+/**
+ * {@link finishedRecordBytes} without new data, made in `running` itself
+ * (a record a transaction read is the caller's own copy): no allocation.
+ */
+export function finishRecordInPlace(running: Buffer): Buffer {
+  return markFinished(running);
+}
+
+/** Makes a record's header finished: no sequence, lock or resubmit flag. */
+function markFinished(value: Buffer): Buffer {
   value[0] = STATE_BYTES.finished;
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;

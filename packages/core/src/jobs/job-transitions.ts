@@ -9,9 +9,10 @@
 // are given, so the storage retry loop may run them again safely.
 
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import { isShortAscii, writeAscii } from '../keys/tuple-append.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 import type { AcceptBatch } from './accept-batcher.js';
-import { decodeJobData, NULL_JOB_DATA } from './job-data.js';
+import { decodeJobDataAt, NULL_JOB_DATA } from './job-data.js';
 import type { TypeKeys } from './job-keys.js';
 import {
   decodeJobRecord,
@@ -20,7 +21,6 @@ import {
   RECORD_HEADER_BYTES,
   RECORD_SEQ_OFFSET,
   recordContinuous,
-  recordData,
   recordPriority,
   recordScheduledTime,
   recordState,
@@ -87,7 +87,15 @@ export function writePending(
 export function writeRunningValue(tx: Transaction, keys: TypeKeys, key: Buffer, id: string, value: Buffer, userVersion: number): void {
   tx.setVersionstampedValue(key, value, RECORD_SEQ_OFFSET);
   const template = keys.activityTemplateFor(userVersion);
-  tx.setVersionstampedKey(template.key, template.offset, Buffer.from(id, 'utf8'));
+  tx.setVersionstampedKey(template.key, template.offset, idBytes(id));
+}
+
+/** The UTF-8 bytes of a job id (an activity row's value), short ASCII ids without a call into C++. */
+function idBytes(id: string): Buffer {
+  if (!isShortAscii(id)) return Buffer.from(id, 'utf8');
+  const bytes = Buffer.allocUnsafe(id.length);
+  writeAscii(bytes, 0, id);
+  return bytes;
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -227,7 +235,7 @@ export async function acceptJobs(
         type: keys.type,
         id: next.id,
         lock,
-        data: decodeJobData(recordData(value)),
+        data: decodeJobDataAt(value, RECORD_HEADER_BYTES),
         priority: next.priority,
         scheduledTime: next.scheduledTime,
         resubmit: false,

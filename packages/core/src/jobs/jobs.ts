@@ -41,18 +41,9 @@ import {
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import { RECORD_HEADER_BYTES, decodeJobRecord } from './job-record.js';
+import { decodeJobRecord } from './job-record.js';
 import type { JobState } from './job-record.js';
-import {
-  addJob,
-  finishJob,
-  flagOwnJob,
-  jobInfo,
-  readJobInfo,
-  removeJob,
-  resubmitJob,
-  updateJob,
-} from './job-operations.js';
+import { flagOwnJob, jobInfo, readJobInfo, removeJob, resubmitJob } from './job-operations.js';
 import { acceptJobs, readRecord, reEnqueuePage } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
@@ -62,6 +53,7 @@ import { countPendingPage } from './pending-queue.js';
 import { SettleTurn } from './settle-turn.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteRequest } from './write-batcher.js';
+import { AddCall, FinishCall, UpdateCall, writeBytes } from './write-calls.js';
 import type {
   AcceptOptions,
   AddOptions,
@@ -79,16 +71,6 @@ import type {
   WorkerItem,
   WorkerResubmitOptions,
 } from './interfaces.js';
-
-/**
- * About how many bytes a write of one job costs in a transaction: its record
- * (header and data) and its keys (each key names the type and the id, at
- * most 3 UTF-8 bytes per UTF-16 unit). Only used to keep shared
- * transactions well below the storage limit.
- */
-function writeBytes(keys: TypeKeys, id: string, data: Buffer | undefined): number {
-  return RECORD_HEADER_BYTES + 256 + 9 * (keys.type.length + id.length) + (data?.length ?? 0);
-}
 
 /** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
 const MIN_SCHEDULE_WAIT_MS = 100;
@@ -232,9 +214,10 @@ export class Jobs {
    */
   async addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
     this.#typeKeys(type);
+    // The spec is its own options (#changes reads only the option fields): no rest object per job.
     const requests = checkArray(jobs, 'addMany\'s jobs').map((spec) => {
-      const { id, data, ...options } = checkOptions(spec, 'a job of addMany');
-      return this.#addRequest(type, id, data, options);
+      const checked = checkOptions(spec, 'a job of addMany');
+      return this.#addRequest(type, checked.id, checked.data, checked);
     });
     const outcomes = await this.#guarded(this.#writes.submitAll(requests));
     return outcomes.map((outcome) => {
@@ -246,14 +229,7 @@ export class Jobs {
   #addRequest(type: string, id: string, data: unknown, options: AddOptions | undefined): WriteRequest<JobState> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    const changes = this.#changes(data, checkOptions(options, 'add'));
-    const now = nowSeconds();
-    return {
-      scope: keys.type,
-      id,
-      bytes: writeBytes(keys, id, changes.data),
-      body: (tx, _userVersion, shared) => addJob(tx, keys, id, changes, now, shared, shared),
-    };
+    return new AddCall(keys, id, this.#changes(data, checkOptions(options, 'add')), nowSeconds());
   }
 
   /**
@@ -538,24 +514,12 @@ export class Jobs {
 
   #updateRequest(job: Job, data: unknown): WriteRequest<Job> {
     const keys = this.#jobKeys(job);
-    const encoded = data === undefined ? undefined : encodeJobData(data);
-    return {
-      scope: keys.type,
-      id: job.id,
-      bytes: writeBytes(keys, job.id, encoded),
-      body: (tx, userVersion, shared) => updateJob(tx, keys, job, encoded, userVersion, shared),
-    };
+    return new UpdateCall(keys, job, data === undefined ? undefined : encodeJobData(data));
   }
 
   #finishRequest(job: Job, data: unknown): WriteRequest<'pending' | 'finished'> {
     const keys = this.#jobKeys(job);
-    const encoded = data === undefined ? undefined : encodeJobData(data);
-    return {
-      scope: keys.type,
-      id: job.id,
-      bytes: writeBytes(keys, job.id, encoded),
-      body: (tx, _userVersion, shared) => finishJob(tx, keys, job, encoded, shared),
-    };
+    return new FinishCall(keys, job, data === undefined ? undefined : encodeJobData(data));
   }
 
   /** Runs the valid items together; an item whose input is bad gets its own error and takes no part. */
@@ -732,6 +696,10 @@ export class Jobs {
   }
 
   #changes(data: unknown, options: AddOptions): Changes {
+    // The common add (no data, no options) shares one object: bodies only read it.
+    if (data === undefined && options.priority === undefined && options.scheduledTime === undefined && options.continuous === undefined) {
+      return NO_CHANGES;
+    }
     return {
       data: data === undefined ? undefined : encodeJobData(data),
       priority: checkPriority(options.priority),
@@ -840,6 +808,9 @@ function checkVersionstamp(stamp: unknown): Buffer {
   }
   return versionstampToBytes(stamp);
 }
+
+/** What an add with no data and no options changes (see #changes). */
+const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });
 
 function nowSeconds(): number {
   return Date.now() / 1000;

@@ -152,8 +152,8 @@ export class ParkedAccept {
 /** The parked accepts of one `Jobs` handle, by type, oldest first. */
 export class ParkedAccepts {
   readonly #byType = new Map<string, ParkedAccept[]>();
-  /** Queue entries picked by hand-overs whose transaction has not settled (latin1 keys). */
-  readonly #claimed = new Set<string>();
+  /** Queue entries picked by hand-overs whose transaction has not settled (see claimKey in pending-queue.ts). */
+  readonly #claimed = new Set<number>();
   #closed = false;
 
   /** Whether the handle closed: no accept is claimed from then on. */
@@ -226,7 +226,7 @@ export class Handover {
   #enqueued: Map<TypeKeys, Brought> | undefined;
   #handed: Handed[] = [];
 
-  constructor(registry: ParkedAccepts, claimed: Set<string>) {
+  constructor(registry: ParkedAccepts, claimed: Set<number>) {
     this.#registry = registry;
     this.#claims = new BatchClaims(claimed);
   }

@@ -77,7 +77,19 @@ export interface WriteRequest<T> {
   id: string;
   /** About how many bytes the call writes: transactions are kept well below the storage limit. */
   bytes: number;
+  /** Called as a method (`request.body(…)`), so a request may be a class instance (see write-calls.ts). */
   body: WriteBody<T>;
+  /**
+   * Runs the body and reports its outcome to `outcomes` under `userVersion`
+   * itself; never rejects. Optional: a request that has it saves the batch
+   * an async wrapper (a promise and a frame) per call.
+   */
+  settleInto?(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void>;
+}
+
+/** Where the calls of a batch report their outcomes, by user version. */
+export interface BodyOutcomes {
+  settle(userVersion: number, outcome: Settled<unknown>): void;
 }
 
 /** Calls per transaction at most (each needs its own 2-byte user version, and bounds the 5 s life). */
@@ -93,10 +105,7 @@ export const MAX_WRITE_BATCH_BYTES = 2_000_000;
 export const MAX_WRITES_IN_FLIGHT = 8;
 
 interface Entry {
-  scope: string;
-  id: string;
-  bytes: number;
-  body: WriteBody<unknown>;
+  request: WriteRequest<unknown>;
   /** Set after a shared transaction failed: this call now gets one of its own. */
   alone: boolean;
   /** Cleared after a parked accept failed in this call's transaction: it runs again without serving any. */
@@ -145,7 +154,7 @@ class ManyCalls<T> implements Waiter {
 }
 
 export class WriteBatcher {
-  #queue: Entry[] = [];
+  readonly #queue = new EntryQueue();
   #inFlight = 0;
   /** Transactions whose bodies run now: the next waits for them, to gather more calls. */
   readonly #batches: ReadingBatches;
@@ -190,7 +199,7 @@ export class WriteBatcher {
    */
   close(error: () => Error): void {
     this.#closedError = error;
-    for (const entry of this.#queue.splice(0)) entry.waiter.settle(entry.index, { status: 'rejected', reason: error() });
+    for (const entry of this.#queue.takeAll()) entry.waiter.settle(entry.index, { status: 'rejected', reason: error() });
   }
 
   #enqueue<T>(request: WriteRequest<T>, waiter: Waiter, index: number): void {
@@ -199,10 +208,7 @@ export class WriteBatcher {
       return;
     }
     this.#queue.push({
-      scope: request.scope,
-      id: request.id,
-      bytes: request.bytes,
-      body: request.body,
+      request,
       alone: false,
       serveParked: true,
       waiter,
@@ -256,28 +262,30 @@ export class WriteBatcher {
 
   /** The next calls, in order, that may share a transaction; their jobs are busy from now on. */
   #takeBatch(): Entry[] {
+    const queue = this.#queue;
     const batch: Entry[] = [];
     const left: Entry[] = [];
     let bytes = 0;
-    let index = 0;
-    for (; index < this.#queue.length; index++) {
-      const entry = this.#queue[index] as Entry;
-      if (batch.length > 0 && (entry.alone || batch.length >= MAX_WRITE_BATCH || bytes + entry.bytes > MAX_WRITE_BATCH_BYTES)) {
+    let index = queue.head;
+    for (; index < queue.end; index++) {
+      const entry = queue.at(index);
+      const { request } = entry;
+      if (batch.length > 0 && (entry.alone || batch.length >= MAX_WRITE_BATCH || bytes + request.bytes > MAX_WRITE_BATCH_BYTES)) {
         break;
       }
       // Marked busy at once: a second call on the same job waits for this batch.
-      if (!this.#busy.add(entry.scope, entry.id)) {
+      if (!this.#busy.add(request.scope, request.id)) {
         left.push(entry);
         continue;
       }
       batch.push(entry);
-      bytes += entry.bytes;
+      bytes += request.bytes;
       if (entry.alone) {
         index += 1;
         break;
       }
     }
-    this.#queue = index === this.#queue.length ? left : left.concat(this.#queue.slice(index));
+    queue.consume(index, left);
     return batch;
   }
 
@@ -295,7 +303,7 @@ export class WriteBatcher {
     }
     this.#inFlight -= 1;
     this.#turn.mark();
-    for (const entry of batch) this.#busy.delete(entry.scope, entry.id);
+    for (const entry of batch) this.#busy.delete(entry.request.scope, entry.request.id);
     // The accepts it served get their jobs just after the calls' callers resume (see Handover).
     if (outcomes !== undefined) handover?.committed();
     else handover?.failed();
@@ -307,11 +315,11 @@ export class WriteBatcher {
     } else if (failure instanceof HandoverFailure && this.#closedError === undefined) {
       // An accept's body failed, not the calls: they run again, serving none.
       for (const entry of batch) entry.serveParked = false;
-      this.#queue.unshift(...batch);
+      this.#queue.unshift(batch);
     } else if (batch.length > 1 && this.#closedError === undefined) {
       // Which call made the transaction fail is unknown: each runs alone now.
       for (const entry of batch) entry.alone = true;
-      this.#queue.unshift(...batch);
+      this.#queue.unshift(batch);
     } else {
       const reason = this.#closedError?.() ?? (failure as Error);
       for (const entry of batch) entry.waiter.settle(entry.index, { status: 'rejected', reason });
@@ -323,6 +331,84 @@ export class WriteBatcher {
 function servesParked(batch: readonly Entry[]): boolean {
   for (const entry of batch) if (!entry.serveParked) return false;
   return true;
+}
+
+/**
+ * The calls waiting for a transaction, in order. Taking a batch from the
+ * front moves a head index: a burst of addMany calls queues tens of
+ * thousands of calls, and copying the rest of the queue after every batch
+ * of 1,000 made the taking quadratic (a visible share of the processors'
+ * profile).
+ */
+class EntryQueue {
+  #entries: Entry[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#entries.length - this.#head;
+  }
+
+  /** Index of the first call. */
+  get head(): number {
+    return this.#head;
+  }
+
+  /** Index after the last call. */
+  get end(): number {
+    return this.#entries.length;
+  }
+
+  at(index: number): Entry {
+    return this.#entries[index] as Entry;
+  }
+
+  push(entry: Entry): void {
+    this.#entries.push(entry);
+  }
+
+  /**
+   * Drops the calls before `index`, except `kept` (calls among them that
+   * stay queued, in order), which go back to the front: there is room for
+   * them in the slots just taken.
+   */
+  consume(index: number, kept: readonly Entry[]): void {
+    const entries = this.#entries;
+    const head = index - kept.length;
+    for (let i = 0; i < kept.length; i++) entries[head + i] = kept[i] as Entry;
+    for (let i = this.#head; i < head; i++) entries[i] = undefined as unknown as Entry; // released for the GC
+    this.#head = head;
+    this.#compact();
+  }
+
+  /** Puts calls back at the front, in order. */
+  unshift(front: readonly Entry[]): void {
+    if (front.length <= this.#head) {
+      this.#head -= front.length;
+      for (let i = 0; i < front.length; i++) this.#entries[this.#head + i] = front[i] as Entry;
+      return;
+    }
+    this.#entries = front.concat(this.#entries.slice(this.#head));
+    this.#head = 0;
+  }
+
+  /** Every call, the queue left empty. */
+  takeAll(): Entry[] {
+    const all = this.#entries.slice(this.#head);
+    this.#entries = [];
+    this.#head = 0;
+    return all;
+  }
+
+  /** Once the taken slots are most of the array, they are cut off (amortized: each call moves at most once per halving). */
+  #compact(): void {
+    if (this.#head === this.#entries.length) {
+      this.#entries = [];
+      this.#head = 0;
+    } else if (this.#head > 1_024 && this.#head * 2 > this.#entries.length) {
+      this.#entries = this.#entries.slice(this.#head);
+      this.#head = 0;
+    }
+  }
 }
 
 /** Job ids by type: no key string is built per call (a type and id joined had to be flattened and hashed anew). */
@@ -359,11 +445,14 @@ class JobSet {
 async function runBodies(tx: Transaction, batch: readonly Entry[], handover: Handover | undefined): Promise<Settled<unknown>[]> {
   handover?.begin();
   const reads = new SharedReads(tx, handover);
-  const running = new Array<Promise<Settled<unknown>>>(batch.length);
+  // One promise for the whole batch, not a `then` and a Promise.all slot per call.
+  const bodies = new BodiesRun(batch.length);
   for (let userVersion = 0; userVersion < batch.length; userVersion++) {
-    running[userVersion] = (batch[userVersion] as Entry).body(tx, userVersion, reads).then(fulfilled, rejected);
+    const { request } = batch[userVersion] as Entry;
+    if (request.settleInto !== undefined) void request.settleInto(tx, userVersion, reads, bodies);
+    else void runBody(request, tx, userVersion, reads, bodies);
   }
-  const outcomes = await Promise.all(running);
+  const outcomes = await bodies.done;
   // The first error that is not a call's own (a storage error) fails the transaction.
   for (const outcome of outcomes) {
     if (outcome.status === 'rejected' && !(outcome.reason instanceof JobsError)) throw outcome.reason;
@@ -372,11 +461,33 @@ async function runBodies(tx: Transaction, batch: readonly Entry[], handover: Han
   return outcomes;
 }
 
-// Shared by every body: no two closures per call.
-function fulfilled(value: unknown): Settled<unknown> {
-  return { status: 'fulfilled', value };
+/** The outcomes of a batch's bodies, and one promise for when the last has settled. */
+class BodiesRun implements BodyOutcomes {
+  readonly outcomes: Settled<unknown>[];
+  readonly done: Promise<Settled<unknown>[]>;
+  #left: number;
+  #resolve: ((outcomes: Settled<unknown>[]) => void) | undefined;
+
+  constructor(count: number) {
+    this.outcomes = new Array<Settled<unknown>>(count);
+    this.#left = count;
+    this.done = count === 0 ? Promise.resolve(this.outcomes) : new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  settle(index: number, outcome: Settled<unknown>): void {
+    this.outcomes[index] = outcome;
+    this.#left -= 1;
+    if (this.#left === 0) this.#resolve?.(this.outcomes);
+  }
 }
 
-function rejected(error: unknown): Settled<unknown> {
-  return { status: 'rejected', reason: error as Error };
+/** Runs one call's body and records its outcome; never rejects (a throw is the call's outcome). */
+async function runBody(request: WriteRequest<unknown>, tx: Transaction, userVersion: number, reads: SharedReads, bodies: BodiesRun): Promise<void> {
+  let outcome: Settled<unknown>;
+  try {
+    outcome = { status: 'fulfilled', value: await request.body(tx, userVersion, reads) };
+  } catch (error) {
+    outcome = { status: 'rejected', reason: error as Error };
+  }
+  bodies.settle(userVersion, outcome);
 }

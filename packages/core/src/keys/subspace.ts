@@ -5,6 +5,7 @@
 import { pack, unpack } from 'fdb-tuple';
 import type { TupleItem } from 'fdb-tuple';
 import { FdbError, FdbErrorCode } from '../errors.js';
+import { hasPrefix } from './has-prefix.js';
 
 export type { TupleItem };
 
@@ -55,8 +56,7 @@ export class Subspace {
   }
 
   contains(key: Uint8Array): boolean {
-    if (key.length < this.prefix.length) return false;
-    return this.prefix.equals(key.subarray(0, this.prefix.length));
+    return hasPrefix(key, this.prefix);
   }
 
   /**
