@@ -10,6 +10,7 @@
 
 import { JobsError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
 import { decodeJobData } from './job-data.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
@@ -194,7 +195,7 @@ export function finishJobRead(
   once?: OncePerAttempt,
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
-  tx.clear(keys.activityKeyOfRecord(value));
+  clearHandedOver(tx, keys.activityKeyOfRecord(value));
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous), once, key);
@@ -203,7 +204,7 @@ export function finishJobRead(
   }
   // Only the header changes (and the data, when given): no decode; without
   // new data, no copy either (the value read is this call's own buffer).
-  tx.set(key, data === undefined ? finishRecordInPlace(value) : finishedRecordBytes(value, data));
+  setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value) : finishedRecordBytes(value, data));
   touchActivity(tx, keys, once);
   return 'finished';
 }

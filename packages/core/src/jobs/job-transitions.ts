@@ -9,6 +9,11 @@
 // are given, so the storage retry loop may run them again safely.
 
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import {
+  setHandedOver,
+  setVersionstampedKeyHandedOver,
+  setVersionstampedValueHandedOver,
+} from '../storage/embedded/handed-over-writes.js';
 import { isShortAscii, writeAscii } from '../keys/tuple-append.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 import type { AcceptBatch } from './accept-batcher.js';
@@ -65,7 +70,7 @@ export function pendingRecord(
   };
 }
 
-/** `key`: the job's data key when the caller has it already (`keys.job(id)`). */
+/** `key`: the job's data key when the caller has it already (`keys.job(id)`); the transaction keeps it (no copy), so it must not change after. */
 export function writePending(
   tx: Transaction,
   keys: TypeKeys,
@@ -74,7 +79,7 @@ export function writePending(
   once?: OncePerAttempt,
   key: Buffer = keys.job(id),
 ): void {
-  tx.set(key, encodeJobRecord(record));
+  setHandedOver(tx, key, encodeJobRecord(record));
   enqueuePending(tx, keys, id, record.priority, record.scheduledTime, once);
 }
 
@@ -82,12 +87,12 @@ export function writePending(
  * Writes an encoded running record under a fresh sequence (this commit's
  * versionstamp, which the commit fills in: see `runningRecordBytes`) at
  * `key`, and the job's activity row at that sequence; a previous activity
- * row is the caller's to clear.
+ * row is the caller's to clear. `key` and `value` are handed over (kept without a copy): never change them after.
  */
 export function writeRunningValue(tx: Transaction, keys: TypeKeys, key: Buffer, id: string, value: Buffer, userVersion: number): void {
-  tx.setVersionstampedValue(key, value, RECORD_SEQ_OFFSET);
+  setVersionstampedValueHandedOver(tx, key, value, RECORD_SEQ_OFFSET);
   const template = keys.activityTemplateFor(userVersion);
-  tx.setVersionstampedKey(template.key, template.offset, idBytes(id));
+  setVersionstampedKeyHandedOver(tx, template.key, template.offset, idBytes(id));
 }
 
 /** The UTF-8 bytes of a job id (an activity row's value), short ASCII ids without a call into C++. */

@@ -7,6 +7,7 @@
 // priority levels whose jobs are all scheduled in the future).
 
 import type { KeyValue, ReadTransaction, Transaction } from '../storage/interfaces.js';
+import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { hasPrefix } from '../keys/has-prefix.js';
 import { parsePendingKey } from './job-keys.js';
@@ -43,7 +44,7 @@ export function enqueuePending(
   scheduledTime: number,
   once?: OncePerAttempt,
 ): void {
-  tx.set(keys.pendingKey(priority, scheduledTime, id), EMPTY);
+  setHandedOver(tx, keys.pendingKey(priority, scheduledTime, id), EMPTY);
   // Wakes workers blocked in accept (they watch this counter).
   if (once === undefined || once.first(keys.watchesPending)) tx.atomicAdd(keys.watchesPending, 1);
   once?.enqueued?.(keys, scheduledTime);
@@ -203,11 +204,12 @@ export async function dequeuePending(
 
 /**
  * Takes a picked entry out of the queue. Its key joins the read-conflict
- * set, so two transactions that pick the same job cannot both commit.
+ * set, so two transactions that pick the same job cannot both commit. The
+ * transaction keeps `key` without a copy: it must not change after.
  */
 export function takePending(tx: Transaction, key: Buffer, claims?: PendingClaims): void {
   tx.addReadConflictKey(key);
-  tx.clear(key);
+  clearHandedOver(tx, key);
   claims?.claim(key);
 }
 

@@ -81,10 +81,11 @@ export interface WriteRequest<T> {
   body: WriteBody<T>;
   /**
    * Runs the body and reports its outcome to `outcomes` under `userVersion`
-   * itself; never rejects. Optional: a request that has it saves the batch
+   * itself, now or once its reads arrive; never throws, and a promise it
+   * returns never rejects. Optional: a request that has it saves the batch
    * an async wrapper (a promise and a frame) per call.
    */
-  settleInto?(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void>;
+  settleInto?(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void> | void;
 }
 
 /** Where the calls of a batch report their outcomes, by user version. */

@@ -4,8 +4,8 @@
 // per job, and tsx (esbuild's keepNames) wraps every such closure in an
 // `Object.defineProperty` call, which showed in the processors' profile.
 // In a batch, add and finish run through `settleInto`: the call's reads,
-// its writes and its outcome in one async function, not a wrapper awaiting
-// the body's own.
+// its writes and its outcome through callbacks passed inline to the reads,
+// not an async function per job nor a wrapper awaiting the body's own.
 
 import type { Transaction } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
@@ -49,19 +49,42 @@ export class AddCall implements WriteRequest<JobState> {
     return addJob(tx, this.#keys, this.id, this.#changes, this.#now, shared, shared);
   }
 
-  async settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): Promise<void> {
+  settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
     const keys = this.#keys;
-    let outcome: Settled<unknown>;
+    let key: Buffer;
     try {
-      // The reads addJob makes, in its order.
-      const key = keys.job(this.id);
-      const timeout = await shared.get(keys.typeTimeout);
-      const value = await tx.get(key);
-      outcome = { status: 'fulfilled', value: addJobRead(tx, keys, this.id, this.#changes, this.#now, key, timeout, value, shared) };
+      key = keys.job(this.id);
     } catch (error) {
-      outcome = { status: 'rejected', reason: error as Error };
+      outcomes.settle(userVersion, { status: 'rejected', reason: error as Error });
+      return;
     }
-    outcomes.settle(userVersion, outcome);
+    // As FinishCall's: inline callbacks, not an async function per job (and
+    // no named arrow, which tsx would wrap in a name-setting call per job).
+    // The reads addJob makes, in its order.
+    shared.get(keys.typeTimeout).then(
+      (timeout) => {
+        let read: Promise<Buffer | undefined>;
+        try {
+          read = tx.get(key);
+        } catch (error) {
+          outcomes.settle(userVersion, { status: 'rejected', reason: error as Error });
+          return;
+        }
+        read.then(
+          (value) => outcomes.settle(userVersion, this.#addRead(tx, key, timeout, value, shared)),
+          (error: unknown) => outcomes.settle(userVersion, { status: 'rejected', reason: error as Error }),
+        );
+      },
+      (error: unknown) => outcomes.settle(userVersion, { status: 'rejected', reason: error as Error }),
+    );
+  }
+
+  #addRead(tx: Transaction, key: Buffer, timeout: Buffer | undefined, value: Buffer | undefined, shared: SharedReads): Settled<unknown> {
+    try {
+      return { status: 'fulfilled', value: addJobRead(tx, this.#keys, this.id, this.#changes, this.#now, key, timeout, value, shared) };
+    } catch (error) {
+      return { status: 'rejected', reason: error as Error };
+    }
   }
 }
 
@@ -110,15 +133,29 @@ export class FinishCall implements WriteRequest<'pending' | 'finished'> {
     return finishJob(tx, this.#keys, this.#job, this.#data, shared);
   }
 
-  async settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): Promise<void> {
-    let outcome: Settled<unknown>;
+  settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
+    let read: Promise<Buffer | undefined>;
+    let key: Buffer;
     try {
-      const key = this.#keys.job(this.id);
-      const value = await tx.get(key);
-      outcome = { status: 'fulfilled', value: finishJobRead(tx, this.#keys, this.#job, this.#data, key, value, shared) };
+      key = this.#keys.job(this.id);
+      read = tx.get(key);
     } catch (error) {
-      outcome = { status: 'rejected', reason: error as Error };
+      outcomes.settle(userVersion, { status: 'rejected', reason: error as Error });
+      return;
     }
-    outcomes.settle(userVersion, outcome);
+    // Callbacks passed inline (not named, so tsx adds no name wrapper): one
+    // context and two closures per job instead of an async function's frame.
+    read.then(
+      (value) => outcomes.settle(userVersion, this.#finishRead(tx, key, value, shared)),
+      (error: unknown) => outcomes.settle(userVersion, { status: 'rejected', reason: error as Error }),
+    );
+  }
+
+  #finishRead(tx: Transaction, key: Buffer, value: Buffer | undefined, shared: SharedReads): Settled<unknown> {
+    try {
+      return { status: 'fulfilled', value: finishJobRead(tx, this.#keys, this.#job, this.#data, key, value, shared) };
+    } catch (error) {
+      return { status: 'rejected', reason: error as Error };
+    }
   }
 }

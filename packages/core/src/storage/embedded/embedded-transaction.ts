@@ -21,6 +21,13 @@ import {
 import type { Attempt, RetryHint } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
 import type { CommitPipeline, CommitRequest, CommitTicket } from './commit-pipeline.js';
+import {
+  CLEAR_HANDED_OVER,
+  type HandedOverWrites,
+  SET_HANDED_OVER,
+  SET_STAMPED_KEY_HANDED_OVER,
+  SET_STAMPED_VALUE_HANDED_OVER,
+} from './handed-over-writes.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
 import { KeyWatch } from './watch-registry.js';
@@ -74,7 +81,7 @@ class SnapshotReads implements ReadTransaction {
   }
 }
 
-export class EmbeddedTransaction implements Transaction, Attempt, RetryHint {
+export class EmbeddedTransaction implements Transaction, HandedOverWrites, Attempt, RetryHint {
   readonly #pipeline: CommitPipeline;
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;
@@ -265,10 +272,32 @@ export class EmbeddedTransaction implements Transaction, Attempt, RetryHint {
     this.#pendingWrites().set(copyBytes(k), k.toString('latin1'), copyBytes(v));
   }
 
+  /**
+   * `set` keeping the caller's buffers, which it hands over for good (see
+   * handed-over-writes.ts): the same checks, no copies.
+   * @internal
+   */
+  [SET_HANDED_OVER](key: Buffer, value: Buffer): void {
+    const k = checkKey(key);
+    const v = checkValue(value);
+    this.#checkOpen();
+    this.#pendingWrites().set(k, k.toString('latin1'), v);
+  }
+
   clear(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
     this.#pendingWrites().clear(copyBytes(k), k.toString('latin1'));
+  }
+
+  /**
+   * `clear` keeping the caller's key buffer.
+   * @internal
+   */
+  [CLEAR_HANDED_OVER](key: Buffer): void {
+    const k = checkKey(key);
+    this.#checkOpen();
+    this.#pendingWrites().clear(k, k.toString('latin1'));
   }
 
   clearRange(start: Bytes, end: Bytes): void {
@@ -294,12 +323,38 @@ export class EmbeddedTransaction implements Transaction, Attempt, RetryHint {
     this.#pendingWrites().setStampedKey(copyBytes(template), at, copyBytes(v));
   }
 
+  /**
+   * `setVersionstampedKey` keeping the caller's value buffer (the template
+   * is copied: it is stamped in place).
+   * @internal
+   */
+  [SET_STAMPED_KEY_HANDED_OVER](keyTemplate: Buffer, offset: number, value: Buffer): void {
+    const template = checkKey(keyTemplate, 'key template');
+    const at = checkVersionstampOffset(template, offset);
+    const v = checkValue(value);
+    this.#checkOpen();
+    this.#pendingWrites().setStampedKey(copyBytes(template), at, v);
+  }
+
   setVersionstampedValue(key: Bytes, valueTemplate: Bytes, offset: number): void {
     const k = checkKey(key);
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
     this.#pendingWrites().setStampedValue(copyBytes(k), k.toString('latin1'), copyBytes(template), at);
+  }
+
+  /**
+   * `setVersionstampedValue` keeping the caller's buffers (the commit
+   * stamps the template in place).
+   * @internal
+   */
+  [SET_STAMPED_VALUE_HANDED_OVER](key: Buffer, valueTemplate: Buffer, offset: number): void {
+    const k = checkKey(key);
+    const template = checkValue(valueTemplate, 'value template');
+    const at = checkVersionstampOffset(template, offset);
+    this.#checkOpen();
+    this.#pendingWrites().setStampedValue(k, k.toString('latin1'), template, at);
   }
 
   #pendingWrites(): PendingWrites {
