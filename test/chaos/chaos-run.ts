@@ -211,7 +211,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // --- drain ---------------------------------------------------------------------
     progress('  drain');
-    const drained = await drain(running, allTypes, DRAIN_STALL_MS, followScheduler);
+    const drained = await drain(running, allTypes, DRAIN_STALL_MS, followScheduler, () => handlerRuns.crashed + handlerRuns.failed);
     if (!drained) {
       progress('  the drain timed out; left:');
       for (const type of allTypes) {
@@ -382,26 +382,35 @@ async function checkSchedulerHolds(app: JobsApp, database: FaultyDatabase): Prom
     .map((job) => ({ kind: 'no_live_worker', type: job.type, id: job.id, detail: `running with lock ${job.lock}, not held by the scheduler` }));
 }
 
-/** Waits until no job of `types` is pending or running. */
 /**
- * Waits until no job is pending or running. A drain that keeps making
- * progress (fewer jobs left than ever before) is given time: it fails only
- * after `stallMs` without progress, or after DRAIN_CAP_MS in all. A slow
- * machine then finishes the backlog of a run with many handler stalls (each
- * costs the handler thread seconds), while a job that stays stuck still
- * fails the check.
+ * Waits until no job of `types` is pending or running. A drain that keeps
+ * making progress is given time: it fails only after `stallMs` without
+ * progress, or after DRAIN_CAP_MS in all. Progress is fewer jobs left than
+ * ever before, or a crash the scheduler charged (`charged()` grew): with one
+ * handler thread, a backlog of jobs that hang on their first attempt takes
+ * the thread down once per stuck period, charging one culprit each time and
+ * finishing nothing until every hanging job has been charged; that is slow,
+ * not stuck. A job that stays stuck still fails the check.
  */
-async function drain(app: JobsApp, types: readonly string[], stallMs: number, eachRound: () => void): Promise<boolean> {
+async function drain(
+  app: JobsApp,
+  types: readonly string[],
+  stallMs: number,
+  eachRound: () => void,
+  charged: () => number,
+): Promise<boolean> {
   const started = Date.now();
   let lastProgress = started;
   let least = Number.POSITIVE_INFINITY;
+  let chargedSoFar = charged();
   while (Date.now() - lastProgress < stallMs && Date.now() - started < DRAIN_CAP_MS) {
     eachRound();
     let busy = 0;
     for (const type of types) busy += (await app.pendingCount(type)) + (await app.getActiveJobIds(type)).length;
     if (busy === 0) return true;
-    if (busy < least) {
-      least = busy;
+    if (busy < least || charged() > chargedSoFar) {
+      least = Math.min(least, busy);
+      chargedSoFar = charged();
       lastProgress = Date.now();
     }
     await sleep(200);
