@@ -91,7 +91,7 @@ export async function openHandoverJobs(t: ExecutionContext): Promise<HandoverSet
 }
 
 /** Counts the transactions started and settled (committed or failed) through it. */
-class SettleCounting implements Database {
+export class SettleCounting implements Database {
   readonly #inner: Database;
   started = 0;
   settled = 0;

@@ -6,7 +6,8 @@
 
 import type { ExecutionContext } from 'ava';
 import { openJobs } from '@jobtree/core';
-import type { Database, FdbError, Jobs, Transaction, TransactionOptions } from '@jobtree/core';
+import type { Database, FdbError, Jobs } from '@jobtree/core';
+import { SettleCounting, sleep } from './handover-setup.js';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs } from './temp-jobs.js';
 
@@ -92,40 +93,7 @@ export async function openReviewJobs(t: ExecutionContext): Promise<ReviewSetup> 
   };
 }
 
-/** Counts the transactions started and settled (committed or failed) through it. */
-class SettleCounting implements Database {
-  readonly #inner: Database;
-  started = 0;
-  settled = 0;
-
-  constructor(inner: Database) {
-    this.#inner = inner;
-  }
-
-  get kind() {
-    return this.#inner.kind;
-  }
-
-  doTransaction<T>(body: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T> {
-    this.started += 1;
-    const result = this.#inner.doTransaction(body, options);
-    // Registered before the caller's own callbacks: counted before the caller resumes.
-    result.then(this.#settle, this.#settle);
-    return result;
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
-  }
-
-  readonly #settle = (): void => {
-    this.settled += 1;
-  };
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep };
 
 /** Whether `promise` has settled by the time the current macrotask queue drains once. */
 export async function settledYet(promise: Promise<unknown>): Promise<boolean> {
