@@ -88,56 +88,43 @@ export class AddCall implements WriteRequest<JobState> {
   }
 }
 
-/** A worker's `update` (or an item of `updateMany`) with its data encoded. */
-export class UpdateCall implements WriteRequest<Job> {
+/** A worker's write to a job it holds (update or finish), with its data encoded. */
+abstract class OwnJobCall {
   readonly scope: string;
   readonly id: string;
   readonly bytes: number;
-  readonly #keys: TypeKeys;
-  readonly #job: Job;
-  readonly #data: Buffer | undefined;
+  protected readonly keys: TypeKeys;
+  protected readonly job: Job;
+  protected readonly data: Buffer | undefined;
 
   constructor(keys: TypeKeys, job: Job, data: Buffer | undefined) {
     this.scope = keys.type;
     this.id = job.id;
     this.bytes = writeBytes(keys, job.id, data);
-    this.#keys = keys;
-    this.#job = job;
-    this.#data = data;
+    this.keys = keys;
+    this.job = job;
+    this.data = data;
   }
+}
 
+/** A worker's `update` (or an item of `updateMany`) with its data encoded. */
+export class UpdateCall extends OwnJobCall implements WriteRequest<Job> {
   body(tx: Transaction, userVersion: number, shared: SharedReads): Promise<Job> {
-    return updateJob(tx, this.#keys, this.#job, this.#data, userVersion, shared);
+    return updateJob(tx, this.keys, this.job, this.data, userVersion, shared);
   }
 }
 
 /** A worker's `finish` (or an item of `finishMany`) with its data encoded. */
-export class FinishCall implements WriteRequest<'pending' | 'finished'> {
-  readonly scope: string;
-  readonly id: string;
-  readonly bytes: number;
-  readonly #keys: TypeKeys;
-  readonly #job: Job;
-  readonly #data: Buffer | undefined;
-
-  constructor(keys: TypeKeys, job: Job, data: Buffer | undefined) {
-    this.scope = keys.type;
-    this.id = job.id;
-    this.bytes = writeBytes(keys, job.id, data);
-    this.#keys = keys;
-    this.#job = job;
-    this.#data = data;
-  }
-
+export class FinishCall extends OwnJobCall implements WriteRequest<'pending' | 'finished'> {
   body(tx: Transaction, _userVersion: number, shared: SharedReads): Promise<'pending' | 'finished'> {
-    return finishJob(tx, this.#keys, this.#job, this.#data, shared);
+    return finishJob(tx, this.keys, this.job, this.data, shared);
   }
 
   settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
     let read: Promise<Buffer | undefined>;
     let key: Buffer;
     try {
-      key = this.#keys.job(this.id);
+      key = this.keys.job(this.id);
       read = tx.get(key);
     } catch (error) {
       outcomes.settle(userVersion, { status: 'rejected', reason: error as Error });
@@ -153,7 +140,7 @@ export class FinishCall implements WriteRequest<'pending' | 'finished'> {
 
   #finishRead(tx: Transaction, key: Buffer, value: Buffer | undefined, shared: SharedReads): Settled<unknown> {
     try {
-      return { status: 'fulfilled', value: finishJobRead(tx, this.#keys, this.#job, this.#data, key, value, shared) };
+      return { status: 'fulfilled', value: finishJobRead(tx, this.keys, this.job, this.data, key, value, shared) };
     } catch (error) {
       return { status: 'rejected', reason: error as Error };
     }
