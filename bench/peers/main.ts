@@ -17,6 +17,7 @@ import type { BenchSystem, DrainResult, LatencyResult } from './bench-system.js'
 import { ensurePeerPackages, ensureServers } from './install.js';
 import { loadBullMq, loadGraphile, loadIoRedis, loadPg } from './peer-modules.js';
 import { formatReport, type Measurement, type ReportRow, type Target } from './report.js';
+import { Quiescer } from './quiesce.js';
 import { startPostgres, startRedis } from './servers.js';
 import { BullMqSystem } from './systems/bullmq.js';
 import { GraphileSystem } from './systems/graphile.js';
@@ -69,17 +70,25 @@ function describe(scenario: Scenario): string {
   }
 }
 
-/** Runs `scenario` on `system`, or resolves `undefined` when the system has no way to run it. */
-function runScenario(system: BenchSystem, scenario: Scenario): Promise<Measurement> | undefined {
+/** A run of `scenario` on `system`, to start later; `undefined` when the system has no way to run it. */
+function scenarioRun(system: BenchSystem, scenario: Scenario): (() => Promise<Measurement>) | undefined {
   switch (scenario.kind) {
-    case 'drain':
-      return system.drain?.(scenario.count, scenario.workers);
-    case 'adds':
-      return system.sequentialAdds?.(scenario.count);
-    case 'latency':
-      return system.latency?.(scenario.samples, LATENCY_GAP_MS);
-    case 'threads':
-      return system.threadedDrain?.(scenario.count, scenario.workers);
+    case 'drain': {
+      const drain = system.drain?.bind(system);
+      return drain && (() => drain(scenario.count, scenario.workers));
+    }
+    case 'adds': {
+      const adds = system.sequentialAdds?.bind(system);
+      return adds && (() => adds(scenario.count));
+    }
+    case 'latency': {
+      const latency = system.latency?.bind(system);
+      return latency && (() => latency(scenario.samples, LATENCY_GAP_MS));
+    }
+    case 'threads': {
+      const threaded = system.threadedDrain?.bind(system);
+      return threaded && (() => threaded(scenario.count, scenario.workers));
+    }
   }
 }
 
@@ -101,7 +110,7 @@ function better(next: Measurement, current: Measurement | undefined): boolean {
 }
 
 /** Builds the systems to compare; says which variants this build cannot run and why. */
-async function buildSystems(teardown: Teardown, scratch: string, notes: string[]): Promise<BenchSystem[]> {
+async function buildSystems(teardown: Teardown, scratch: string, notes: string[]): Promise<{ systems: BenchSystem[]; quiescer: Quiescer }> {
   const binaries = ensureServers();
   ensurePeerPackages();
   console.log('starting redis-server and postgres on 127.0.0.1');
@@ -111,6 +120,9 @@ async function buildSystems(teardown: Teardown, scratch: string, notes: string[]
 
   // Loaded only now: the peers' packages exist once ensurePeerPackages ran.
   const [bull, ioredis, graphile, pg] = await Promise.all([loadBullMq(), loadIoRedis(), loadGraphile(), loadPg()]);
+  const admin = new pg.Client({ connectionString: postgres.connectionString });
+  await admin.connect();
+  teardown.add('postgres admin connection', () => admin.end());
 
   const systems: BenchSystem[] = [new JobtreeSystem(scratch, 'single calls')];
   if (hasBatchCalls()) systems.push(new JobtreeSystem(scratch, 'batched'));
@@ -124,7 +136,7 @@ async function buildSystems(teardown: Teardown, scratch: string, notes: string[]
     teardown.add(system.label, () => system.close());
     systems.push(system);
   }
-  return systems;
+  return { systems, quiescer: new Quiescer(admin) };
 }
 
 function reportRows(results: ReadonlyMap<string, ReadonlyMap<string, Measurement>>): ReportRow[] {
@@ -175,7 +187,7 @@ async function main(teardown: Teardown): Promise<void> {
   chmodSync(scratch, 0o755); // Postgres runs as its own user and must reach its folder inside
   teardown.add('scratch folder', () => rm(scratch, { recursive: true, force: true }));
   const notes: string[] = [];
-  const systems = await buildSystems(teardown, scratch, notes);
+  const { systems, quiescer } = await buildSystems(teardown, scratch, notes);
   for (const note of notes) console.log(`  ${note}`);
 
   const results = new Map<string, Map<string, Measurement>>(scenarios.map((scenario) => [scenario.key, new Map()]));
@@ -188,9 +200,10 @@ async function main(teardown: Teardown): Promise<void> {
     for (const scenario of scenarios) {
       console.log(`  ${describe(scenario)}`);
       for (const system of order) {
-        const run = runScenario(system, scenario);
+        const run = scenarioRun(system, scenario);
         if (run === undefined) continue;
-        const measurement = await run;
+        await quiescer.quiesce();
+        const measurement = await run();
         console.log(`    ${system.label.padEnd(22)} ${summary(measurement)}`);
         const best = results.get(scenario.key);
         if (best && better(measurement, best.get(system.label))) best.set(system.label, measurement);
