@@ -58,6 +58,9 @@ const ROUNDS = 3;
 const VALUE = Buffer.alloc(100, 0x61);
 const READS_PER_TRANSACTION = 10;
 const WIDE_KEYS = 1000;
+/** Keys of the range-page measurement, and the page size (a local queue's accept reads a page of its size). */
+const RANGE_KEYS = 2_000;
+const RANGE_PAGE = 500;
 
 /** Fixed-width keys so both stores see the same key sizes and order. */
 function keyOf(space: string, n: number): Buffer {
@@ -338,6 +341,50 @@ async function main(): Promise<void> {
       }),
     );
     rows.push(infoRow('read-only transactions/s (1 get each) vs lmdb gets/s', singleReads.perSecond, rawGets.perSecond));
+
+    // 2b. Range pages (a pending queue's front: short keys, empty values), read in
+    // transactions vs lmdb's own getRange with the same encodings, pair by pair.
+    const emptyValue = Buffer.alloc(0);
+    await raw.transaction(() => {
+      for (let i = 0; i < RANGE_KEYS; i++) raw.put(keyOf('p', i), emptyValue);
+    });
+    await engine.doTransaction((tx) => {
+      for (let i = 0; i < RANGE_KEYS; i++) tx.set(keyOf('p', i), emptyValue);
+    });
+    const pageStart = keyOf('p', 0);
+    const pageEnd = Buffer.from('p;');
+    let shortPages = 0;
+    const { rawPages, pages } = await bestOfInterleaved(ROUNDS, {
+      rawPages: () =>
+        measureSyncThroughput(
+          window.seconds,
+          () => {
+            const page = [];
+            for (const entry of raw.getRange({ start: pageStart, end: pageEnd, limit: RANGE_PAGE })) page.push(entry);
+            if (page.length !== RANGE_PAGE) shortPages++;
+          },
+          10,
+        ),
+      pages: () =>
+        measureThroughput(window, () =>
+          engine.doTransaction(async (tx) => {
+            const page = await tx.snapshot().getRange(pageStart, pageEnd, { limit: RANGE_PAGE });
+            if (page.length !== RANGE_PAGE) shortPages++;
+          }),
+        ),
+    });
+    if (shortPages > 0) {
+      failed = true;
+      console.error(`BUG: ${shortPages} range pages came back short`);
+    }
+    rows.push(
+      ratioRow({
+        metric: `range pairs/s in transactions (pages of ${RANGE_PAGE}, empty values) vs lmdb getRange pairs/s`,
+        value: pages.perSecond * RANGE_PAGE,
+        baseline: rawPages.perSecond * RANGE_PAGE,
+        target: 1,
+      }),
+    );
 
     // 3. Read-modify-write on one hot key and on 1,000 keys.
     for (const [label, keys] of [

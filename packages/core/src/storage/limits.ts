@@ -49,10 +49,14 @@ export function describe(input: unknown): string {
  * object path first; both take small buffers from Node's pool.
  */
 export function copyBytes(bytes: Buffer): Buffer {
+  // An empty one is a fresh view of an empty buffer: `allocUnsafe(0)` takes a slow path (about 0.2 us).
+  if (bytes.length === 0) return NO_BYTES.subarray(0, 0);
   const copy = Buffer.allocUnsafe(bytes.length);
   copy.set(bytes);
   return copy;
 }
+
+const NO_BYTES = Buffer.alloc(0);
 
 /** A Buffer view over the same bytes (no copy), so Buffer methods work on any Uint8Array. */
 export function asBuffer(bytes: Uint8Array): Buffer {

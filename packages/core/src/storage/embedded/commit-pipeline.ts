@@ -107,7 +107,6 @@ export interface CommitTicket {
 /** A versionstamped key, resolved once the commit has joined a batch. */
 interface StampedChange extends KeyChange {
   key: Buffer;
-  keyString: string;
 }
 
 interface Member {
@@ -346,11 +345,11 @@ export class CommitPipeline {
       writeVersionstamp(template, offset, batch.version, order);
       const key = template;
       if (clearedAfterStamp(key, clearedAfter)) continue; // its range was cleared (and logged) after it was set
-      const keyString = key.toString('latin1');
-      this.#log.recordKey(batch.writes, key, keyString);
-      stampedKeys.push({ key, keyString, value });
+      // No latin1 string of the key here: the conflict log makes one only if a check may hit it.
+      this.#log.recordKey(batch.writes, key);
+      stampedKeys.push({ key, value });
     }
-    for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key, key.toString('latin1'));
+    for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key);
     batch.members.push({ request, order, stampedKeys, seen: [] });
     if (batch.streaming) this.#stream(batch);
     else this.#queueWrite();
@@ -585,7 +584,10 @@ export class CommitPipeline {
         }
       }
     }
-    for (const [keyString, mutation] of writes.points) {
+    // Values, not entries: a [key, value] pair per key was most of what a
+    // batch allocated here. The key strings are looked up only when the
+    // batch keeps its map of changes (rarely: see `Batch.changes`).
+    for (const mutation of writes.points.values()) {
       let change: KeyChange;
       switch (mutation.kind) {
         case 'set':
@@ -594,7 +596,10 @@ export class CommitPipeline {
           change = mutation;
           break;
         case 'add':
-          change = { key: mutation.key, value: applyAdd(valueAfter(changesOf(batch), base, mutation.key, keyString), mutation.operand) };
+          change = {
+            key: mutation.key,
+            value: applyAdd(valueAfter(changesOf(batch), base, mutation.key, mutation.key.toString('latin1')), mutation.operand),
+          };
           break;
         case 'stamped-value':
           // Stamped in place, as the keys are in `commit`: the template is the transaction's own copy.
@@ -603,11 +608,11 @@ export class CommitPipeline {
           break;
       }
       out.push(change);
-      batch.changes?.set(keyString, change);
+      batch.changes?.set(mutation.key.toString('latin1'), change);
     }
     for (const stamped of member.stampedKeys) {
       out.push(stamped);
-      batch.changes?.set(stamped.keyString, stamped);
+      batch.changes?.set(stamped.key.toString('latin1'), stamped);
     }
     for (const watch of watches) {
       const wrote = writes.touches(watch.key, watch.keyString) || member.stampedKeys.some((c) => c.key.equals(watch.key));

@@ -18,6 +18,12 @@
 // another to forget it. (Pipelined workers, whose next transaction reads
 // while the previous batch is being written, are a batch behind on nearly
 // every commit: indexing every key for them cost more than the checks.)
+// Those checks go through a filter of each large write set, built when a
+// check first needs it (key-filter.ts): nearly every key read misses, and
+// a miss the filter rules out costs a few bit tests instead of a lookup in
+// each transaction's map.
+
+import { FILTER_MIN_KEYS, KeyFilter, keyHashes, keyHashOfBytes } from './key-filter.js';
 
 /** A point write source: a transaction's buffered mutations by key string (never changed after commit). */
 export type PointWrites = ReadonlyMap<string, { readonly key: Buffer }>;
@@ -27,9 +33,16 @@ export class BatchWrites {
   readonly version: number;
   /** Point writes of the batch's transactions, one map each (until `ConflictLog.compact`). */
   pointMaps: PointWrites[] = [];
+  /** Per map of `pointMaps` (by index), its key filter once a check has needed it (see key-filter.ts). */
+  pointFilters: Array<KeyFilter | undefined> = [];
   /** Point writes outside those maps: versionstamped keys and write-conflict keys. */
   extraKeys: Buffer[] = [];
-  extraStrings: string[] = [];
+  /**
+   * Latin1 strings of the first `extraKeys`, made when first asked for (a
+   * check its filter cannot rule out, the index, a compaction): most
+   * batches' stamped keys are never looked up by string.
+   */
+  #extraStrings: string[] = [];
   /** Cleared ranges, `[start, end)`. */
   readonly ranges: Array<[Buffer, Buffer]> = [];
   /** When the batch became durable, on the engine's clock; Infinity until then. */
@@ -40,6 +53,9 @@ export class BatchWrites {
   /** `extraStrings` as a set, for checks made without the index; built when first needed. */
   #extraSet: Set<string> | undefined;
   #extraSetCount = 0;
+  /** A filter of `extraKeys` (see key-filter.ts), over the first `#extraFilterCount`; built when first needed. */
+  #extraFilter: KeyFilter | undefined;
+  #extraFilterCount = 0;
   /** Set once the batch takes no more transactions; its keys are then sorted once for range checks. */
   #sealed = false;
   #sorted: Buffer[] | undefined;
@@ -50,6 +66,27 @@ export class BatchWrites {
 
   seal(): void {
     this.#sealed = true;
+  }
+
+  /** The latin1 strings of `extraKeys`, in order. */
+  get extraStrings(): string[] {
+    const strings = this.#extraStrings;
+    const keys = this.extraKeys;
+    for (let i = strings.length; i < keys.length; i++) strings.push((keys[i] as Buffer).toString('latin1'));
+    return strings;
+  }
+
+  /** Replaces the extra keys (`strings`: their latin1 strings, in order). */
+  setExtras(keys: Buffer[], strings: string[]): void {
+    this.extraKeys = keys;
+    this.#extraStrings = strings;
+    this.resetExtraSet();
+  }
+
+  /** Adds a point write outside the maps (`keyString`, if given, must be its latin1 string). */
+  addExtra(key: Buffer, keyString?: string): void {
+    if (keyString !== undefined && this.#extraStrings.length === this.extraKeys.length) this.#extraStrings.push(keyString);
+    this.extraKeys.push(key);
   }
 
   /** Whether a point write of this batch falls in `[start, end)`. */
@@ -79,30 +116,73 @@ export class BatchWrites {
     return keys.sort(Buffer.compare);
   }
 
-  /** Whether this batch wrote the point `keyString` (a latin1 string of the key). */
-  writesKey(keyString: string): boolean {
-    for (const map of this.pointMaps) if (map.has(keyString)) return true;
-    const extras = this.extraStrings;
+  /**
+   * Whether this batch wrote any of the points `keys` (latin1 strings of the
+   * keys; `hashes` their `keyHash`es, in the same order). A large map is
+   * looked up only for the keys its filter may hold.
+   */
+  writesAnyKey(keys: readonly string[], hashes: Int32Array): boolean {
+    const maps = this.pointMaps;
+    for (let m = 0; m < maps.length; m++) {
+      const map = maps[m] as PointWrites;
+      if (map.size < FILTER_MIN_KEYS) {
+        for (const key of keys) if (map.has(key)) return true;
+        continue;
+      }
+      let filter = this.pointFilters[m];
+      if (filter === undefined) {
+        filter = new KeyFilter(map.size, map.keys());
+        this.pointFilters[m] = filter;
+      }
+      for (let k = 0; k < keys.length; k++) {
+        if (filter.mayHave(hashes[k] as number) && map.has(keys[k] as string)) return true;
+      }
+    }
+    const extras = this.extraKeys;
     if (extras.length === 0) return false;
-    if (extras.length === 1) return extras[0] === keyString;
+    const filter = this.#extrasFilter(extras);
+    let set: Set<string> | undefined;
+    for (let k = 0; k < keys.length; k++) {
+      if (!filter.mayHave(hashes[k] as number)) continue;
+      set ??= this.#extrasSet(this.extraStrings);
+      if (set.has(keys[k] as string)) return true;
+    }
+    return false;
+  }
+
+  /** A filter of `extraKeys`, brought up to date (rebuilt at its size once they have doubled). */
+  #extrasFilter(extras: readonly Buffer[]): KeyFilter {
+    if (this.#extraFilter === undefined || this.#extraFilterCount * 2 < extras.length) {
+      this.#extraFilter = new KeyFilter(extras.length, undefined, extras);
+      this.#extraFilterCount = extras.length;
+    }
+    const filter = this.#extraFilter;
+    for (; this.#extraFilterCount < extras.length; this.#extraFilterCount++) filter.add(keyHashOfBytes(extras[this.#extraFilterCount] as Buffer));
+    return filter;
+  }
+
+  /** `extraStrings` as a set, brought up to date. */
+  #extrasSet(extras: readonly string[]): Set<string> {
     if (this.#extraSet === undefined || this.#extraSetCount > extras.length) {
       this.#extraSet = new Set();
       this.#extraSetCount = 0;
     }
     const set = this.#extraSet;
     for (; this.#extraSetCount < extras.length; this.#extraSetCount++) set.add(extras[this.#extraSetCount] as string);
-    return set.has(keyString);
+    return set;
   }
 
-  /** Drops the lookup set of `extraStrings` (they were replaced). */
+  /** Drops the lookup set and filter of the extra keys (they were replaced). */
   resetExtraSet(): void {
     this.#extraSet = undefined;
     this.#extraSetCount = 0;
+    this.#extraFilter = undefined;
+    this.#extraFilterCount = 0;
   }
 
   /** Write sets a check of one key against this batch looks in without the index. */
   get lookups(): number {
-    return this.pointMaps.length + (this.extraStrings.length > 0 ? 1 : 0);
+    return this.pointMaps.length + (this.extraKeys.length > 0 ? 1 : 0);
   }
 
   /** Whether a cleared range of this batch contains `key`. */
@@ -173,9 +253,9 @@ export class ConflictLog {
     if (points.size > 0) batch.pointMaps.push(points);
   }
 
-  recordKey(batch: BatchWrites, key: Buffer, keyString: string): void {
-    batch.extraKeys.push(key);
-    batch.extraStrings.push(keyString);
+  /** Records a point write outside the transactions' maps (its latin1 string is made if a check needs it). */
+  recordKey(batch: BatchWrites, key: Buffer, keyString?: string): void {
+    batch.addExtra(key, keyString);
   }
 
   recordRange(batch: BatchWrites, start: Buffer, end: Buffer): void {
@@ -192,23 +272,23 @@ export class ConflictLog {
     // Indexed keys first, so the index bookkeeping stays a count.
     const keys: Buffer[] = [];
     const strings: string[] = [];
+    const extraStrings = batch.extraStrings;
     for (let m = 0; m < batch.indexedMaps; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
     for (let e = 0; e < batch.indexedExtras; e++) {
       keys.push(batch.extraKeys[e] as Buffer);
-      strings.push(batch.extraStrings[e] as string);
+      strings.push(extraStrings[e] as string);
     }
     const indexed = keys.length;
     for (let m = batch.indexedMaps; m < batch.pointMaps.length; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
     for (let e = batch.indexedExtras; e < batch.extraKeys.length; e++) {
       keys.push(batch.extraKeys[e] as Buffer);
-      strings.push(batch.extraStrings[e] as string);
+      strings.push(extraStrings[e] as string);
     }
     batch.pointMaps = [];
+    batch.pointFilters = [];
     batch.indexedMaps = 0;
-    batch.extraKeys = keys;
-    batch.extraStrings = strings;
+    batch.setExtras(keys, strings);
     batch.indexedExtras = indexed;
-    batch.resetExtraSet();
   }
 
   /**
@@ -246,10 +326,11 @@ export class ConflictLog {
         // A batch or two behind (the usual case): looking in their write
         // sets costs less than indexing every key they wrote (and forgetting
         // it again).
+        const hashes = keyHashes(readKeys);
         for (let i = this.#batches.length - 1; i >= this.#head; i--) {
           const batch = this.#batches[i] as BatchWrites;
           if (batch.version <= readVersion) break;
-          for (const key of readKeys) if (batch.writesKey(key)) return true;
+          if (batch.writesAnyKey(readKeys, hashes)) return true;
         }
       } else {
         this.#index();
@@ -322,8 +403,9 @@ export class ConflictLog {
       for (let m = 0; m < batch.indexedMaps; m++) {
         for (const key of (batch.pointMaps[m] as PointWrites).keys()) if (points.get(key) === batch.version) points.delete(key);
       }
+      const extraStrings = batch.indexedExtras > 0 ? batch.extraStrings : [];
       for (let e = 0; e < batch.indexedExtras; e++) {
-        const key = batch.extraStrings[e] as string;
+        const key = extraStrings[e] as string;
         if (points.get(key) === batch.version) points.delete(key);
       }
       this.#forgottenThrough = batch.version;

@@ -1,0 +1,64 @@
+// Reads that answer at once rather than through a promise, for the jobs
+// layer's hot paths. The embedded engine reads its lmdb snapshot
+// synchronously underneath `get` and `getRange`; the promise around each
+// answer (and the `Promise.all` over an accept batch's record reads, and a
+// microtask per await) was a share of every accepted job's time. Internal
+// to the package (not exported from its index). On any other transaction
+// (FoundationDB, a wrapper, a Proxy that intercepts the public read) these
+// fall back to the public async methods, whose promises they return.
+//
+// A synchronous read is the same read as the public one: the same checks,
+// the same read-your-writes view of the transaction's own writes, the same
+// read conflict (or none, for a snapshot read), the same errors (thrown
+// rather than rejected).
+
+import type { KeyValue, RangeOptions, Transaction } from '../interfaces.js';
+
+/** `get(key)` (with a read conflict) or `snapshot().get(key)` (without), answered at once. */
+export const READ_KEY_NOW: unique symbol = Symbol('jobtree.readKeyNow');
+/** `getRange(start, end, options)` (with a read conflict range) or `snapshot().getRange(...)`, answered at once. */
+export const READ_RANGE_NOW: unique symbol = Symbol('jobtree.readRangeNow');
+
+/** What a transaction that can answer reads at once implements. */
+export interface SynchronousReads {
+  [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined;
+  [READ_RANGE_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): KeyValue[];
+}
+
+/**
+ * The transaction's synchronous reads, when it has them and `method` (the
+ * public read they stand for) is its class's own: a wrapper that forwards
+ * everything but intercepts that read (a tracer, a test injecting read
+ * failures; a Proxy, say) must see every read, so it gets the public one.
+ */
+function synchronous(tx: Transaction, method: 'get' | 'snapshot'): SynchronousReads | undefined {
+  const reads = tx as Transaction & Partial<SynchronousReads>;
+  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_NOW] === undefined) return undefined;
+  const own = (Object.getPrototypeOf(tx) as Partial<Transaction> | null)?.[method];
+  return own !== undefined && own === tx[method] ? (reads as Transaction & SynchronousReads) : undefined;
+}
+
+/**
+ * The values of `keys`, read with read conflicts: an array when the
+ * transaction answers at once, else the promise of one. Each value is the
+ * caller's own copy, as `get` gives it.
+ */
+export function getMany(tx: Transaction, keys: readonly Buffer[]): (Buffer | undefined)[] | Promise<(Buffer | undefined)[]> {
+  const target = synchronous(tx, 'get');
+  if (target === undefined) return Promise.all(keys.map((key) => tx.get(key)));
+  const values: (Buffer | undefined)[] = new Array(keys.length);
+  for (let i = 0; i < keys.length; i++) values[i] = target[READ_KEY_NOW](keys[i] as Buffer, true);
+  return values;
+}
+
+/** `tx.snapshot().getRange(start, end, options)`: an array when the transaction answers at once, else its promise. */
+export function getRangeSnapshot(
+  tx: Transaction,
+  start: Buffer,
+  end: Buffer,
+  options?: RangeOptions,
+): KeyValue[] | Promise<KeyValue[]> {
+  const target = synchronous(tx, 'snapshot');
+  if (target === undefined) return tx.snapshot().getRange(start, end, options);
+  return target[READ_RANGE_NOW](start, end, options, false);
+}
