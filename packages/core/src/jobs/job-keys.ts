@@ -28,6 +28,8 @@ import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampEle
 const MAX_CACHED_TYPES = 10_000;
 /** Priorities whose encoded pending prefix a type keeps; past this the cache starts over. */
 const MAX_CACHED_PRIORITIES = 64;
+/** Id elements up to this many bytes are copied by a loop in JavaScript (see jobFromElement). */
+const COPY_LOOP_BYTES = 64;
 /** User versions whose activity template a type keeps (a batch holds at most 1,000 jobs). */
 const MAX_CACHED_TEMPLATES = 1_024;
 
@@ -64,6 +66,23 @@ export class TypeKeys {
 
   job(id: string): Buffer {
     return appendTupleString(this.data.prefix, id);
+  }
+
+  /**
+   * The data key of the job whose id is the last element of `key`, from
+   * `at` on (a pending key's id, say): the data prefix and that element's
+   * bytes as they are, since a string element is encoded alike in any
+   * tuple. No decode and encode of the id again, as `job(id)` would need.
+   */
+  jobFromElement(key: Buffer, at: number): Buffer {
+    const prefix = this.data.prefix;
+    const element = key.length - at;
+    const out = Buffer.allocUnsafe(prefix.length + element);
+    copyPrefix(out, prefix);
+    // A loop beats a call into C++ for the few dozen bytes of a usual id.
+    if (element > COPY_LOOP_BYTES) key.copy(out, prefix.length, at);
+    else for (let i = 0; i < element; i++) out[prefix.length + i] = key[at + i] as number;
+    return out;
   }
 
   /** The pending key: lower keys run first, so the priority is negated. */

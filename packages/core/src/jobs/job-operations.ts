@@ -155,7 +155,21 @@ export async function updateJob(
   once?: OncePerAttempt,
 ): Promise<Job> {
   const key = keys.job(job.id);
-  const value = owned(keys, job, await tx.get(key));
+  return updateJobRead(tx, keys, job, data, userVersion, key, await tx.get(key), once);
+}
+
+/** {@link updateJob} once the job's data key `key` read `read`. */
+export function updateJobRead(
+  tx: Transaction,
+  keys: TypeKeys,
+  job: Job,
+  data: Buffer | undefined,
+  userVersion: number,
+  key: Buffer,
+  read: Buffer | undefined,
+  once?: OncePerAttempt,
+): Job {
+  const value = owned(keys, job, read);
   // The activity row moves to the new sequence; the record keeps all but its sequence (and data).
   tx.clear(keys.activityKeyOfRecord(value));
   writeRunningValue(tx, keys, key, job.id, updatedRecordBytes(value, data, userVersion), userVersion);

@@ -65,15 +65,17 @@ let lockAt = LOCKS_PER_FILL;
 
 /** A fresh worker lock: 16 random bytes as hex. */
 export function newLock(): string {
-  if (lockAt === LOCKS_PER_FILL) {
-    randomFillSync(lockPool);
-    lockHex = lockPool.toString('hex');
-    lockAt = 0;
-  }
+  if (lockAt === LOCKS_PER_FILL) fillLocks();
   // A substring of the fill's hex (V8 shares the characters rather than copying them).
   const lock = lockHex.slice(lockAt * LOCK_BYTES * 2, (lockAt + 1) * LOCK_BYTES * 2);
   lockAt += 1;
   return lock;
+}
+
+function fillLocks(): void {
+  randomFillSync(lockPool);
+  lockHex = lockPool.toString('hex');
+  lockAt = 0;
 }
 
 /**
@@ -168,12 +170,40 @@ export function recordRunningUnder(value: Buffer, lock: string): boolean {
 export function runningRecordBytes(pending: Buffer, lock: string, userVersion: number): Buffer {
   const value = Buffer.allocUnsafe(pending.length);
   pending.copy(value, 0);
-  value[0] = STATE_BYTES.running;
-  value.fill(0, SEQ_OFFSET, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
-  value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  return makeRunningInPlace(value, lock, userVersion);
+}
+
+/**
+ * {@link runningRecordBytes} made in `value` itself: for a record a
+ * transaction read, which is the caller's own copy (no allocation, no copy
+ * of the data). Returns `value`.
+ */
+export function makeRunningInPlace(value: Buffer, lock: string, userVersion: number): Buffer {
+  markRunning(value, userVersion);
   writeLock(value, lock);
-  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
   return value;
+}
+
+/**
+ * {@link makeRunningInPlace} under a fresh lock, which it returns (what
+ * `newLock` would have made): its random bytes are copied into the record
+ * as they are, rather than turned into hex and decoded back.
+ */
+export function makeRunningUnderNewLock(value: Buffer, userVersion: number): string {
+  markRunning(value, userVersion);
+  if (lockAt === LOCKS_PER_FILL) fillLocks();
+  const from = lockAt * LOCK_BYTES;
+  for (let i = 0; i < LOCK_BYTES; i++) value[LOCK_OFFSET + i] = lockPool[from + i] as number;
+  return newLock();
+}
+
+/** A record's header made running: a fresh sequence (left for the commit) with `userVersion`, no resubmit flag. */
+function markRunning(value: Buffer, userVersion: number): void {
+  value[0] = STATE_BYTES.running;
+  // The 10 commit bytes, zeroed by a loop (`fill` is a call into C++).
+  for (let i = SEQ_OFFSET; i < SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2; i++) value[i] = 0;
+  value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
+  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
 }
 
 /** Hex digit values by character code ('0'-'9', 'a'-'f'; anything else -1). */

@@ -14,6 +14,7 @@ import {
   setVersionstampedKeyHandedOver,
   setVersionstampedValueHandedOver,
 } from '../storage/embedded/handed-over-writes.js';
+import { getMany } from '../storage/embedded/synchronous-reads.js';
 import { isShortAscii, writeAscii } from '../keys/tuple-append.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 import type { AcceptBatch } from './accept-batcher.js';
@@ -22,18 +23,17 @@ import type { TypeKeys } from './job-keys.js';
 import {
   decodeJobRecord,
   encodeJobRecord,
-  newLock,
   RECORD_HEADER_BYTES,
   RECORD_SEQ_OFFSET,
   recordContinuous,
   recordPriority,
   recordScheduledTime,
+  makeRunningUnderNewLock,
   recordState,
-  runningRecordBytes,
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
-import type { OncePerAttempt, PendingClaims } from './pending-queue.js';
+import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
@@ -88,11 +88,19 @@ export function writePending(
  * versionstamp, which the commit fills in: see `runningRecordBytes`) at
  * `key`, and the job's activity row at that sequence; a previous activity
  * row is the caller's to clear. `key` and `value` are handed over (kept without a copy): never change them after.
+ * `id`: the job's id, or its UTF-8 bytes, handed over likewise.
  */
-export function writeRunningValue(tx: Transaction, keys: TypeKeys, key: Buffer, id: string, value: Buffer, userVersion: number): void {
+export function writeRunningValue(
+  tx: Transaction,
+  keys: TypeKeys,
+  key: Buffer,
+  id: string | Buffer,
+  value: Buffer,
+  userVersion: number,
+): void {
   setVersionstampedValueHandedOver(tx, key, value, RECORD_SEQ_OFFSET);
   const template = keys.activityTemplateFor(userVersion);
-  setVersionstampedKeyHandedOver(tx, template.key, template.offset, idBytes(id));
+  setVersionstampedKeyHandedOver(tx, template.key, template.offset, typeof id === 'string' ? idBytes(id) : id);
 }
 
 /** The UTF-8 bytes of a job id (an activity row's value), short ASCII ids without a call into C++. */
@@ -204,11 +212,17 @@ export async function acceptJobs(
   const userVersionBase = shared?.userVersionBase ?? 0;
   const once = shared?.once;
   for (;;) {
-    const picked = await dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
+    const dequeue = dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    const picked = dequeue instanceof Promise ? await dequeue : dequeue;
     skippedClaims ||= picked.skippedClaims;
-    // Each job's key is made once: read here, written below.
-    const recordKeys = picked.jobs.map((next) => keys.job(next.id));
-    const values = await Promise.all(recordKeys.map((key) => tx.get(key)));
+    // Every record is read before anything is written (a read after a
+    // write of the transaction goes through its buffered writes). Each
+    // job's key is made once: read here, written below.
+    const recordKeys = new Array<Buffer>(picked.jobs.length);
+    for (let index = 0; index < recordKeys.length; index++) recordKeys[index] = (picked.jobs[index] as DequeuedJob).recordKey;
+    const read = getMany(tx, recordKeys);
+    const values = Array.isArray(read) ? read : await read;
     let truncated = false;
     let stale = 0;
     for (let index = 0; index < picked.jobs.length; index++) {
@@ -216,7 +230,7 @@ export async function acceptJobs(
         truncated = true;
         break;
       }
-      const next = picked.jobs[index] as (typeof picked.jobs)[number];
+      const next = picked.jobs[index] as DequeuedJob;
       const value = values[index];
       takePending(tx, next.key, claims);
       // Only the entry at the record's own (priority, scheduled time) is the
@@ -232,19 +246,22 @@ export async function acceptJobs(
         stale += 1;
         continue;
       }
-      const lock = newLock();
       const userVersion = userVersionBase + jobs.length;
-      writeRunningValue(tx, keys, recordKeys[index] as Buffer, next.id, runningRecordBytes(value, lock, userVersion), userVersion);
       bytes += value.length - RECORD_HEADER_BYTES;
+      const data = decodeJobDataAt(value, RECORD_HEADER_BYTES);
+      const continuous = recordContinuous(value);
+      // What a read returned is the caller's own copy: made running in place.
+      const lock = makeRunningUnderNewLock(value, userVersion);
+      writeRunningValue(tx, keys, next.recordKey, next.idBytes ?? next.id, value, userVersion);
       jobs.push({
         type: keys.type,
         id: next.id,
         lock,
-        data: decodeJobDataAt(value, RECORD_HEADER_BYTES),
+        data,
         priority: next.priority,
         scheduledTime: next.scheduledTime,
         resubmit: false,
-        continuous: recordContinuous(value),
+        continuous,
       });
     }
     if (jobs.length === count || truncated) {

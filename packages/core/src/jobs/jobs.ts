@@ -22,6 +22,7 @@ import {
 import { AcceptBatcher, MAX_ACCEPT_MANY } from './accept-batcher.js';
 import type { AcceptOutcome } from './accept-batcher.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
+import { FINISH_COUNTED } from './counted-finish.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
 import {
   checkAcceptTimeout,
@@ -52,7 +53,7 @@ import { ParkedAccepts } from './parked-accepts.js';
 import { countPendingPage } from './pending-queue.js';
 import { SettleTurn } from './settle-turn.js';
 import { WriteBatcher } from './write-batcher.js';
-import type { WriteRequest } from './write-batcher.js';
+import type { WriteCounter, WriteRequest } from './write-batcher.js';
 import { AddCall, FinishCall, UpdateCall, writeBytes } from './write-calls.js';
 import type {
   AcceptOptions,
@@ -131,7 +132,7 @@ export class Jobs {
     }
     this.#database = database;
     this.#ownsDatabase = checkOptions(options, 'new Jobs').ownsDatabase === true;
-    this.#writes = new WriteBatcher(database, this.#turn, this.#parked);
+    this.#writes = new WriteBatcher(database, this.#turn, this.#parked, this.#failureOf);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
       changes: (data, addOptions) => this.#changes(data, addOptions),
@@ -512,6 +513,16 @@ export class Jobs {
     }
   }
 
+  /** `finish`, telling `counter` once it has settled (see counted-finish.ts). @internal */
+  [FINISH_COUNTED](job: Job, data: unknown, counter: WriteCounter): Promise<'pending' | 'finished'> {
+    try {
+      return this.#write(this.#finishRequest(job, data), counter);
+    } catch (error) {
+      counter.settled();
+      return Promise.reject(error);
+    }
+  }
+
   /**
    * `update` for many jobs, in as few transactions as the limits allow (one
    * for up to 1,000 small jobs), with the lock check per job: each item gets
@@ -697,6 +708,8 @@ export class Jobs {
     throw this.#failure(error);
   };
 
+  readonly #failureOf = (error: unknown): unknown => this.#failure(error);
+
   #typeKeys(type: unknown): TypeKeys {
     this.#checkOpen();
     // Only checked types are cached: a hit needs no second check.
@@ -728,9 +741,10 @@ export class Jobs {
     return this.#guarded(this.#database.doTransaction(body));
   }
 
-  #write<T>(request: WriteRequest<T>): Promise<T> {
+  #write<T>(request: WriteRequest<T>, counter?: WriteCounter): Promise<T> {
     this.#checkOpen();
-    return this.#guarded(this.#writes.submit(request));
+    // The batcher rejects with #failure's error itself (#failureOf): no `catch` per call.
+    return this.#writes.submit(request, counter);
   }
 
   #runBatch<T>(size: AdaptiveBatchSize, body: (tx: Transaction, size: number) => Promise<T>): Promise<T> {

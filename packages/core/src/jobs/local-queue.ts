@@ -17,9 +17,12 @@
 import { JobsError } from '../errors.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 import { describe } from './job-input.js';
+import { countedFinish } from './counted-finish.js';
+import type { CountedFinish, FINISH_COUNTED } from './counted-finish.js';
 import { acceptStartedAt } from './jobs.js';
 import type { Jobs } from './jobs.js';
 import type { Job } from './interfaces.js';
+import type { WriteCounter } from './write-batcher.js';
 
 /**
  * What a local queue uses of the jobs API: a `Jobs` handle, or anything
@@ -67,12 +70,18 @@ const RESTAMP_SHARE = 1 / 8;
  */
 const MAX_FILLS = 2;
 
-interface Held<T extends string> {
-  job: Job<T>;
-  /** performance.now() before the accept that took the job: when the store made it running, at the latest. */
-  takenAt: number;
-  /** performance.now() past which the job is given back rather than handed out. */
-  expires: number;
+/**
+ * The jobs of one accept that no worker has taken yet: `jobs` from `next`
+ * on. They share their times, so a held job costs no object of its own,
+ * and the accept's own array is kept as it is.
+ */
+interface HeldBatch<T extends string> {
+  readonly jobs: readonly Job<T>[];
+  next: number;
+  /** performance.now() before the accept that took the jobs: when the store made them running, at the latest. */
+  readonly takenAt: number;
+  /** performance.now() past which the jobs are given back rather than handed out. */
+  readonly expires: number;
 }
 
 interface Taker<T extends string> {
@@ -88,9 +97,10 @@ export class LocalQueue<T extends string = string> {
   #holdMs: number | undefined;
   /** Held longer than this, a job is stamped again before it is handed out (see RESTAMP_SHARE). */
   #restampMs = Number.POSITIVE_INFINITY;
-  /** Held jobs, oldest first, from `#head` on (a moving head: no shift per job). */
-  #held: Held<T>[] = [];
-  #head = 0;
+  /** Held jobs by accept, oldest first (a few batches at most: the queue holds `size` jobs). */
+  #held: HeldBatch<T>[] = [];
+  /** How many jobs `#held` holds. */
+  #heldCount = 0;
   /** Workers waiting in `take()`, first come first served. */
   readonly #takers: Taker<T>[] = [];
   /** Accepts in flight (at most {@link MAX_FILLS}), and the jobs they asked for between them. */
@@ -105,6 +115,8 @@ export class LocalQueue<T extends string = string> {
   #timer: NodeJS.Timeout | undefined;
   /** Finishes and give-backs not settled yet: `stop()` waits for them. */
   #writes = 0;
+  /** The source's finish that tells the queue when it settles (a `Jobs` handle's), if it has one. */
+  readonly #countedFinish: CountedFinish[typeof FINISH_COUNTED] | undefined;
   /** Resolves `stop()` once `#writes` is back to 0. */
   #writesDone: (() => void) | undefined;
   readonly #abort = new AbortController();
@@ -131,11 +143,12 @@ export class LocalQueue<T extends string = string> {
     this.#size = size;
     this.#holdMs = holdMs;
     this.#noSchedule = options.noSchedule === true;
+    this.#countedFinish = countedFinish(jobs);
   }
 
   /** Jobs taken and not yet handed out. */
   get held(): number {
-    return this.#held.length - this.#head;
+    return this.#heldCount;
   }
 
   /**
@@ -146,10 +159,14 @@ export class LocalQueue<T extends string = string> {
    */
   take(): Promise<Job<T> | undefined> {
     if (this.#stopped) return Promise.resolve(undefined);
-    const entry = this.#next();
-    if (entry !== undefined) {
+    const now = performance.now();
+    const batch = this.#current(now);
+    if (batch !== undefined) {
+      const job = batch.jobs[batch.next++] as Job<T>;
+      this.#heldCount -= 1;
+      if (batch.next === batch.jobs.length) this.#held.shift();
       this.#scheduleFill();
-      return this.#handOut(entry);
+      return now - batch.takenAt <= this.#restampMs ? Promise.resolve(job) : this.#restamp(job);
     }
     return new Promise((resolve, reject) => {
       this.#takers.push({ resolve, reject });
@@ -160,10 +177,13 @@ export class LocalQueue<T extends string = string> {
   /**
    * `jobs.finish(job, data)`, counted by the queue so that `stop()` waits
    * for it. Concurrent finishes share transactions (the write batcher), so
-   * a worker need not wait for one before taking its next job.
+   * a worker need not wait for one before taking its next job. The promise
+   * is the finish's own: a rejection (`halt`) is the worker's to handle.
    */
   finish(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
-    return this.#track(this.#jobs.finish(job, data));
+    if (this.#countedFinish === undefined) return this.#track(this.#jobs.finish(job, data));
+    this.#writes += 1;
+    return this.#countedFinish.call(this.#jobs, job, data, this.#counter);
   }
 
   /**
@@ -193,34 +213,30 @@ export class LocalQueue<T extends string = string> {
     }
   }
 
-  /** The next held job that is not past its hold; the expired ones are given back. */
-  #next(): Held<T> | undefined {
-    const now = performance.now();
-    let expired: Job<T>[] | undefined;
-    let next: Held<T> | undefined;
-    while (this.#head < this.#held.length) {
-      const entry = this.#held[this.#head++] as Held<T>;
-      if (entry.expires > now) {
-        next = entry;
-        break;
-      }
-      expired ??= [];
-      expired.push(entry.job);
+  /** The oldest held batch whose jobs are not past their hold at `now`; the expired ones are given back. */
+  #current(now: number): HeldBatch<T> | undefined {
+    let batch = this.#held[0];
+    while (batch !== undefined && batch.expires <= now) {
+      this.#giveBack(this.#release(batch));
+      batch = this.#held[0];
     }
-    this.#compact();
-    if (expired !== undefined) this.#giveBack(expired);
-    return next;
+    return batch;
+  }
+
+  /** The jobs left in the oldest held batch, which leaves the queue. */
+  #release(batch: HeldBatch<T>): Job<T>[] {
+    this.#held.shift();
+    this.#heldCount -= batch.jobs.length - batch.next;
+    return batch.jobs.slice(batch.next);
   }
 
   /**
-   * The job of a held entry, for a worker: as it is when it was taken
-   * lately, else after an `update` that stamps its activity again. A job
-   * that is no longer ours (`halt`: re-enqueued or removed meanwhile) is
-   * skipped for the next one.
+   * A held job for a worker after an `update` that stamps its activity
+   * again (it was taken a while ago). A job that is no longer ours (`halt`:
+   * re-enqueued or removed meanwhile) is skipped for the next one.
    */
-  #handOut(entry: Held<T>): Promise<Job<T> | undefined> {
-    if (performance.now() - entry.takenAt <= this.#restampMs) return Promise.resolve(entry.job);
-    return this.#track(this.#jobs.update(entry.job)).catch((error: unknown) => {
+  #restamp(job: Job<T>): Promise<Job<T> | undefined> {
+    return this.#track(this.#jobs.update(job)).catch((error: unknown) => {
       if (JobsError.is(error, 'halt')) return this.take();
       throw error;
     });
@@ -228,20 +244,11 @@ export class LocalQueue<T extends string = string> {
 
   /** Every held job, removed from the queue. */
   #drain(): Job<T>[] {
-    const jobs = this.#held.slice(this.#head).map((entry) => entry.job);
+    const jobs: Job<T>[] = [];
+    for (const batch of this.#held) for (let index = batch.next; index < batch.jobs.length; index++) jobs.push(batch.jobs[index] as Job<T>);
     this.#held = [];
-    this.#head = 0;
+    this.#heldCount = 0;
     return jobs;
-  }
-
-  #compact(): void {
-    if (this.#head === this.#held.length) {
-      this.#held = [];
-      this.#head = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#held.length) {
-      this.#held = this.#held.slice(this.#head);
-      this.#head = 0;
-    }
   }
 
   /**
@@ -360,34 +367,30 @@ export class LocalQueue<T extends string = string> {
     }
     let index = 0;
     // Handed out as they arrive (the busy case: every worker waits): no
-    // entry or promise per job unless the job needs stamping first.
+    // promise per job unless the job needs stamping first.
     const fresh = performance.now() - takenAt <= this.#restampMs;
     while (index < taken.length && this.#takers.length > 0) {
       const taker = this.#takers.shift() as Taker<T>;
       const job = taken[index++] as Job<T>;
       if (fresh) taker.resolve(job);
-      else this.#handOut({ job, takenAt, expires }).then(taker.resolve, taker.reject);
+      else this.#restamp(job).then(taker.resolve, taker.reject);
     }
     if (index === taken.length) return;
-    for (; index < taken.length; index++) this.#held.push({ job: taken[index] as Job<T>, takenAt, expires });
+    this.#held.push({ jobs: taken, next: index, takenAt, expires });
+    this.#heldCount += taken.length - index;
     this.#armTimer();
   }
 
   /** Wakes when the oldest held job's hold ends, to give back what nobody took in time. */
   #armTimer(): void {
     if (this.#timer !== undefined || this.#stopped) return;
-    const oldest = this.#held[this.#head];
+    const oldest = this.#held[0];
     if (oldest === undefined) return;
     this.#timer = setTimeout(
       () => {
         this.#timer = undefined;
-        const now = performance.now();
-        const expired: Job<T>[] = [];
-        while (this.#head < this.#held.length && (this.#held[this.#head] as Held<T>).expires <= now) {
-          expired.push((this.#held[this.#head++] as Held<T>).job);
-        }
-        this.#compact();
-        this.#giveBack(expired);
+        // #current gives back every batch past its hold.
+        this.#current(performance.now());
         this.#armTimer();
         // Jobs that nobody took within their hold show there is no demand:
         // the queue takes more on the next take(), not now (it would take
@@ -420,7 +423,7 @@ export class LocalQueue<T extends string = string> {
     ).catch(() => {});
   }
 
-  /** Counts a write until it settles (a counter and one shared callback: finishes are per job). */
+  /** Counts a write until it settles (a `then` with one shared callback; a `Jobs` handle's finishes need none, see finish). */
   #track<R>(write: Promise<R>): Promise<R> {
     this.#writes += 1;
     write.then(this.#settled, this.#settled);
@@ -431,4 +434,7 @@ export class LocalQueue<T extends string = string> {
     this.#writes -= 1;
     if (this.#writes === 0) this.#writesDone?.();
   };
+
+  /** Told by the source when a counted finish settles. */
+  readonly #counter: WriteCounter = { settled: this.#settled };
 }

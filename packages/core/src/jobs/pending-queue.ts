@@ -8,8 +8,10 @@
 
 import type { KeyValue, ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
+import { getRangeSnapshot } from '../storage/embedded/synchronous-reads.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { hasPrefix } from '../keys/has-prefix.js';
+import { TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE } from '../keys/tuple-append.js';
 import { parsePendingKey } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
 
@@ -60,6 +62,14 @@ export interface DequeuedJob {
   id: string;
   priority: number;
   scheduledTime: number;
+  /** The job's data key, `keys.job(id)`, built from the entry's own bytes: a fresh buffer the caller may hand over. */
+  recordKey: Buffer;
+  /**
+   * The UTF-8 bytes of the id (an activity row's value), a fresh buffer the
+   * caller may hand over; `undefined` when the id needs its escaped NULs
+   * decoded.
+   */
+  idBytes: Buffer | undefined;
 }
 
 export interface DequeueResult {
@@ -111,40 +121,110 @@ export function claimKey(key: Uint8Array): number {
  * One range read from the front usually serves it all: it holds the best
  * job, the jobs of equal rank to pick from, and, when the queue is short,
  * everything up to its end (a lone job costs one read, not three).
+ *
+ * The result comes at once when the transaction answers reads at once (the
+ * embedded engine: no promise per accept batch), else as a promise.
  */
-export async function dequeuePending(
+export function dequeuePending(
   tx: Transaction,
   keys: TypeKeys,
   maxScheduledTime: number | undefined,
   count = 1,
   claims?: PendingClaims,
-): Promise<DequeueResult> {
-  const snapshot = tx.snapshot();
-  const end = keys.pending.range().end;
-  const jobs: DequeuedJob[] = [];
-  const claimed = claims?.claimed;
-  const skipping = claimed !== undefined && claimed.size > 0;
-  let skipped = false;
-  let start = keys.pending.range().begin;
-  let nextScheduledTime: number | undefined;
-  read: while (jobs.length < count) {
-    // Always some candidates more than wanted, so that batches taking many
-    // jobs at once still pick at random and rarely pick the same ones; and
-    // room to pass over the entries other batches claimed.
-    const limit = count - jobs.length + FRONT_CANDIDATES - 1 + (skipping ? claimed.size : 0);
-    const page = await snapshot.getRange(start, end, { limit });
+): DequeueResult | Promise<DequeueResult> {
+  const pick = new FrontPick(keys, maxScheduledTime, count, claims);
+  while (pick.wantsPage()) {
+    const page = getRangeSnapshot(tx, pick.start, pick.end, { limit: pick.pageLimit() });
+    if (!Array.isArray(page)) return dequeueRest(tx, pick, page);
+    pick.add(page);
+  }
+  return pick.result();
+}
+
+/** {@link dequeuePending} on a transaction that answers reads with promises. */
+async function dequeueRest(tx: Transaction, pick: FrontPick, first: Promise<KeyValue[]>): Promise<DequeueResult> {
+  pick.add(await first);
+  while (pick.wantsPage()) pick.add(await tx.snapshot().getRange(pick.start, pick.end, { limit: pick.pageLimit() }));
+  return pick.result();
+}
+
+/** The picks of one dequeue, page by page (see {@link dequeuePending}). */
+class FrontPick {
+  readonly #keys: TypeKeys;
+  readonly #maxScheduledTime: number | undefined;
+  readonly #count: number;
+  readonly #claimed: ReadonlySet<number> | undefined;
+  readonly #skipping: boolean;
+  readonly jobs: DequeuedJob[] = [];
+  readonly end: Buffer;
+  /** Where the next page starts. */
+  start: Buffer;
+  /**
+   * The limit the page being read was asked with. Other batches' claims may
+   * change while a read is in flight (on a transaction whose reads are
+   * promises): whether a page reached the end of the queue is judged by the
+   * limit it was read with, not by one computed again.
+   */
+  #limit = 0;
+  #skipped = false;
+  #done = false;
+  #nextScheduledTime: number | undefined;
+
+  constructor(keys: TypeKeys, maxScheduledTime: number | undefined, count: number, claims: PendingClaims | undefined) {
+    this.#keys = keys;
+    this.#maxScheduledTime = maxScheduledTime;
+    this.#count = count;
+    this.#claimed = claims?.claimed;
+    this.#skipping = this.#claimed !== undefined && this.#claimed.size > 0;
+    const range = keys.pending.range();
+    this.start = range.begin;
+    this.end = range.end;
+  }
+
+  /** Whether another page is to be read, from `start` up to `pageLimit()` entries. */
+  wantsPage(): boolean {
+    return !this.#done && this.jobs.length < this.#count;
+  }
+
+  /**
+   * The limit to read the next page with (kept for `add`): always some
+   * candidates more than wanted, so that batches taking many jobs at once
+   * still pick at random and rarely pick the same ones; and room to pass
+   * over the entries other batches claimed.
+   */
+  pageLimit(): number {
+    this.#limit = this.#count - this.jobs.length + FRONT_CANDIDATES - 1 + (this.#skipping ? (this.#claimed?.size ?? 0) : 0);
+    return this.#limit;
+  }
+
+  result(): DequeueResult {
+    const short = this.jobs.length < this.#count;
+    return { jobs: this.jobs, nextScheduledTime: short ? this.#nextScheduledTime : undefined, skippedClaims: this.#skipped };
+  }
+
+  /** Picks from one page read at `start` with `pageLimit()`; sets where the next page starts, or that none is needed. */
+  add(page: KeyValue[]): void {
+    const keys = this.#keys;
+    const maxScheduledTime = this.#maxScheduledTime;
+    const claimed = this.#claimed;
+    const skipping = this.#skipping;
+    const jobs = this.jobs;
+    const count = this.#count;
     // A page shorter than its limit reached the end of the queue.
-    const full = page.length === limit;
+    const full = page.length === this.#limit;
     const last = page.at(-1);
-    if (last === undefined) break;
+    if (last === undefined) {
+      this.#done = true;
+      return;
+    }
     let index = 0;
     /** Rows before `index` belong to other ranks (passed over, or picked from). */
     let passedRanks = false;
     while (index < page.length && jobs.length < count) {
       const front = page[index] as KeyValue;
-      if (skipping && claimed.has(claimKey(front.key))) {
+      if (skipping && (claimed as ReadonlySet<number>).has(claimKey(front.key))) {
         // Taken by a batch still committing.
-        skipped = true;
+        this.#skipped = true;
         index += 1;
         continue;
       }
@@ -152,54 +232,125 @@ export async function dequeuePending(
       if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
         // This priority's earliest job is not due: so is every other job of
         // this priority. Skip to the next priority.
-        nextScheduledTime = Math.min(nextScheduledTime ?? head.scheduledTime, head.scheduledTime);
+        this.#nextScheduledTime = Math.min(this.#nextScheduledTime ?? head.scheduledTime, head.scheduledTime);
         const priorityEnd = keyAfterPrefix(keys.pendingPriorityPrefix(head.priority));
         while (index < page.length && Buffer.compare((page[index] as KeyValue).key, priorityEnd) < 0) index += 1;
         if (index === page.length && full) {
-          start = priorityEnd;
-          continue read;
+          this.start = priorityEnd;
+          return;
         }
         passedRanks = true;
         continue;
       }
       // Jobs of equal rank: the same priority and (unless scheduled times are
       // ignored) the same scheduled time. Any of them is a correct pick.
-      const rank =
-        maxScheduledTime === undefined
-          ? keys.pendingPriorityPrefix(head.priority)
-          : keys.pendingRankPrefix(head.priority, head.scheduledTime);
-      let rankEnd = index;
-      while (rankEnd < page.length && hasPrefix((page[rankEnd] as KeyValue).key, rank)) rankEnd += 1;
+      const priorityPrefix = keys.pendingPriorityPrefix(head.priority);
+      const rank = maxScheduledTime === undefined ? priorityPrefix : keys.pendingRankPrefix(head.priority, head.scheduledTime);
+      const rankEnd = rankEndIn(page, index, rank);
       if (rankEnd === page.length && full && passedRanks) {
         // The rank goes on past this page, which began with other ranks:
         // read it from its start, for a whole page of candidates.
-        start = front.key;
-        continue read;
+        this.start = front.key;
+        return;
       }
-      let candidates = page.slice(index, rankEnd);
+      // The candidates are page[index, rankEnd), shuffled in place (the page
+      // is this read's own array); claimed ones are moved out first.
+      let candidatesEnd = rankEnd;
       if (skipping) {
-        const unclaimed = candidates.filter((row) => !claimed.has(claimKey(row.key)));
-        if (unclaimed.length < candidates.length) skipped = true;
-        candidates = unclaimed;
+        let kept = index;
+        for (let i = index; i < rankEnd; i++) {
+          const row = page[i] as KeyValue;
+          if ((claimed as ReadonlySet<number>).has(claimKey(row.key))) continue;
+          page[i] = page[kept] as KeyValue;
+          page[kept] = row;
+          kept += 1;
+        }
+        if (kept < rankEnd) this.#skipped = true;
+        candidatesEnd = kept;
       }
+      // The id element follows the priority and the scheduled time (a
+      // 9-byte double) in every key of the rank.
+      const idAt = priorityPrefix.length + TUPLE_DOUBLE_BYTES;
+      const sameTime = maxScheduledTime === undefined ? undefined : head.scheduledTime;
       // A partial Fisher-Yates shuffle: distinct random candidates.
-      const picks = Math.min(count - jobs.length, candidates.length);
+      const candidates = candidatesEnd - index;
+      const picks = Math.min(count - jobs.length, candidates);
       for (let i = 0; i < picks; i++) {
-        const j = i + Math.floor(Math.random() * (candidates.length - i));
-        const picked = candidates[j] as KeyValue;
-        candidates[j] = candidates[i] as KeyValue;
-        const parts = parsePendingKey(keys, picked.key);
-        jobs.push({ key: picked.key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime });
+        const j = index + i + Math.floor(Math.random() * (candidates - i));
+        const picked = page[j] as KeyValue;
+        page[j] = page[index + i] as KeyValue;
+        page[index + i] = picked;
+        jobs.push(dequeued(keys, picked.key, head.priority, sameTime, idAt));
       }
       index = rankEnd;
       passedRanks = true;
     }
-    if (jobs.length === count || !full) break;
+    if (jobs.length === count || !full) {
+      this.#done = true;
+      return;
+    }
     // Every unclaimed candidate read was picked: go on after the page.
     // Nothing is cleared yet, so the next read must not start at the front.
-    start = Buffer.concat([last.key, ZERO]);
+    this.start = Buffer.concat([last.key, ZERO]);
   }
-  return { jobs, nextScheduledTime: jobs.length < count ? nextScheduledTime : undefined, skippedClaims: skipped };
+}
+
+/**
+ * The end of the rank that starts at `page[from]`: the first row from there
+ * on whose key does not start with `rank`. Rows are in key order, so the
+ * rank's rows are one run: a binary search tests a few of them rather than
+ * every row a page of one big rank holds.
+ */
+function rankEndIn(page: readonly KeyValue[], from: number, rank: Buffer): number {
+  let low = from + 1;
+  let high = page.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (hasPrefix((page[middle] as KeyValue).key, rank)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * A picked entry of a rank whose keys hold their id element at `idAt`: the
+ * id read straight from the key, and the job's data key made of the data
+ * prefix and that same element (a string element is encoded alike in any
+ * tuple), with no decode of the rest and no encode of the id again.
+ * `scheduledTime` is the rank's when it has one (else read from the key).
+ */
+function dequeued(keys: TypeKeys, key: Buffer, priority: number, scheduledTime: number | undefined, idAt: number): DequeuedJob {
+  const last = key.length - 1;
+  // An id without NUL bytes runs to the key's last byte, a 00 (a 00 earlier is an escaped NUL, 00 ff).
+  const idBytes = key[idAt] === TUPLE_STRING_CODE && key[last] === 0 ? bytesWithoutNul(key, idAt + 1, last) : undefined;
+  if (idBytes !== undefined) {
+    return {
+      key,
+      id: key.toString('utf8', idAt + 1, last),
+      priority,
+      scheduledTime: scheduledTime ?? parsePendingKey(keys, key).scheduledTime,
+      recordKey: keys.jobFromElement(key, idAt),
+      idBytes,
+    };
+  }
+  const parts = parsePendingKey(keys, key);
+  return { key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime, recordKey: keys.job(parts.id), idBytes: undefined };
+}
+
+/**
+ * A copy of `bytes[start, end)`, or `undefined` when they hold a NUL byte:
+ * one loop into a buffer from Node's pool both checks and copies (a view,
+ * `subarray`, of a key lmdb returned cost over ten times as much, and
+ * `indexOf` is a call into C++).
+ */
+function bytesWithoutNul(bytes: Buffer, start: number, end: number): Buffer | undefined {
+  const out = Buffer.allocUnsafe(end - start);
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i] as number;
+    if (byte === 0) return undefined;
+    out[i - start] = byte;
+  }
+  return out;
 }
 
 /**

@@ -86,6 +86,13 @@ export interface WriteRequest<T> {
    * an async wrapper (a promise and a frame) per call.
    */
   settleInto?(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void> | void;
+  /**
+   * Optional, with `settleInto`: makes the call's reads that the transaction
+   * answers at once, before any call of the attempt runs `settleInto` (so
+   * before any writes), for `settleInto` to use. Never throws: a failed read
+   * is `settleInto`'s outcome.
+   */
+  readFirst?(tx: Transaction): void;
 }
 
 /** Where the calls of a batch report their outcomes, by user version. */
@@ -105,57 +112,105 @@ export const MAX_WRITE_BATCH_BYTES = 2_000_000;
  */
 export const MAX_WRITES_IN_FLIGHT = 8;
 
-interface Entry {
-  request: WriteRequest<unknown>;
+/**
+ * Told when a call settles, just after its promise is: how a caller that
+ * must know when its writes are done (a local queue's `stop()`) counts
+ * them without a `then` per call.
+ */
+export interface WriteCounter {
+  settled(): void;
+}
+
+/** What a failed call rejects with: the batcher's error as it is, or as its owner names it (a closed handle's `closed`). */
+export type FailureOf = (error: unknown) => unknown;
+
+const asItIs: FailureOf = (error) => error;
+
+/**
+ * The resolving functions of the promise being made: `new Promise(capture)`
+ * leaves them here for the call's constructor to take, so that no executor
+ * closure is made per call.
+ */
+const nothingCaptured = (): void => {};
+let capturedResolve: (value: unknown) => void = nothingCaptured;
+let capturedReject: (reason: unknown) => void = nothingCaptured;
+function capture(resolve: (value: never) => void, reject: (reason: never) => void): void {
+  capturedResolve = resolve as (value: unknown) => void;
+  capturedReject = reject as (reason: unknown) => void;
+}
+
+/**
+ * A call, from its queueing to its outcome: one of `submit` (it settles the
+ * promise `submit` returned) or an item of `submitAll` (it fills its slot
+ * in that call's outcomes). One object per call: the queue's entry and the
+ * caller's waiter in one.
+ */
+class Call {
+  readonly request: WriteRequest<unknown>;
   /** Set after a shared transaction failed: this call now gets one of its own. */
-  alone: boolean;
+  alone = false;
   /** Cleared after a parked accept failed in this call's transaction: it runs again without serving any. */
-  serveParked: boolean;
-  /** Who waits for this call's outcome, and the call's place among its calls. */
-  waiter: Waiter;
-  index: number;
-}
+  serveParked = true;
+  /** `submit`'s promise's resolving functions (else undefined). */
+  readonly #resolve: ((value: unknown) => void) | undefined;
+  readonly #reject: ((reason: unknown) => void) | undefined;
+  readonly #failure: FailureOf;
+  readonly #counter: WriteCounter | undefined;
+  /** The `submitAll` this call is an item of (else undefined), and its place there. */
+  readonly #many: ManyCalls | undefined;
+  readonly #index: number;
 
-/** The caller of `submit` (one call) or `submitAll` (many): one object per caller, not a closure per call. */
-interface Waiter {
-  settle(index: number, outcome: Settled<unknown>): void;
-}
-
-class OneCall<T> implements Waiter {
-  readonly #resolve: (value: T) => void;
-  readonly #reject: (reason: unknown) => void;
-
-  constructor(resolve: (value: T) => void, reject: (reason: unknown) => void) {
-    this.#resolve = resolve;
-    this.#reject = reject;
+  /** A call of `submit`, whose promise was made by `new Promise(capture)` just before. */
+  constructor(request: WriteRequest<unknown>, failure: FailureOf, counter: WriteCounter | undefined);
+  /** The item `index` of a `submitAll`. */
+  constructor(request: WriteRequest<unknown>, failure: FailureOf, counter: undefined, many: ManyCalls, index: number);
+  constructor(request: WriteRequest<unknown>, failure: FailureOf, counter: WriteCounter | undefined, many?: ManyCalls, index = 0) {
+    this.request = request;
+    this.#failure = failure;
+    this.#counter = counter;
+    this.#many = many;
+    this.#index = index;
+    if (many === undefined) {
+      this.#resolve = capturedResolve;
+      this.#reject = capturedReject;
+      // Not kept past their call: they would hold its promise (and what waits on it) alive.
+      capturedResolve = nothingCaptured;
+      capturedReject = nothingCaptured;
+    }
   }
 
-  settle(_index: number, outcome: Settled<unknown>): void {
-    if (outcome.status === 'fulfilled') this.#resolve(outcome.value as T);
-    else this.#reject(outcome.reason);
+  settle(outcome: Settled<unknown>): void {
+    if (this.#many !== undefined) {
+      this.#many.settle(this.#index, outcome);
+      return;
+    }
+    if (outcome.status === 'fulfilled') this.#resolve?.(outcome.value);
+    else this.#reject?.(this.#failure(outcome.reason));
+    this.#counter?.settled();
   }
 }
 
-class ManyCalls<T> implements Waiter {
-  readonly #outcomes: Settled<T>[];
-  readonly #resolve: (outcomes: Settled<T>[]) => void;
+/** A `submitAll`: its outcomes, and one promise for all of them. */
+class ManyCalls {
+  readonly #outcomes: Settled<unknown>[];
+  readonly #resolve: (outcomes: Settled<unknown>[]) => void;
   #left: number;
 
-  constructor(count: number, resolve: (outcomes: Settled<T>[]) => void) {
-    this.#outcomes = new Array<Settled<T>>(count);
+  constructor(count: number, resolve: (outcomes: Settled<unknown>[]) => void) {
+    this.#outcomes = new Array<Settled<unknown>>(count);
     this.#left = count;
     this.#resolve = resolve;
   }
 
   settle(index: number, outcome: Settled<unknown>): void {
-    this.#outcomes[index] = outcome as Settled<T>;
+    this.#outcomes[index] = outcome;
     this.#left -= 1;
     if (this.#left === 0) this.#resolve(this.#outcomes);
   }
 }
 
 export class WriteBatcher {
-  readonly #queue = new EntryQueue();
+  readonly #queue = new CallQueue();
   #inFlight = 0;
   /** Transactions whose bodies run now: the next waits for them, to gather more calls. */
   readonly #batches: ReadingBatches;
@@ -169,27 +224,40 @@ export class WriteBatcher {
   readonly #turn: SettleTurn;
   /** The handle's parked accepts, which its transactions serve; none without. */
   readonly #parked: ParkedAccepts | undefined;
+  /** What `submit`'s calls reject with, given the error that failed them. */
+  readonly #failure: FailureOf;
 
-  constructor(database: Database, turn: SettleTurn = new SettleTurn(), parked?: ParkedAccepts) {
+  /**
+   * `failure` names the error a call of `submit` rejects with (a handle
+   * closed meanwhile turns a storage error into its own `closed`), applied
+   * where the call settles: no `catch` per call to rename it.
+   */
+  constructor(database: Database, turn: SettleTurn = new SettleTurn(), parked?: ParkedAccepts, failure: FailureOf = asItIs) {
     this.#batches = new ReadingBatches(database, () => this.#schedule());
     this.#turn = turn;
     this.#parked = parked;
+    this.#failure = failure;
   }
 
-  /** Runs one call; resolves or rejects with that call's own result. */
-  submit<T>(request: WriteRequest<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#enqueue(request, new OneCall(resolve, reject), 0);
-      this.#pump();
-    });
+  /**
+   * Runs one call; resolves or rejects with that call's own result.
+   * `counter`, when given, is told once the call has settled.
+   */
+  submit<T>(request: WriteRequest<T>, counter?: WriteCounter): Promise<T> {
+    const promise = new Promise<T>(capture);
+    this.#enqueue(new Call(request, this.#failure, counter));
+    this.#pump();
+    return promise;
   }
 
   /** Runs many calls, in as few transactions as the limits allow; each gets its own outcome. */
   submitAll<T>(requests: readonly WriteRequest<T>[]): Promise<Settled<T>[]> {
     if (requests.length === 0) return Promise.resolve([]);
     return new Promise((resolve) => {
-      const waiter = new ManyCalls<T>(requests.length, resolve);
-      for (let index = 0; index < requests.length; index++) this.#enqueue(requests[index] as WriteRequest<T>, waiter, index);
+      const many = new ManyCalls(requests.length, resolve as (outcomes: Settled<unknown>[]) => void);
+      for (let index = 0; index < requests.length; index++) {
+        this.#enqueue(new Call(requests[index] as WriteRequest<unknown>, this.#failure, undefined, many, index));
+      }
       this.#pump();
     });
   }
@@ -200,21 +268,15 @@ export class WriteBatcher {
    */
   close(error: () => Error): void {
     this.#closedError = error;
-    for (const entry of this.#queue.takeAll()) entry.waiter.settle(entry.index, { status: 'rejected', reason: error() });
+    for (const call of this.#queue.takeAll()) call.settle({ status: 'rejected', reason: error() });
   }
 
-  #enqueue<T>(request: WriteRequest<T>, waiter: Waiter, index: number): void {
+  #enqueue(call: Call): void {
     if (this.#closedError) {
-      waiter.settle(index, { status: 'rejected', reason: this.#closedError() });
+      call.settle({ status: 'rejected', reason: this.#closedError() });
       return;
     }
-    this.#queue.push({
-      request,
-      alone: false,
-      serveParked: true,
-      waiter,
-      index,
-    });
+    this.#queue.push(call);
   }
 
   /**
@@ -262,10 +324,10 @@ export class WriteBatcher {
   }
 
   /** The next calls, in order, that may share a transaction; their jobs are busy from now on. */
-  #takeBatch(): Entry[] {
+  #takeBatch(): Call[] {
     const queue = this.#queue;
-    const batch: Entry[] = [];
-    const left: Entry[] = [];
+    const batch: Call[] = [];
+    const left: Call[] = [];
     let bytes = 0;
     let index = queue.head;
     for (; index < queue.end; index++) {
@@ -290,7 +352,7 @@ export class WriteBatcher {
     return batch;
   }
 
-  async #run(batch: Entry[]): Promise<void> {
+  async #run(batch: Call[]): Promise<void> {
     this.#inFlight += 1;
     const handover = servesParked(batch) ? this.#parked?.handover() : undefined;
     let outcomes: Settled<unknown>[] | undefined;
@@ -310,8 +372,7 @@ export class WriteBatcher {
     else handover?.failed();
     if (outcomes !== undefined) {
       for (let index = 0; index < batch.length; index++) {
-        const entry = batch[index] as Entry;
-        entry.waiter.settle(entry.index, outcomes[index] as Settled<unknown>);
+        (batch[index] as Call).settle(outcomes[index] as Settled<unknown>);
       }
     } else if (failure instanceof HandoverFailure && this.#closedError === undefined) {
       // An accept's body failed, not the calls: they run again, serving none.
@@ -323,13 +384,13 @@ export class WriteBatcher {
       this.#queue.unshift(batch);
     } else {
       const reason = this.#closedError?.() ?? (failure as Error);
-      for (const entry of batch) entry.waiter.settle(entry.index, { status: 'rejected', reason });
+      for (const entry of batch) entry.settle({ status: 'rejected', reason });
     }
     this.#pump();
   }
 }
 
-function servesParked(batch: readonly Entry[]): boolean {
+function servesParked(batch: readonly Call[]): boolean {
   for (const entry of batch) if (!entry.serveParked) return false;
   return true;
 }
@@ -341,8 +402,8 @@ function servesParked(batch: readonly Entry[]): boolean {
  * of 1,000 made the taking quadratic (a visible share of the processors'
  * profile).
  */
-class EntryQueue {
-  #entries: Entry[] = [];
+class CallQueue {
+  #entries: Call[] = [];
   #head = 0;
 
   get length(): number {
@@ -359,11 +420,11 @@ class EntryQueue {
     return this.#entries.length;
   }
 
-  at(index: number): Entry {
-    return this.#entries[index] as Entry;
+  at(index: number): Call {
+    return this.#entries[index] as Call;
   }
 
-  push(entry: Entry): void {
+  push(entry: Call): void {
     this.#entries.push(entry);
   }
 
@@ -372,20 +433,20 @@ class EntryQueue {
    * stay queued, in order), which go back to the front: there is room for
    * them in the slots just taken.
    */
-  consume(index: number, kept: readonly Entry[]): void {
+  consume(index: number, kept: readonly Call[]): void {
     const entries = this.#entries;
     const head = index - kept.length;
-    for (let i = 0; i < kept.length; i++) entries[head + i] = kept[i] as Entry;
-    for (let i = this.#head; i < head; i++) entries[i] = undefined as unknown as Entry; // released for the GC
+    for (let i = 0; i < kept.length; i++) entries[head + i] = kept[i] as Call;
+    for (let i = this.#head; i < head; i++) entries[i] = undefined as unknown as Call; // released for the GC
     this.#head = head;
     this.#compact();
   }
 
   /** Puts calls back at the front, in order. */
-  unshift(front: readonly Entry[]): void {
+  unshift(front: readonly Call[]): void {
     if (front.length <= this.#head) {
       this.#head -= front.length;
-      for (let i = 0; i < front.length; i++) this.#entries[this.#head + i] = front[i] as Entry;
+      for (let i = 0; i < front.length; i++) this.#entries[this.#head + i] = front[i] as Call;
       return;
     }
     this.#entries = front.concat(this.#entries.slice(this.#head));
@@ -393,7 +454,7 @@ class EntryQueue {
   }
 
   /** Every call, the queue left empty. */
-  takeAll(): Entry[] {
+  takeAll(): Call[] {
     const all = this.#entries.slice(this.#head);
     this.#entries = [];
     this.#head = 0;
@@ -415,13 +476,18 @@ class EntryQueue {
 /** Job ids by type: no key string is built per call (a type and id joined had to be flattened and hashed anew). */
 class JobSet {
   readonly #scopes = new Map<string, Set<string>>();
+  /** The last type looked up and its ids: a batch's calls are mostly of one type, so most need no map lookup. */
+  #lastScope: string | undefined;
+  #lastIds: Set<string> | undefined;
 
   /** Adds the job; false when it was there already. */
   add(scope: string, id: string): boolean {
-    let ids = this.#scopes.get(scope);
+    let ids = this.#ids(scope);
     if (ids === undefined) {
       ids = new Set();
       this.#scopes.set(scope, ids);
+      this.#lastScope = scope;
+      this.#lastIds = ids;
     } else if (ids.has(id)) {
       return false;
     }
@@ -430,10 +496,26 @@ class JobSet {
   }
 
   delete(scope: string, id: string): void {
-    const ids = this.#scopes.get(scope);
+    const ids = this.#ids(scope);
     if (ids === undefined) return;
     ids.delete(id);
-    if (ids.size === 0) this.#scopes.delete(scope);
+    if (ids.size === 0) {
+      this.#scopes.delete(scope);
+      if (this.#lastIds === ids) {
+        this.#lastScope = undefined;
+        this.#lastIds = undefined;
+      }
+    }
+  }
+
+  #ids(scope: string): Set<string> | undefined {
+    if (scope === this.#lastScope) return this.#lastIds;
+    const ids = this.#scopes.get(scope);
+    if (ids !== undefined) {
+      this.#lastScope = scope;
+      this.#lastIds = ids;
+    }
+    return ids;
   }
 }
 
@@ -443,13 +525,16 @@ class JobSet {
  * the attempt is retried would write into the retry. Then serves the
  * accepts parked on what they enqueued, with the user versions after theirs.
  */
-async function runBodies(tx: Transaction, batch: readonly Entry[], handover: Handover | undefined): Promise<Settled<unknown>[]> {
+async function runBodies(tx: Transaction, batch: readonly Call[], handover: Handover | undefined): Promise<Settled<unknown>[]> {
   handover?.begin();
   const reads = new SharedReads(tx, handover);
   // One promise for the whole batch, not a `then` and a Promise.all slot per call.
   const bodies = new BodiesRun(batch.length);
+  // The reads that can be made at once come first: a read after the
+  // transaction's first write looks through its buffered writes too.
+  for (let userVersion = 0; userVersion < batch.length; userVersion++) (batch[userVersion] as Call).request.readFirst?.(tx);
   for (let userVersion = 0; userVersion < batch.length; userVersion++) {
-    const { request } = batch[userVersion] as Entry;
+    const { request } = batch[userVersion] as Call;
     if (request.settleInto !== undefined) void request.settleInto(tx, userVersion, reads, bodies);
     else void runBody(request, tx, userVersion, reads, bodies);
   }

@@ -3,14 +3,20 @@
 // request written as an object literal with an arrow `body` made a closure
 // per job, and tsx (esbuild's keepNames) wraps every such closure in an
 // `Object.defineProperty` call, which showed in the processors' profile.
-// In a batch, add and finish run through `settleInto`: the call's reads,
-// its writes and its outcome through callbacks passed inline to the reads,
-// not an async function per job nor a wrapper awaiting the body's own.
+// In a batch, add runs through `settleInto`: the call's reads, its writes
+// and its outcome through callbacks passed inline to the reads, not an
+// async function per job nor a wrapper awaiting the body's own. Update and
+// finish on the embedded engine read their record at once (`readFirst`,
+// before any call of the batch writes) and then run whole in `settleInto`,
+// with no promise at all; elsewhere they go through `get`'s promise.
 
 import type { Transaction } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
 import type { TypeKeys } from './job-keys.js';
-import { addJob, addJobRead, finishJob, finishJobRead, updateJob } from './job-operations.js';
+import { EmbeddedTransaction } from '../storage/embedded/embedded-transaction.js';
+import { READ_KEY_NOW } from '../storage/embedded/synchronous-reads.js';
+import type { SynchronousReads } from '../storage/embedded/synchronous-reads.js';
+import { addJob, addJobRead, finishJob, finishJobRead, updateJob, updateJobRead } from './job-operations.js';
 import { RECORD_HEADER_BYTES } from './job-record.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
@@ -89,7 +95,7 @@ export class AddCall implements WriteRequest<JobState> {
 }
 
 /** A worker's write to a job it holds (update or finish), with its data encoded. */
-abstract class OwnJobCall {
+abstract class OwnJobCall<T> {
   readonly scope: string;
   readonly id: string;
   readonly bytes: number;
@@ -105,44 +111,106 @@ abstract class OwnJobCall {
     this.job = job;
     this.data = data;
   }
-}
 
-/** A worker's `update` (or an item of `updateMany`) with its data encoded. */
-export class UpdateCall extends OwnJobCall implements WriteRequest<Job> {
-  body(tx: Transaction, userVersion: number, shared: SharedReads): Promise<Job> {
-    return updateJob(tx, this.keys, this.job, this.data, userVersion, shared);
-  }
-}
+  /** This attempt's read of the record, made by `readFirst`: the job's data key, what it read, or why it failed. */
+  #key: Buffer | undefined = undefined;
+  #value: Buffer | undefined = undefined;
+  #readFailure: unknown = undefined;
+  #readDone = false;
 
-/** A worker's `finish` (or an item of `finishMany`) with its data encoded. */
-export class FinishCall extends OwnJobCall implements WriteRequest<'pending' | 'finished'> {
-  body(tx: Transaction, _userVersion: number, shared: SharedReads): Promise<'pending' | 'finished'> {
-    return finishJob(tx, this.keys, this.job, this.data, shared);
-  }
+  /** The call's work once the job's record is read: `key` is its data key, `value` what it read. Throws a halt. */
+  protected abstract written(tx: Transaction, userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): T;
 
-  settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
-    let read: Promise<Buffer | undefined>;
-    let key: Buffer;
+  /**
+   * On the embedded engine, reads the job's record at once, before any call
+   * of the batch writes (see `WriteRequest.readFirst`); elsewhere nothing,
+   * and `settleInto` reads through `get`.
+   */
+  readFirst(tx: Transaction): void {
+    const now = readsNow(tx);
+    if (now === undefined) return;
+    this.#readDone = true;
+    this.#readFailure = undefined;
     try {
-      key = this.keys.job(this.id);
-      read = tx.get(key);
+      this.#key = this.keys.job(this.id);
+      this.#value = now[READ_KEY_NOW](this.#key, true);
     } catch (error) {
-      outcomes.settle(userVersion, { status: 'rejected', reason: error as Error });
-      return;
+      this.#readFailure = error;
     }
-    // Callbacks passed inline (not named, so tsx adds no name wrapper): one
-    // context and two closures per job instead of an async function's frame.
-    read.then(
-      (value) => outcomes.settle(userVersion, this.#finishRead(tx, key, value, shared)),
+  }
+
+  /**
+   * With the record read by `readFirst`, the whole call runs here: no
+   * promise, callback or outcome wrapper of its own. Otherwise the read's
+   * promise carries the rest.
+   */
+  settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
+    let outcome: Settled<unknown>;
+    try {
+      if (!this.#readDone) {
+        this.#settleLater(tx, userVersion, shared, outcomes, this.keys.job(this.id));
+        return;
+      }
+      const value = this.#value;
+      // Consumed: a retried attempt reads again (and the buffer is the transaction's now).
+      this.#readDone = false;
+      this.#value = undefined;
+      if (this.#readFailure !== undefined) throw this.#readFailure;
+      outcome = { status: 'fulfilled', value: this.written(tx, userVersion, shared, this.#key as Buffer, value) };
+    } catch (error) {
+      outcome = { status: 'rejected', reason: error as Error };
+    }
+    outcomes.settle(userVersion, outcome);
+  }
+
+  #settleLater(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes, key: Buffer): void {
+    // Callbacks passed inline (not named, so tsx adds no name wrapper).
+    tx.get(key).then(
+      (value) => outcomes.settle(userVersion, this.#settled(tx, userVersion, shared, key, value)),
       (error: unknown) => outcomes.settle(userVersion, { status: 'rejected', reason: error as Error }),
     );
   }
 
-  #finishRead(tx: Transaction, key: Buffer, value: Buffer | undefined, shared: SharedReads): Settled<unknown> {
+  #settled(tx: Transaction, userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): Settled<unknown> {
     try {
-      return { status: 'fulfilled', value: finishJobRead(tx, this.keys, this.job, this.data, key, value, shared) };
+      return { status: 'fulfilled', value: this.written(tx, userVersion, shared, key, value) };
     } catch (error) {
       return { status: 'rejected', reason: error as Error };
     }
+  }
+}
+
+/** `get` of the embedded engine's transactions, whose synchronous reads are the same reads. */
+const ENGINE_GET = EmbeddedTransaction.prototype.get;
+
+/**
+ * The transaction's synchronous reads: only an embedded transaction's own,
+ * not through a wrapper that intercepts `get` (a tracer, a test injecting
+ * read failures), which must see every read.
+ */
+function readsNow(tx: Transaction): SynchronousReads | undefined {
+  const reads = tx as Transaction & Partial<SynchronousReads>;
+  return reads[READ_KEY_NOW] !== undefined && tx.get === ENGINE_GET ? (reads as Transaction & SynchronousReads) : undefined;
+}
+
+/** A worker's `update` (or an item of `updateMany`) with its data encoded. */
+export class UpdateCall extends OwnJobCall<Job> implements WriteRequest<Job> {
+  body(tx: Transaction, userVersion: number, shared: SharedReads): Promise<Job> {
+    return updateJob(tx, this.keys, this.job, this.data, userVersion, shared);
+  }
+
+  protected written(tx: Transaction, userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): Job {
+    return updateJobRead(tx, this.keys, this.job, this.data, userVersion, key, value, shared);
+  }
+}
+
+/** A worker's `finish` (or an item of `finishMany`) with its data encoded. */
+export class FinishCall extends OwnJobCall<'pending' | 'finished'> implements WriteRequest<'pending' | 'finished'> {
+  body(tx: Transaction, _userVersion: number, shared: SharedReads): Promise<'pending' | 'finished'> {
+    return finishJob(tx, this.keys, this.job, this.data, shared);
+  }
+
+  protected written(tx: Transaction, _userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): 'pending' | 'finished' {
+    return finishJobRead(tx, this.keys, this.job, this.data, key, value, shared);
   }
 }
