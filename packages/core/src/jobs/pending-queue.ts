@@ -6,9 +6,9 @@
 // does not grow with the length of the queue (only with the number of
 // priority levels whose jobs are all scheduled in the future).
 
-import type { KeyValue, ReadTransaction, Transaction } from '../storage/interfaces.js';
+import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
-import { getRangeSnapshot } from '../storage/embedded/synchronous-reads.js';
+import { getRangeKeysSnapshot } from '../storage/embedded/synchronous-reads.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { hasPrefix } from '../keys/has-prefix.js';
 import { TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE } from '../keys/tuple-append.js';
@@ -123,7 +123,8 @@ export function claimKey(key: Uint8Array): number {
  * everything up to its end (a lone job costs one read, not three).
  *
  * The result comes at once when the transaction answers reads at once (the
- * embedded engine: no promise per accept batch), else as a promise.
+ * embedded engine: no promise per accept batch), else as a promise. Entries'
+ * values are always empty: only keys are read.
  */
 export function dequeuePending(
   tx: Transaction,
@@ -134,7 +135,7 @@ export function dequeuePending(
 ): DequeueResult | Promise<DequeueResult> {
   const pick = new FrontPick(keys, maxScheduledTime, count, claims);
   while (pick.wantsPage()) {
-    const page = getRangeSnapshot(tx, pick.start, pick.end, { limit: pick.pageLimit() });
+    const page = getRangeKeysSnapshot(tx, pick.start, pick.end, { limit: pick.pageLimit() });
     if (!Array.isArray(page)) return dequeueRest(tx, pick, page);
     pick.add(page);
   }
@@ -142,9 +143,9 @@ export function dequeuePending(
 }
 
 /** {@link dequeuePending} on a transaction that answers reads with promises. */
-async function dequeueRest(tx: Transaction, pick: FrontPick, first: Promise<KeyValue[]>): Promise<DequeueResult> {
+async function dequeueRest(tx: Transaction, pick: FrontPick, first: Promise<Buffer[]>): Promise<DequeueResult> {
   pick.add(await first);
-  while (pick.wantsPage()) pick.add(await tx.snapshot().getRange(pick.start, pick.end, { limit: pick.pageLimit() }));
+  while (pick.wantsPage()) pick.add(await getRangeKeysSnapshot(tx, pick.start, pick.end, { limit: pick.pageLimit() }));
   return pick.result();
 }
 
@@ -202,8 +203,8 @@ class FrontPick {
     return { jobs: this.jobs, nextScheduledTime: short ? this.#nextScheduledTime : undefined, skippedClaims: this.#skipped };
   }
 
-  /** Picks from one page read at `start` with `pageLimit()`; sets where the next page starts, or that none is needed. */
-  add(page: KeyValue[]): void {
+  /** Picks from one page of keys read at `start` with `pageLimit()`; sets where the next page starts, or that none is needed. */
+  add(page: Buffer[]): void {
     const keys = this.#keys;
     const maxScheduledTime = this.#maxScheduledTime;
     const claimed = this.#claimed;
@@ -221,20 +222,20 @@ class FrontPick {
     /** Rows before `index` belong to other ranks (passed over, or picked from). */
     let passedRanks = false;
     while (index < page.length && jobs.length < count) {
-      const front = page[index] as KeyValue;
-      if (skipping && (claimed as ReadonlySet<number>).has(claimKey(front.key))) {
+      const front = page[index] as Buffer;
+      if (skipping && (claimed as ReadonlySet<number>).has(claimKey(front))) {
         // Taken by a batch still committing.
         this.#skipped = true;
         index += 1;
         continue;
       }
-      const head = parsePendingKey(keys, front.key);
+      const head = parsePendingKey(keys, front);
       if (maxScheduledTime !== undefined && head.scheduledTime > maxScheduledTime) {
         // This priority's earliest job is not due: so is every other job of
         // this priority. Skip to the next priority.
         this.#nextScheduledTime = Math.min(this.#nextScheduledTime ?? head.scheduledTime, head.scheduledTime);
         const priorityEnd = keyAfterPrefix(keys.pendingPriorityPrefix(head.priority));
-        while (index < page.length && Buffer.compare((page[index] as KeyValue).key, priorityEnd) < 0) index += 1;
+        while (index < page.length && Buffer.compare(page[index] as Buffer, priorityEnd) < 0) index += 1;
         if (index === page.length && full) {
           this.start = priorityEnd;
           return;
@@ -250,7 +251,7 @@ class FrontPick {
       if (rankEnd === page.length && full && passedRanks) {
         // The rank goes on past this page, which began with other ranks:
         // read it from its start, for a whole page of candidates.
-        this.start = front.key;
+        this.start = front;
         return;
       }
       // The candidates are page[index, rankEnd), shuffled in place (the page
@@ -259,9 +260,9 @@ class FrontPick {
       if (skipping) {
         let kept = index;
         for (let i = index; i < rankEnd; i++) {
-          const row = page[i] as KeyValue;
-          if ((claimed as ReadonlySet<number>).has(claimKey(row.key))) continue;
-          page[i] = page[kept] as KeyValue;
+          const row = page[i] as Buffer;
+          if ((claimed as ReadonlySet<number>).has(claimKey(row))) continue;
+          page[i] = page[kept] as Buffer;
           page[kept] = row;
           kept += 1;
         }
@@ -277,10 +278,10 @@ class FrontPick {
       const picks = Math.min(count - jobs.length, candidates);
       for (let i = 0; i < picks; i++) {
         const j = index + i + Math.floor(Math.random() * (candidates - i));
-        const picked = page[j] as KeyValue;
-        page[j] = page[index + i] as KeyValue;
+        const picked = page[j] as Buffer;
+        page[j] = page[index + i] as Buffer;
         page[index + i] = picked;
-        jobs.push(dequeued(keys, picked.key, head.priority, sameTime, idAt));
+        jobs.push(dequeued(keys, picked, head.priority, sameTime, idAt));
       }
       index = rankEnd;
       passedRanks = true;
@@ -291,7 +292,7 @@ class FrontPick {
     }
     // Every unclaimed candidate read was picked: go on after the page.
     // Nothing is cleared yet, so the next read must not start at the front.
-    this.start = Buffer.concat([last.key, ZERO]);
+    this.start = Buffer.concat([last, ZERO]);
   }
 }
 
@@ -301,12 +302,12 @@ class FrontPick {
  * rank's rows are one run: a binary search tests a few of them rather than
  * every row a page of one big rank holds.
  */
-function rankEndIn(page: readonly KeyValue[], from: number, rank: Buffer): number {
+function rankEndIn(page: readonly Buffer[], from: number, rank: Buffer): number {
   let low = from + 1;
   let high = page.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (hasPrefix((page[middle] as KeyValue).key, rank)) low = middle + 1;
+    if (hasPrefix(page[middle] as Buffer, rank)) low = middle + 1;
     else high = middle;
   }
   return low;

@@ -28,7 +28,7 @@ import {
   SET_STAMPED_KEY_HANDED_OVER,
   SET_STAMPED_VALUE_HANDED_OVER,
 } from './handed-over-writes.js';
-import { READ_KEY_NOW, READ_RANGE_NOW, type SynchronousReads } from './synchronous-reads.js';
+import { READ_KEY_NOW, READ_RANGE_KEYS_NOW, READ_RANGE_NOW, type SynchronousReads } from './synchronous-reads.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
 import { KeyWatch } from './watch-registry.js';
@@ -37,6 +37,11 @@ type State = 'open' | 'committing' | 'committed' | 'failed';
 
 const NO_KEYS: readonly Buffer[] = [];
 const NO_WATCHES: readonly KeyWatch[] = [];
+
+/** A pair's key (a plain function: see Hot paths in the package README). */
+function keyOf(pair: KeyValue): Buffer {
+  return pair.key;
+}
 
 /** The smallest key after `key`: `key + \x00`. */
 function keyAfter(key: Buffer): Buffer {
@@ -158,6 +163,14 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     return this.#getRange(start, end, options, conflict);
   }
 
+  /**
+   * The keys `readRange` would read, answered at once (see synchronous-reads.ts).
+   * @internal
+   */
+  [READ_RANGE_KEYS_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[] {
+    return this.#getRangeKeys(start, end, options, conflict);
+  }
+
   #get(key: Buffer, conflict: boolean): Buffer | undefined {
     this.#checkOpen();
     const snapshot = this.#readSnapshot();
@@ -198,17 +211,40 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
         snapshot.collect(start, end, reverse, limit, results);
       }
     }
-    if (conflict) {
-      // Only the part of the range actually read: a limited read says nothing about keys past its last result.
-      const last = results[results.length - 1];
-      if (results.length >= limit && last !== undefined) {
-        if (reverse) this.#addReadRange(last.key, end);
-        else this.#addReadRange(start, keyAfter(last.key));
-      } else {
-        this.#addReadRange(start, end);
-      }
-    }
+    if (conflict) this.#addRangeReadConflict(start, end, reverse, limit, results.length, results[results.length - 1]?.key);
     return results;
+  }
+
+  /**
+   * The keys of `#getRange`'s pairs, forward: with no buffered write in the
+   * range, read keys only from lmdb (see synchronous-reads.ts).
+   */
+  #getRangeKeys(startBytes: Bytes, endBytes: Bytes, options: RangeOptions | undefined, conflict: boolean): Buffer[] {
+    const start = checkKey(startBytes, 'range start');
+    const end = checkRangeEnd(endBytes);
+    checkRange(start, end);
+    const checked = checkRangeOptions(options);
+    const limit = checkRangeLimit(checked?.limit);
+    const writes = this.#writes;
+    if (checked?.reverse === true || (writes !== undefined && (writes.stampedKeys.length > 0 || writes.touchesRange(start, end)))) {
+      return this.#getRange(start, end, options, conflict).map(keyOf);
+    }
+    this.#checkOpen();
+    const snapshot = this.#readSnapshot();
+    const results: Buffer[] = [];
+    if (Buffer.compare(start, end) < 0) snapshot.collectKeys(start, end, limit, results);
+    if (conflict) this.#addRangeReadConflict(start, end, false, limit, results.length, results[results.length - 1]);
+    return results;
+  }
+
+  /** A range read's conflict: only the part actually read, as a limited read says nothing about keys past its last result. */
+  #addRangeReadConflict(start: Buffer, end: Buffer, reverse: boolean, limit: number, count: number, last: Buffer | undefined): void {
+    if (count >= limit && last !== undefined) {
+      if (reverse) this.#addReadRange(last, end);
+      else this.#addReadRange(start, keyAfter(last));
+    } else {
+      this.#addReadRange(start, end);
+    }
   }
 
   /** A range read through the buffered writes: snapshot entries merged with point mutations, minus cleared ranges. */

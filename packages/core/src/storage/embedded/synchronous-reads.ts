@@ -18,11 +18,14 @@ import type { KeyValue, RangeOptions, Transaction } from '../interfaces.js';
 export const READ_KEY_NOW: unique symbol = Symbol('jobtree.readKeyNow');
 /** `getRange(start, end, options)` (with a read conflict range) or `snapshot().getRange(...)`, answered at once. */
 export const READ_RANGE_NOW: unique symbol = Symbol('jobtree.readRangeNow');
+/** The keys `getRange(start, end, options)` (or `snapshot().getRange`) would read, answered at once. */
+export const READ_RANGE_KEYS_NOW: unique symbol = Symbol('jobtree.readRangeKeysNow');
 
 /** What a transaction that can answer reads at once implements. */
 export interface SynchronousReads {
   [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined;
   [READ_RANGE_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): KeyValue[];
+  [READ_RANGE_KEYS_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[];
 }
 
 /**
@@ -33,7 +36,9 @@ export interface SynchronousReads {
  */
 function synchronous(tx: Transaction, method: 'get' | 'snapshot'): SynchronousReads | undefined {
   const reads = tx as Transaction & Partial<SynchronousReads>;
-  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_NOW] === undefined) return undefined;
+  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_NOW] === undefined || reads[READ_RANGE_KEYS_NOW] === undefined) {
+    return undefined;
+  }
   const own = (Object.getPrototypeOf(tx) as Partial<Transaction> | null)?.[method];
   return own !== undefined && own === tx[method] ? (reads as Transaction & SynchronousReads) : undefined;
 }
@@ -61,4 +66,29 @@ export function getRangeSnapshot(
   const target = synchronous(tx, 'snapshot');
   if (target === undefined) return tx.snapshot().getRange(start, end, options);
   return target[READ_RANGE_NOW](start, end, options, false);
+}
+
+/**
+ * The keys of `tx.snapshot().getRange(start, end, options)`: an array when
+ * the transaction answers at once, else the promise of one. On the embedded
+ * engine a range that none of the transaction's own writes touch is read
+ * keys only (no value copied, no pair made per entry): for ranges whose
+ * values the caller never looks at, such as the pending queue's, whose
+ * entries are all empty.
+ */
+export function getRangeKeysSnapshot(
+  tx: Transaction,
+  start: Buffer,
+  end: Buffer,
+  options?: RangeOptions,
+): Buffer[] | Promise<Buffer[]> {
+  const target = synchronous(tx, 'snapshot');
+  if (target === undefined) return tx.snapshot().getRange(start, end, options).then(keysOf);
+  return target[READ_RANGE_KEYS_NOW](start, end, options, false);
+}
+
+function keysOf(pairs: KeyValue[]): Buffer[] {
+  const keys = new Array<Buffer>(pairs.length);
+  for (let i = 0; i < pairs.length; i++) keys[i] = (pairs[i] as KeyValue).key;
+  return keys;
 }
