@@ -8,6 +8,7 @@
 // These functions only compute from what they read in the transaction they
 // are given, so the storage retry loop may run them again safely.
 
+import { FdbError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import {
   setHandedOver,
@@ -188,6 +189,38 @@ export interface SharedAccept {
 }
 
 /**
+ * The records of picked entries, read with read conflicts (an array at once
+ * on the embedded engine). A record this transaction already made running
+ * (its job taken from its own entry by an earlier pick of this accept, or
+ * by another accept sharing the transaction) holds a versionstamped value
+ * the store cannot read before the commit (`accessed_unreadable`): the
+ * entry that led to it is stale, and reads as no record, which clears it.
+ */
+function readPickedRecords(tx: Transaction, keys: Buffer[]): (Buffer | undefined)[] | Promise<(Buffer | undefined)[]> {
+  try {
+    const read = getMany(tx, keys);
+    return Array.isArray(read) ? read : read.catch((error: unknown) => readEachRecord(tx, keys, error));
+  } catch (error) {
+    return readEachRecord(tx, keys, error);
+  }
+}
+
+/** The rare path of readPickedRecords: one read per key, the unreadable ones as absent; any other error is thrown on. */
+async function readEachRecord(tx: Transaction, keys: Buffer[], error: unknown): Promise<(Buffer | undefined)[]> {
+  if (!FdbError.is(error, 'accessed_unreadable')) throw error;
+  const values: (Buffer | undefined)[] = [];
+  for (const key of keys) {
+    try {
+      values.push(await tx.get(key));
+    } catch (each) {
+      if (!FdbError.is(each, 'accessed_unreadable')) throw each;
+      values.push(undefined);
+    }
+  }
+  return values;
+}
+
+/**
  * Takes up to `count` due jobs and makes each running under a fresh lock.
  * Each gets its own user version, so their activity rows differ although
  * they share this commit's versionstamp. A transaction that reaches its
@@ -221,7 +254,7 @@ export async function acceptJobs(
     // job's key is made once: read here, written below.
     const recordKeys = new Array<Buffer>(picked.jobs.length);
     for (let index = 0; index < recordKeys.length; index++) recordKeys[index] = (picked.jobs[index] as DequeuedJob).recordKey;
-    const read = getMany(tx, recordKeys);
+    const read = readPickedRecords(tx, recordKeys);
     const values = Array.isArray(read) ? read : await read;
     let truncated = false;
     let stale = 0;
