@@ -1,0 +1,176 @@
+// Everything the hot path does at once, against the invariants that must
+// hold whatever the interleaving: adds (new ids, and ids that exist in any
+// state), removes, local-queue workers that update, flag and finish, plain
+// accepts that wait and are served by hand-over, and a second handle's
+// workers on the same database. No two workers may both succeed on one job
+// at once, every success goes through the lock the worker was handed, and
+// the keyspace (records, pending index, activity rows) stays consistent.
+
+import test from 'ava';
+import { checkJobsConsistency, JobsError, LocalQueue, openJobs } from '@jobtree/core';
+import type { Job, Jobs } from '@jobtree/core';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+/** A small deterministic generator (mulberry32), so a failure replays. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('adds, removes, updates, flags, finishes and hand-overs at once never give one job to two succeeding workers', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  const other = await openJobs({ database: jobs.database });
+  t.teardown(() => other.close());
+  const next = random(18_018);
+  const ids = Array.from({ length: 150 }, (_, i) => `m-${i}`);
+  const problems: string[] = [];
+  /**
+   * What happened to each job, in order: hand-outs and successful updates
+   * and finishes, by lock (also the message of a failure). The store holds
+   * one lock per job at a time, so once another lock has succeeded, a lock
+   * handed out before that success never succeeds again. (A lock handed out
+   * later may be an old one a local queue held while the job was removed
+   * and taken again: its holder gets halt, which is fine.)
+   */
+  const history = new Map<string, Array<{ event: string; lock: string }>>();
+  const log = (id: string, event: string, lock = '') => {
+    let events = history.get(id);
+    if (events === undefined) {
+      events = [];
+      history.set(id, events);
+    }
+    events.push({ event, lock });
+  };
+  const describe = (id: string) => (history.get(id) ?? []).map(({ event, lock }) => `${event} ${lock.slice(0, 6)}`).join(' | ');
+  let handedOut = 0;
+  let stop = false;
+
+  const received = (job: Job) => {
+    handedOut += 1;
+    if (history.get(job.id)?.some((entry) => entry.event === 'handed out' && entry.lock === job.lock)) {
+      problems.push(`${job.id}: lock ${job.lock} handed out twice`);
+    }
+    log(job.id, 'handed out', job.lock);
+    if (typeof job.data !== 'object' || job.data === null || (job.data as { id?: string }).id !== job.id) {
+      problems.push(`${job.id}: data ${JSON.stringify(job.data)}`);
+    }
+  };
+  const succeeded = (job: Job, what: string) => {
+    const events = history.get(job.id) ?? [];
+    const handed = events.findLastIndex((entry) => entry.event === 'handed out' && entry.lock === job.lock);
+    const other = events.findIndex((entry, index) => index > handed && entry.event.startsWith('ok') && entry.lock !== job.lock);
+    log(job.id, `ok ${what}`, job.lock);
+    if (handed < 0) problems.push(`${job.id}: ${what} succeeded under a lock never handed out`);
+    else if (other >= 0) problems.push(`${job.id}: ${what} succeeded after another lock succeeded since it was handed out`);
+  };
+  const work = async (handle: Jobs, job: Job, finish: (job: Job, data: unknown) => Promise<unknown>) => {
+    received(job);
+    try {
+      let current = job;
+      if (next() < 0.3) {
+        current = await handle.update(current, { id: job.id, step: 1 });
+        succeeded(current, 'update');
+      }
+      if (next() < 0.1) {
+        current = await handle.resubmit(current);
+        succeeded(current, 'resubmit');
+      }
+      if (next() < 0.3) await sleep(Math.floor(next() * 5));
+      await finish(current, { id: job.id, done: true });
+      succeeded(current, 'finish');
+    } catch (error) {
+      log(job.id, 'halt', job.lock);
+      if (!JobsError.is(error, 'halt')) problems.push(`${job.id}: ${String(error)}`);
+    }
+  };
+
+  const queues: Array<LocalQueue<string>> = [];
+  const workers: Promise<void>[] = [];
+  for (const handle of [jobs, other]) {
+    const queue = new LocalQueue<string>(handle, T1, { size: 40 });
+    queues.push(queue);
+    for (let w = 0; w < 6; w++) {
+      workers.push(
+        (async () => {
+          for (;;) {
+            const job = await queue.take();
+            if (job === undefined) return;
+            await work(handle, job, (j, data) => queue.finish(j, data));
+          }
+        })(),
+      );
+    }
+  }
+  // Plain accepts that wait: served by the writes' hand-over, or by their watch.
+  for (let w = 0; w < 3; w++) {
+    workers.push(
+      (async () => {
+        while (!stop) {
+          const job = await jobs.accept(T1, { timeout: 200 });
+          if (job !== undefined) await work(jobs, job, (j, data) => jobs.finish(j, data));
+        }
+      })(),
+    );
+  }
+  // The producer: every kind of add and remove, singly and in batches, for 2.5 s.
+  const until = Date.now() + 2_500;
+  while (Date.now() < until) {
+    const roll = next();
+    const id = ids[Math.floor(next() * ids.length)] as string;
+    try {
+      if (roll < 0.45) {
+        const batch = Array.from({ length: 1 + Math.floor(next() * 20) }, () => ids[Math.floor(next() * ids.length)] as string);
+        await jobs.addMany(
+          T1,
+          [...new Set(batch)].map((batchId) => ({ id: batchId, data: { id: batchId }, priority: Math.floor(next() * 3) })),
+        );
+      } else if (roll < 0.8) {
+        log(id, 'add');
+        void other.add(T1, id, { id }, { priority: Math.floor(next() * 3) }).then(
+          (state) => log(id, `added: ${state}`),
+          (error: unknown) => problems.push(`add ${id}: ${String(error)}`),
+        );
+      } else if (roll < 0.9) {
+        log(id, 'remove');
+        void jobs.remove(T1, id).then(
+          (existed) => log(id, `removed: ${existed}`),
+          (error: unknown) => problems.push(`remove ${id}: ${String(error)}`),
+        );
+      } else {
+        await sleep(Math.floor(next() * 4));
+      }
+    } catch (error) {
+      problems.push(`producer: ${String(error)}`);
+    }
+    if (next() < 0.2) await new Promise((resolve) => setImmediate(resolve));
+  }
+  stop = true;
+  // Let the workers drain what is pending, then stop the queues.
+  const drainUntil = Date.now() + 20_000;
+  while ((await jobs.pendingCount(T1)) > 0 && Date.now() < drainUntil) await sleep(50);
+  await Promise.all(queues.map((queue) => queue.stop()));
+  await Promise.all(workers);
+  // What the stopped queues gave back is pending again: finish it here.
+  for (let batch = await jobs.acceptMany(T1, 1_000); batch.length > 0; batch = await jobs.acceptMany(T1, 1_000)) {
+    for (const job of batch) received(job);
+    for (const [index, outcome] of (await jobs.finishMany(batch.map((job) => ({ job })))).entries()) {
+      if (outcome.status === 'fulfilled') succeeded(batch[index] as Job, 'finish');
+      else problems.push(`${(batch[index] as Job).id}: ${String(outcome.reason)}`);
+    }
+  }
+  const first = problems[0]?.split(':')[0];
+  t.deepEqual(problems.slice(0, 10), [], `${problems.length} problems; history of ${first}: ${describe(first ?? '')}`);
+  t.true(handedOut > 100, `${handedOut} jobs handed out`);
+  const report = await checkJobsConsistency(jobs.database);
+  t.deepEqual(report.anomalies, []);
+  t.is(report.states.running, 0, 'every job handed out was finished or halted');
+  t.is(report.states.pending, 0);
+});
