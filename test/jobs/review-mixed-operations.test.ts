@@ -10,18 +10,7 @@ import test from 'ava';
 import { checkJobsConsistency, JobsError, LocalQueue, openJobs } from '@jobtree/core';
 import type { Job, Jobs } from '@jobtree/core';
 import { openTempJobs, T1 } from './temp-jobs.js';
-
-/** A small deterministic generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seededRandom } from '../seeded-random.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -29,7 +18,7 @@ test('adds, removes, updates, flags, finishes and hand-overs at once never give 
   const { jobs } = await openTempJobs(t);
   const other = await openJobs({ database: jobs.database });
   t.teardown(() => other.close());
-  const next = random(18_018);
+  const next = seededRandom(18_018);
   const ids = Array.from({ length: 150 }, (_, i) => `m-${i}`);
   const problems: string[] = [];
   /**

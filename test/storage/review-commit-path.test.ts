@@ -8,11 +8,8 @@
 // transactions lose no update, and a commit resolves (and its data becomes
 // readable) only once lmdb reports it flushed.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
-import { FdbError, openDatabase } from '@jobtree/core';
+import { FdbError } from '@jobtree/core';
 import type { Database, KeyValue, Transaction } from '@jobtree/core';
 import { applyAdd } from '../../packages/core/src/storage/atomic-add.js';
 import {
@@ -21,32 +18,12 @@ import {
   setVersionstampedValueHandedOver,
 } from '../../packages/core/src/storage/embedded/handed-over-writes.js';
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
+import { seededRandom } from '../seeded-random.js';
+import { openTempDatabase } from './temp-database.js';
 
 const b = (text: string) => Buffer.from(text);
 /** A key past the engine's 1,900-byte lmdb limit: it lives in a bucket shared with every long key of the same prefix. */
 const long = (prefix: string, suffix = '') => Buffer.concat([b(prefix), Buffer.alloc(1_950, 0x6c), b(suffix)]);
-
-/** A small deterministic generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-async function openTemp(t: { teardown(fn: () => void | Promise<void>): void }): Promise<Database> {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-commit-path-'));
-  const db = await openDatabase({ path: dir });
-  t.teardown(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return db;
-}
 
 /** Two commits at once: the next batches take lmdb's asynchronous (streamed) write, not the lone-commit path. */
 async function warmUp(db: Database): Promise<void> {
@@ -64,7 +41,7 @@ function pairs(rows: readonly KeyValue[]): string[] {
 // --- buffers the caller owns ------------------------------------------------
 
 test('a value read stays as read: later reads, in the transaction and in later ones, do not change it', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   const keys = [b('own/a'), b('own/b'), long('own/c'), long('own/d')];
   await db.doTransaction((tx) => {
     keys.forEach((key, i) => {
@@ -95,7 +72,7 @@ test('a value read stays as read: later reads, in the transaction and in later o
 });
 
 test('changing a buffer a read returned changes neither the store nor a later read of the same key', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await db.doTransaction((tx) => {
     tx.set(b('mut/a'), b('stored-a'));
     tx.set(long('mut/b'), b('stored-b'));
@@ -124,7 +101,7 @@ test('changing a buffer a read returned changes neither the store nor a later re
 });
 
 test('a caller that changes its key and value buffers after set() or clearRange() does not change what commits', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   const key = b('given/a');
   const value = b('original');
@@ -238,9 +215,9 @@ async function fuzzTransaction(t: { is(a: unknown, b: unknown, m?: string): void
 }
 
 test('read-your-writes over random mutations of short and long keys, in transactions that commit in shared batches', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
-  const next = random(18_001);
+  const next = seededRandom(18_001);
   const clients = 6;
   const models: Model[] = [];
   const keySets: Buffer[][] = [];
@@ -272,7 +249,7 @@ test('read-your-writes over random mutations of short and long keys, in transact
 });
 
 test('a transaction keeps reading the version it started at while newer batches commit', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   await db.doTransaction((tx) => {
     tx.set(b('snap/a'), b('a1'));
@@ -313,10 +290,10 @@ test('a transaction keeps reading the version it started at while newer batches 
 // --- conflicts of pipelined transactions ----------------------------------
 
 test('pipelined read-modify-write transactions on short and long counters lose no update', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   const counters = [b('ctr/a'), b('ctr/b'), long('ctr/c'), long('ctr/d'), long('ctr/e')];
-  const next = random(18_002);
+  const next = seededRandom(18_002);
   const committed = new Map<string, number>();
   const clients = 12;
   const perClient = 20;
@@ -361,7 +338,7 @@ test('pipelined read-modify-write transactions on short and long counters lose n
 });
 
 test('a pipelined transaction that read a range a newer batch inserted a long key into does not commit', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   let release!: () => void;
   const released = new Promise<void>((resolve) => {
@@ -398,7 +375,7 @@ test('a pipelined transaction that read a range a newer batch inserted a long ke
 // --- versionstamps of transactions sharing a template ------------------------
 
 test('transactions of one batch that stamp keys and values from one shared template each get their own stamp, and the template stays as it was', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   const prefix = b('stamped/');
   const keyTemplate = Buffer.concat([prefix, Buffer.alloc(10), b('/tail')]);
@@ -445,7 +422,7 @@ test('transactions of one batch that stamp keys and values from one shared templ
 // --- durability -------------------------------------------------------------
 
 test.serial('a commit resolves, and becomes readable, only once lmdb reports its batch flushed', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
   let releaseFlush!: () => void;
   const flushGate = new Promise<void>((resolve) => {
@@ -536,7 +513,7 @@ async function microtasks(): Promise<void> {
 
 for (const members of [1, 40]) {
   test(`a transaction that joins a batch after another was checked against it still conflicts with what it reads (${members} members before)`, async (t) => {
-    const db = await openTemp(t);
+    const db = await openTempDatabase(t, 'review-commit-path');
     await warmUp(db);
     await db.doTransaction((tx) => {
       tx.set(b('grow/k'), b('0'));
@@ -569,7 +546,7 @@ for (const members of [1, 40]) {
 }
 
 test('range reads return every value whole and as stored, whatever its size, for short and long keys', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-commit-path');
   const sizes = [0, 1, 7, 100, 1_000, 2_000, 4_095, 4_096, 4_097, 8_192, 20_000, 65_536, 99_999];
   const patterned = (size: number, seed: number) => {
     const value = Buffer.allocUnsafe(size);
@@ -611,7 +588,7 @@ test('range reads return every value whole and as stored, whatever its size, for
 
 for (const behind of [1, 3]) {
   test(`write-conflict keys and versionstamped keys among many of one batch conflict with what a reader ${behind} batch(es) behind read`, async (t) => {
-    const db = await openTemp(t);
+    const db = await openTempDatabase(t, 'review-commit-path');
     await warmUp(db);
     const readers = {
       conflictKey: heldTransaction(db, 'conflictKey', (tx) => tx.get(b('wck/key-37'))),

@@ -4,37 +4,14 @@
 // without the transaction's own writes in the range, it returns exactly the
 // keys of the snapshot range read, in order, and adds no read conflict.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
-import { FdbError, openDatabase } from '@jobtree/core';
-import type { Database, Transaction } from '@jobtree/core';
+import { FdbError } from '@jobtree/core';
+import type { Transaction } from '@jobtree/core';
 import { getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { seededRandom } from '../seeded-random.js';
+import { openTempDatabase } from './temp-database.js';
 
 const b = (text: string) => Buffer.from(text);
-
-/** A small deterministic generator (mulberry32), so a failure replays. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-async function openTemp(t: { teardown(fn: () => void | Promise<void>): void }): Promise<Database> {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-range-keys-'));
-  const db = await openDatabase({ path: dir });
-  t.teardown(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return db;
-}
 
 /** Keys of a few shapes: short, long in two buckets, long ones that share a short key's start. */
 function keyOf(next: () => number): Buffer {
@@ -54,8 +31,8 @@ function keyOf(next: () => number): Buffer {
 const hexes = (keys: readonly Buffer[]) => keys.map((key) => key.toString('hex'));
 
 test('keys-only range reads return the keys a snapshot range read returns, for any store, bounds and limit', async (t) => {
-  const db = await openTemp(t);
-  const next = random(18_003);
+  const db = await openTempDatabase(t, 'review-range-keys');
+  const next = seededRandom(18_003);
   await db.doTransaction((tx) => {
     for (let i = 0; i < 120; i++) tx.set(keyOf(next), next() < 0.5 ? Buffer.alloc(0) : b(`v${i}`));
   });
@@ -79,7 +56,7 @@ test('keys-only range reads return the keys a snapshot range read returns, for a
 });
 
 test('a keys-only range read adds no read conflict, and its keys are the caller\'s own', async (t) => {
-  const db = await openTemp(t);
+  const db = await openTempDatabase(t, 'review-range-keys');
   await db.doTransaction((tx) => {
     for (let i = 0; i < 5; i++) tx.set(b(`q/${i}`), Buffer.alloc(0));
   });
