@@ -8,6 +8,7 @@
 import test from 'ava';
 import { checkJobsConsistency, FdbError, FdbErrorCode, JobsError } from '@jobtree/core';
 import type { Database, Job, Transaction } from '@jobtree/core';
+import { interceptGets } from './intercepted-gets.js';
 import { FINISH_COUNTED } from '../../packages/core/src/jobs/counted-finish.js';
 import type { CountedFinish } from '../../packages/core/src/jobs/counted-finish.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
@@ -17,29 +18,9 @@ class CountingGets {
   made = 0;
 
   wrap(database: Database): Database {
-    const gets = this;
-    const wrapTx = (tx: Transaction): Transaction =>
-      new Proxy(tx, {
-        get(target, property) {
-          if (property === 'get') {
-            return (key: Buffer) => {
-              gets.made += 1;
-              return target.get(key);
-            };
-          }
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
-    return new Proxy(database, {
-      get(target, property) {
-        if (property === 'doTransaction') {
-          return <T>(body: (tx: Transaction) => Promise<T> | T, options?: unknown) =>
-            target.doTransaction((tx) => body(wrapTx(tx)), options as never);
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    return interceptGets(database, (tx, key) => {
+      this.made += 1;
+      return tx.get(key);
     });
   }
 }

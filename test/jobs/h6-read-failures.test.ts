@@ -5,7 +5,8 @@
 
 import test from 'ava';
 import { FdbError, FdbErrorCode, checkJobsConsistency } from '@jobtree/core';
-import type { Database, Job, Transaction } from '@jobtree/core';
+import type { Database, Job } from '@jobtree/core';
+import { interceptGets } from './intercepted-gets.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 /** Fails the next `failures` gets of any transaction with a retryable error: alternately thrown at once and as a rejection. */
@@ -14,33 +15,13 @@ class FailingGets {
   made = 0;
 
   wrap(database: Database): Database {
-    const gets = this;
-    const wrapTx = (tx: Transaction): Transaction =>
-      new Proxy(tx, {
-        get(target, property) {
-          if (property === 'get') {
-            return (key: Buffer) => {
-              if (gets.failures === 0) return target.get(key);
-              gets.failures -= 1;
-              gets.made += 1;
-              const error = new FdbError(FdbErrorCode.not_committed, 'injected by the test');
-              if (gets.made % 2 === 1) throw error;
-              return Promise.reject(error);
-            };
-          }
-          const value = Reflect.get(target, property, target);
-          return typeof value === 'function' ? value.bind(target) : value;
-        },
-      });
-    return new Proxy(database, {
-      get(target, property) {
-        if (property === 'doTransaction') {
-          return <T>(body: (tx: Transaction) => Promise<T> | T, options?: unknown) =>
-            target.doTransaction((tx) => body(wrapTx(tx)), options as never);
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    return interceptGets(database, (tx, key) => {
+      if (this.failures === 0) return tx.get(key);
+      this.failures -= 1;
+      this.made += 1;
+      const error = new FdbError(FdbErrorCode.not_committed, 'injected by the test');
+      if (this.made % 2 === 1) throw error;
+      return Promise.reject(error);
     });
   }
 }
