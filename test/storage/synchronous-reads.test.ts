@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { type Database, FdbError, openDatabase, type Transaction } from '@jobtree/core';
-import { getMany, getRangeSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { getMany, getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -42,7 +42,7 @@ test('getMany answers at once with what get reads: stored values, the transactio
   });
 });
 
-test('getRangeSnapshot answers at once with what snapshot().getRange reads, own writes merged in', async (t) => {
+test('getRangeKeysSnapshot answers at once with the keys snapshot().getRange reads, own writes merged in', async (t) => {
   const db = await openTemp(t);
   await db.doTransaction((tx) => {
     for (const key of ['r1', 'r2', 'r3', 'r4']) tx.set(b(key), b(`v-${key}`));
@@ -50,11 +50,11 @@ test('getRangeSnapshot answers at once with what snapshot().getRange reads, own 
   await db.doTransaction(async (tx) => {
     tx.clear(b('r2'));
     tx.set(b('r25'), b('own'));
-    const rows = getRangeSnapshot(tx, b('r'), b('s'), { limit: 3 });
-    t.true(Array.isArray(rows));
-    t.deepEqual(rows, await tx.snapshot().getRange(b('r'), b('s'), { limit: 3 }));
+    const keys = getRangeKeysSnapshot(tx, b('r'), b('s'), { limit: 3 });
+    t.true(Array.isArray(keys));
+    t.deepEqual(keys, (await tx.snapshot().getRange(b('r'), b('s'), { limit: 3 })).map((row) => row.key));
     t.deepEqual(
-      (rows as { key: Buffer }[]).map((row) => row.key.toString()),
+      (keys as Buffer[]).map((key) => key.toString()),
       ['r1', 'r25', 'r3'],
     );
   });
@@ -75,14 +75,14 @@ async function attemptsAfterConcurrentWrite(db: Database, read: (tx: Transaction
   return attempts;
 }
 
-test('getMany adds a read conflict on every key it reads; getRangeSnapshot adds none', async (t) => {
+test('getMany adds a read conflict on every key it reads; getRangeKeysSnapshot adds none', async (t) => {
   const db = await openTemp(t);
   await db.doTransaction((tx) => {
     for (const key of ['k1', 'k2', 'k3']) tx.set(b(key), b('v'));
   });
   t.is(await attemptsAfterConcurrentWrite(db, (tx) => getMany(tx, [b('k1'), b('k2')]), b('k2')), 2);
   t.is(await attemptsAfterConcurrentWrite(db, (tx) => getMany(tx, [b('k1'), b('k2')]), b('k3')), 1);
-  t.is(await attemptsAfterConcurrentWrite(db, (tx) => getRangeSnapshot(tx, b('k'), b('l')), b('k2')), 1);
+  t.is(await attemptsAfterConcurrentWrite(db, (tx) => getRangeKeysSnapshot(tx, b('k'), b('l')), b('k2')), 1);
 });
 
 test('a value getMany returns is the caller\'s own: changing it changes neither the store nor a pending write', async (t) => {
@@ -105,7 +105,7 @@ test('synchronous reads throw at once what the public reads reject with', async 
     tx.setVersionstampedKey(Buffer.concat([b('row/'), Buffer.alloc(10)]), 4, b('v'));
     const unreadable = t.throws(() => getMany(tx, [Buffer.concat([b('row/'), Buffer.alloc(10, 1)])]));
     t.true(FdbError.is(unreadable, 'accessed_unreadable'));
-    const rangeUnreadable = t.throws(() => getRangeSnapshot(tx, b('row/'), b('row0')));
+    const rangeUnreadable = t.throws(() => getRangeKeysSnapshot(tx, b('row/'), b('row0')));
     t.true(FdbError.is(rangeUnreadable, 'accessed_unreadable'));
     const system = t.throws(() => getMany(tx, [Buffer.from([0xff, 1])]));
     t.true(FdbError.is(system, 'key_outside_legal_range'));
@@ -144,7 +144,7 @@ test('a wrapper that forwards everything but intercepts a read sees the reads th
     });
     t.deepEqual(await getMany(traced, [b('k')]), [b('v')]);
     t.deepEqual(
-      (await getRangeSnapshot(traced, b('a'), b('z'))).map((row) => row.key.toString()),
+      (await getRangeKeysSnapshot(traced, b('a'), b('z'))).map((key) => key.toString()),
       ['k'],
     );
   });
@@ -168,8 +168,8 @@ test('on a transaction without the internal methods, synchronous reads return th
   const values = getMany(tx, [b('a'), b('b')]);
   t.true(values instanceof Promise);
   t.deepEqual(await values, [b('value-a'), b('value-b')]);
-  const rows = getRangeSnapshot(tx, b('s'), b('t'), { limit: 5 });
-  t.true(rows instanceof Promise);
-  t.deepEqual(await rows, [{ key: b('s'), value: b('') }]);
+  const keys = getRangeKeysSnapshot(tx, b('s'), b('t'), { limit: 5 });
+  t.true(keys instanceof Promise);
+  t.deepEqual(await keys, [b('s')]);
   t.deepEqual(calls, ['get a', 'get b', 'snapshot range s t 5']);
 });

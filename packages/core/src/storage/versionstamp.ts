@@ -36,13 +36,6 @@ export function versionstamp(version: number, order: number): Buffer {
   return stamp;
 }
 
-/** A copy of `template` with the stamp written at `offset`. */
-export function stampTemplate(template: Buffer, offset: number, version: number, order: number): Buffer {
-  const out = Buffer.from(template);
-  writeVersionstamp(out, offset, version, order);
-  return out;
-}
-
 /** The commit version a stamp (or an 8-byte version) carries. */
 export function versionOfStamp(stamp: Uint8Array, offset = 0): number {
   const view = Buffer.from(stamp.buffer, stamp.byteOffset + offset, 8);

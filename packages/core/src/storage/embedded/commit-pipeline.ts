@@ -64,7 +64,7 @@ import { applyAdd } from '../atomic-add.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { writeVersionstamp } from '../versionstamp.js';
 import { type BatchWrites, ConflictLog } from './conflict-log.js';
-import type { KeyChange, LmdbStore, StoreSnapshot, StoreWrite, WriteContents } from './lmdb-store.js';
+import { type KeyChange, type LmdbStore, type StoreSnapshot, type StoreWrite, type WriteContents, lastChanges } from './lmdb-store.js';
 import { type PendingWrites, clearedAfterStamp } from './pending-writes.js';
 import { type KeyWatch, WatchRegistry } from './watch-registry.js';
 
@@ -167,15 +167,8 @@ interface Batch {
 
 /** The batch's last change of each key (see `Batch.changes`), built now if it was not yet. */
 function changesOf(batch: Batch): Map<string, KeyChange> {
-  batch.changes ??= changesOfParts(batch.parts, batch.parts.length);
+  batch.changes ??= lastChanges(batch.parts, batch.parts.length);
   return batch.changes;
-}
-
-/** The last change of each key in the first `count` parts. */
-function changesOfParts(parts: readonly KeyChange[][], count: number): Map<string, KeyChange> {
-  const changes = new Map<string, KeyChange>();
-  for (let i = 0; i < count; i++) for (const change of parts[i] as KeyChange[]) changes.set(change.key.toString('latin1'), change);
-  return changes;
 }
 
 /** The value of `key` once the changes built so far are applied over `base`. */
@@ -595,12 +588,14 @@ export class CommitPipeline {
           // The mutation is a KeyChange already ({ key, value }); reusing it saves an object per key.
           change = mutation;
           break;
-        case 'add':
-          change = {
-            key: mutation.key,
-            value: applyAdd(valueAfter(changesOf(batch), base, mutation.key, mutation.key.toString('latin1')), mutation.operand),
-          };
-          break;
+        case 'add': {
+          const keyString = mutation.key.toString('latin1');
+          const changes = changesOf(batch);
+          change = { key: mutation.key, value: applyAdd(valueAfter(changes, base, mutation.key, keyString), mutation.operand) };
+          out.push(change);
+          changes.set(keyString, change);
+          continue;
+        }
         case 'stamped-value':
           // Stamped in place, as the keys are in `commit`: the template is the transaction's own copy.
           writeVersionstamp(mutation.template, mutation.offset, batch.version, member.order);
@@ -658,7 +653,7 @@ export class CommitPipeline {
       batch.rejectDurable(unknown);
       // What lmdb took of the batch, whole transactions written early, is in
       // the store and readable now: watches of the keys they changed fire.
-      if (!this.#watches.isEmpty && batch.writtenParts > 0) this.#watches.onDurable(changesOfParts(batch.parts, batch.writtenParts));
+      if (!this.#watches.isEmpty && batch.writtenParts > 0) this.#watches.onDurable(lastChanges(batch.parts, batch.writtenParts));
     } else {
       batch.resolveDurable();
       if (!this.#watches.isEmpty) this.#watches.onDurable(changesOf(batch));

@@ -80,7 +80,7 @@ export class BatchWrites {
   setExtras(keys: Buffer[], strings: string[]): void {
     this.extraKeys = keys;
     this.#extraStrings = strings;
-    this.resetExtraSet();
+    this.#resetExtraSet();
   }
 
   /** Adds a point write outside the maps (`keyString`, if given, must be its latin1 string). */
@@ -173,7 +173,7 @@ export class BatchWrites {
   }
 
   /** Drops the lookup set and filter of the extra keys (they were replaced). */
-  resetExtraSet(): void {
+  #resetExtraSet(): void {
     this.#extraSet = undefined;
     this.#extraSetCount = 0;
     this.#extraFilter = undefined;

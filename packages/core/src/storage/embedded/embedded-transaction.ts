@@ -28,7 +28,7 @@ import {
   SET_STAMPED_KEY_HANDED_OVER,
   SET_STAMPED_VALUE_HANDED_OVER,
 } from './handed-over-writes.js';
-import { READ_KEY_NOW, READ_RANGE_KEYS_NOW, READ_RANGE_NOW, type SynchronousReads } from './synchronous-reads.js';
+import { READ_KEY_NOW, READ_RANGE_KEYS_NOW, type SynchronousReads } from './synchronous-reads.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
 import { KeyWatch } from './watch-registry.js';
@@ -153,14 +153,6 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
    */
   [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined {
     return this.#get(checkKey(key), conflict);
-  }
-
-  /**
-   * `readRange` answered at once (see synchronous-reads.ts): errors are thrown.
-   * @internal
-   */
-  [READ_RANGE_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): KeyValue[] {
-    return this.#getRange(start, end, options, conflict);
   }
 
   /**

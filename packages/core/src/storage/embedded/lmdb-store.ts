@@ -77,10 +77,10 @@ function copyOut(bytes: Uint8Array, length: number): Buffer {
   return value;
 }
 
-/** The last change of each key in `parts`, by latin1 string. */
-function lastChanges(parts: readonly (readonly KeyChange[])[]): Map<string, KeyChange> {
+/** The last change of each key in the first `count` of `parts`, by latin1 string. */
+export function lastChanges(parts: readonly (readonly KeyChange[])[], count = parts.length): Map<string, KeyChange> {
   const changes = new Map<string, KeyChange>();
-  for (const part of parts) for (const change of part) changes.set(change.key.toString('latin1'), change);
+  for (let i = 0; i < count; i++) for (const change of parts[i] as readonly KeyChange[]) changes.set(change.key.toString('latin1'), change);
   return changes;
 }
 
@@ -277,9 +277,9 @@ export class StoreSnapshot {
     }
   }
 
-  /** lmdb's range options for `[start, end)` with `start` not empty (long bounds turned into their buckets). */
+  /** lmdb's range options for `[start, end)` (long bounds turned into their buckets; an empty start: from the first key). */
   #rangeOptions(start: Buffer, end: Buffer, reverse: boolean): RangeOptions {
-    const low = start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
+    const low = start.length === 0 ? undefined : start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
     // A long end bound must still include its own bucket (whose entries are filtered by the caller).
     const highExclusive = end.length > LONG_KEY_PREFIX ? Buffer.concat([bucketKeyOf(end), Buffer.of(0)]) : end;
     return reverse
@@ -292,13 +292,7 @@ export class StoreSnapshot {
     if (Buffer.compare(start, end) >= 0) return;
     const empty = start.length === 0 ? this.#meta.get(META_EMPTY_KEY, this.#readOptions) : undefined;
     if (empty !== undefined && !reverse) yield { key: EMPTY, value: empty };
-    const low = start.length === 0 ? undefined : start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
-    // A long end bound must still include its own bucket (whose entries are filtered below).
-    const highExclusive = end.length > LONG_KEY_PREFIX ? Buffer.concat([bucketKeyOf(end), Buffer.of(0)]) : end;
-    const options = reverse
-      ? { start: highExclusive, end: low, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction: this.#txn }
-      : { start: low, end: highExclusive, transaction: this.#txn };
-    for (const { key, value } of this.#data.getRange(options)) {
+    for (const { key, value } of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
       if (key.length !== BUCKET_KEY_BYTES) {
         yield { key, value };
         continue;

@@ -16,15 +16,12 @@ import type { KeyValue, RangeOptions, Transaction } from '../interfaces.js';
 
 /** `get(key)` (with a read conflict) or `snapshot().get(key)` (without), answered at once. */
 export const READ_KEY_NOW: unique symbol = Symbol('jobtree.readKeyNow');
-/** `getRange(start, end, options)` (with a read conflict range) or `snapshot().getRange(...)`, answered at once. */
-export const READ_RANGE_NOW: unique symbol = Symbol('jobtree.readRangeNow');
 /** The keys `getRange(start, end, options)` (or `snapshot().getRange`) would read, answered at once. */
 export const READ_RANGE_KEYS_NOW: unique symbol = Symbol('jobtree.readRangeKeysNow');
 
 /** What a transaction that can answer reads at once implements. */
 export interface SynchronousReads {
   [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined;
-  [READ_RANGE_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): KeyValue[];
   [READ_RANGE_KEYS_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[];
 }
 
@@ -36,7 +33,7 @@ export interface SynchronousReads {
  */
 function synchronous(tx: Transaction, method: 'get' | 'snapshot'): SynchronousReads | undefined {
   const reads = tx as Transaction & Partial<SynchronousReads>;
-  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_NOW] === undefined || reads[READ_RANGE_KEYS_NOW] === undefined) {
+  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_KEYS_NOW] === undefined) {
     return undefined;
   }
   const own = (Object.getPrototypeOf(tx) as Partial<Transaction> | null)?.[method];
@@ -54,18 +51,6 @@ export function getMany(tx: Transaction, keys: readonly Buffer[]): (Buffer | und
   const values: (Buffer | undefined)[] = new Array(keys.length);
   for (let i = 0; i < keys.length; i++) values[i] = target[READ_KEY_NOW](keys[i] as Buffer, true);
   return values;
-}
-
-/** `tx.snapshot().getRange(start, end, options)`: an array when the transaction answers at once, else its promise. */
-export function getRangeSnapshot(
-  tx: Transaction,
-  start: Buffer,
-  end: Buffer,
-  options?: RangeOptions,
-): KeyValue[] | Promise<KeyValue[]> {
-  const target = synchronous(tx, 'snapshot');
-  if (target === undefined) return tx.snapshot().getRange(start, end, options);
-  return target[READ_RANGE_NOW](start, end, options, false);
 }
 
 /**

@@ -95,12 +95,12 @@ export class WatchRegistry {
     if (set.size === 0) this.#byKey.delete(watch.keyString);
   }
 
-  /** Fires the watches whose key a durable batch changed to a different value. */
   /** Whether no watch is armed (a durable batch then needs no look at its changes). */
   get isEmpty(): boolean {
     return this.#byKey.size === 0;
   }
 
+  /** Fires the watches whose key a durable batch changed to a different value. */
   onDurable(changes: ReadonlyMap<string, KeyChange>): void {
     if (this.#byKey.size === 0) return;
     // Iterate the smaller side: few watches over a big batch, or the reverse.
