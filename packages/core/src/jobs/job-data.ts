@@ -121,14 +121,12 @@ export function encodeJobData(data: unknown): Buffer {
 }
 
 export function decodeJobData(bytes: Uint8Array): JsonValue {
-  // Every accept decodes its jobs' data; most jobs carry none (`null`).
-  if (isNullData(bytes, 0)) return null;
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return JSON.parse(buffer.toString('utf8')) as JsonValue;
+  return decodeJobDataAt(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0);
 }
 
 /** {@link decodeJobData} of the bytes of `value` from `start` on, with no view of them made first. */
 export function decodeJobDataAt(value: Buffer, start: number): JsonValue {
+  // Every accept decodes its jobs' data; most jobs carry none (`null`).
   if (isNullData(value, start)) return null;
   return JSON.parse(value.toString('utf8', start)) as JsonValue;
 }

@@ -171,7 +171,7 @@ export function updateJobRead(
 ): Job {
   const value = owned(keys, job, read);
   // The activity row moves to the new sequence; the record keeps all but its sequence (and data).
-  tx.clear(keys.activityKeyOfRecord(value));
+  clearHandedOver(tx, keys.activityKeyOfRecord(value));
   writeRunningValue(tx, keys, key, job.id, updatedRecordBytes(value, data, userVersion), userVersion);
   touchActivity(tx, keys, once);
   return {

@@ -135,11 +135,6 @@ export function recordResubmit(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & RESUBMIT_FLAG) !== 0;
 }
 
-/** The JSON data of an encoded record (a view, not a copy). */
-export function recordData(value: Buffer): Buffer {
-  return value.subarray(RECORD_HEADER_BYTES);
-}
-
 /** The running sequence of an encoded running record (a view, not a copy). */
 export function recordSeq(value: Buffer): Buffer {
   return value.subarray(SEQ_OFFSET, LOCK_OFFSET);
