@@ -610,7 +610,7 @@ export class CommitPipeline {
       batch.changes?.set(stamped.key.toString('latin1'), stamped);
     }
     for (const watch of watches) {
-      const wrote = writes.touches(watch.key, watch.keyString) || member.stampedKeys.some((c) => c.key.equals(watch.key));
+      const wrote = writes.touches(watch.key) || member.stampedKeys.some((c) => c.key.equals(watch.key));
       if (wrote) member.seen.push(valueAfter(changesOf(batch), base, watch.key, watch.keyString));
       else member.seen.push((member.request.snapshot ?? base).get(watch.key));
     }

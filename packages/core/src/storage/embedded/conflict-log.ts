@@ -23,16 +23,55 @@
 // a miss the filter rules out costs a few bit tests instead of a lookup in
 // each transaction's map.
 
-import { FILTER_MIN_KEYS, KeyFilter, keyHashes, keyHashOfBytes } from './key-filter.js';
+import { FILTER_MIN_KEYS, KeyFilter, keyHash, keyHashes, keyHashOfBytes } from './key-filter.js';
+import type { PointMap } from './point-map.js';
 
-/** A point write source: a transaction's buffered mutations by key string (never changed after commit). */
-export type PointWrites = ReadonlyMap<string, { readonly key: Buffer }>;
+/** A set of point writes as the log looks in it. */
+interface PointSet {
+  readonly size: number;
+  /** Whether it holds the key whose latin1 string is `keyString` (`hash`: its `keyHash`). */
+  holds(keyString: string, hash: number): boolean;
+  /** The `keyHash`es of its keys. */
+  hashes(): Iterable<number>;
+  values(): Iterable<{ readonly key: Buffer }>;
+}
+
+/**
+ * A point write source (never changed after commit): a transaction's
+ * buffered mutations (see point-map.ts), or a map of them by latin1 string.
+ */
+export type PointWrites = PointMap<{ readonly key: Buffer }> | ReadonlyMap<string, { readonly key: Buffer }>;
+
+/** A map by latin1 string as a `PointSet`. */
+class StringKeyedPoints implements PointSet {
+  readonly #map: ReadonlyMap<string, { readonly key: Buffer }>;
+
+  constructor(map: ReadonlyMap<string, { readonly key: Buffer }>) {
+    this.#map = map;
+  }
+
+  get size(): number {
+    return this.#map.size;
+  }
+
+  holds(keyString: string): boolean {
+    return this.#map.has(keyString);
+  }
+
+  hashes(): Iterable<number> {
+    return [...this.#map.keys()].map(keyHash);
+  }
+
+  values(): Iterable<{ readonly key: Buffer }> {
+    return this.#map.values();
+  }
+}
 
 /** One batch's write set. */
 export class BatchWrites {
   readonly version: number;
   /** Point writes of the batch's transactions, one map each (until `ConflictLog.compact`). */
-  pointMaps: PointWrites[] = [];
+  pointMaps: PointSet[] = [];
   /** Per map of `pointMaps` (by index), its key filter once a check has needed it (see key-filter.ts). */
   pointFilters: Array<KeyFilter | undefined> = [];
   /** Point writes outside those maps: versionstamped keys and write-conflict keys. */
@@ -124,18 +163,19 @@ export class BatchWrites {
   writesAnyKey(keys: readonly string[], hashes: Int32Array): boolean {
     const maps = this.pointMaps;
     for (let m = 0; m < maps.length; m++) {
-      const map = maps[m] as PointWrites;
+      const map = maps[m] as PointSet;
       if (map.size < FILTER_MIN_KEYS) {
-        for (const key of keys) if (map.has(key)) return true;
+        for (let k = 0; k < keys.length; k++) if (map.holds(keys[k] as string, hashes[k] as number)) return true;
         continue;
       }
       let filter = this.pointFilters[m];
       if (filter === undefined) {
-        filter = new KeyFilter(map.size, map.keys());
+        filter = KeyFilter.ofHashes(map.size, map.hashes());
         this.pointFilters[m] = filter;
       }
       for (let k = 0; k < keys.length; k++) {
-        if (filter.mayHave(hashes[k] as number) && map.has(keys[k] as string)) return true;
+        const hash = hashes[k] as number;
+        if (filter.mayHave(hash) && map.holds(keys[k] as string, hash)) return true;
       }
     }
     const extras = this.extraKeys;
@@ -204,10 +244,10 @@ function inside(key: Buffer, start: Buffer, end: Buffer): boolean {
   return Buffer.compare(start, key) <= 0 && Buffer.compare(key, end) < 0;
 }
 
-function appendKeys(map: PointWrites, keys: Buffer[], strings: string[]): void {
-  for (const [keyString, { key }] of map) {
+function appendKeys(map: PointSet, keys: Buffer[], strings: string[]): void {
+  for (const { key } of map.values()) {
     keys.push(key);
-    strings.push(keyString);
+    strings.push(key.toString('latin1'));
   }
 }
 
@@ -250,7 +290,7 @@ export class ConflictLog {
 
   /** Records a transaction's point writes; the map is kept, so it must not change afterwards. */
   recordPoints(batch: BatchWrites, points: PointWrites): void {
-    if (points.size > 0) batch.pointMaps.push(points);
+    if (points.size > 0) batch.pointMaps.push(points instanceof Map ? new StringKeyedPoints(points) : (points as PointSet));
   }
 
   /** Records a point write outside the transactions' maps (its latin1 string is made if a check needs it). */
@@ -273,13 +313,13 @@ export class ConflictLog {
     const keys: Buffer[] = [];
     const strings: string[] = [];
     const extraStrings = batch.extraStrings;
-    for (let m = 0; m < batch.indexedMaps; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
+    for (let m = 0; m < batch.indexedMaps; m++) appendKeys(batch.pointMaps[m] as PointSet, keys, strings);
     for (let e = 0; e < batch.indexedExtras; e++) {
       keys.push(batch.extraKeys[e] as Buffer);
       strings.push(extraStrings[e] as string);
     }
     const indexed = keys.length;
-    for (let m = batch.indexedMaps; m < batch.pointMaps.length; m++) appendKeys(batch.pointMaps[m] as PointWrites, keys, strings);
+    for (let m = batch.indexedMaps; m < batch.pointMaps.length; m++) appendKeys(batch.pointMaps[m] as PointSet, keys, strings);
     for (let e = batch.indexedExtras; e < batch.extraKeys.length; e++) {
       keys.push(batch.extraKeys[e] as Buffer);
       strings.push(extraStrings[e] as string);
@@ -378,7 +418,7 @@ export class ConflictLog {
       const batch = batches[i] as BatchWrites;
       const { version, pointMaps, extraStrings } = batch;
       for (; batch.indexedMaps < pointMaps.length; batch.indexedMaps++) {
-        for (const keyString of (pointMaps[batch.indexedMaps] as PointWrites).keys()) points.set(keyString, version);
+        for (const { key } of (pointMaps[batch.indexedMaps] as PointSet).values()) points.set(key.toString('latin1'), version);
       }
       for (; batch.indexedExtras < extraStrings.length; batch.indexedExtras++) {
         points.set(extraStrings[batch.indexedExtras] as string, version);
@@ -401,7 +441,10 @@ export class ConflictLog {
       if (!(batch.durableAt < cutoff) && batch.version > throughVersion) break;
       // Only what was indexed is in the index.
       for (let m = 0; m < batch.indexedMaps; m++) {
-        for (const key of (batch.pointMaps[m] as PointWrites).keys()) if (points.get(key) === batch.version) points.delete(key);
+        for (const { key } of (batch.pointMaps[m] as PointSet).values()) {
+          const keyString = key.toString('latin1');
+          if (points.get(keyString) === batch.version) points.delete(keyString);
+        }
       }
       const extraStrings = batch.indexedExtras > 0 ? batch.extraStrings : [];
       for (let e = 0; e < batch.indexedExtras; e++) {

@@ -31,6 +31,7 @@ import {
 import { READ_KEY_NOW, READ_RANGE_KEYS_NOW, type SynchronousReads } from './synchronous-reads.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
+import { CLOCK_REUSES, currentTurn } from './turn-clock.js';
 import { KeyWatch } from './watch-registry.js';
 
 type State = 'open' | 'committing' | 'committed' | 'failed';
@@ -92,6 +93,10 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;
   #readVersionAt = 0;
+  /** The clock as a read last looked at it, in turn `#clockTurn`, for `#clockReuses` more reads (see turn-clock.ts). */
+  #clockAt = 0;
+  #clockTurn = -1;
+  #clockReuses = 0;
   // Created on first use: most transactions only read, or never use some of these.
   #writes: PendingWrites | undefined;
   readonly #readKeys: string[] = [];
@@ -174,11 +179,10 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     if (writes.stampedKeys.length > 0 && writes.isStampedKey(key)) {
       throw new FdbError(FdbErrorCode.accessed_unreadable, 'this transaction set a versionstamped key that may be this one');
     }
-    const keyString = key.toString('latin1');
-    const buffered = writes.read(key, keyString);
+    const buffered = writes.read(key);
     // A copy, so that changing what a read returned cannot change the pending write.
     if (buffered.found && !('addOver' in buffered)) return buffered.value && Buffer.from(buffered.value);
-    if (conflict) this.#addReadKey(keyString, key.length);
+    if (conflict) this.#addReadKey(key.toString('latin1'), key.length);
     const stored = snapshot.get(key);
     return buffered.found ? applyAdd(stored, buffered.addOver) : stored;
   }
@@ -282,20 +286,40 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     if (snapshot === undefined) {
       snapshot = this.#pipeline.acquireSnapshot();
       this.#snapshot = snapshot;
-      this.#readVersionAt = this.#pipeline.now();
+      const now = this.#pipeline.now();
+      this.#readVersionAt = now;
+      this.#clockAt = now;
+      this.#clockTurn = currentTurn();
+      this.#clockReuses = CLOCK_REUSES;
     } else {
-      this.#checkAge();
+      this.#checkReadAge();
     }
     return snapshot;
   }
 
-  #checkAge(): void {
-    if (this.#snapshot !== undefined && this.#pipeline.now() - this.#readVersionAt > TRANSACTION_LIFE_MS) {
-      throw new FdbError(
-        FdbErrorCode.transaction_too_old,
-        `the read version was taken more than ${TRANSACTION_LIFE_MS} ms ago; transactions live 5 seconds`,
-      );
+  /** A read's age check, on the clock as read at most once per turn and CLOCK_REUSES reads (see turn-clock.ts). */
+  #checkReadAge(): void {
+    const turn = currentTurn();
+    if (turn !== this.#clockTurn || this.#clockReuses === 0) {
+      this.#clockAt = this.#pipeline.now();
+      this.#clockTurn = turn;
+      this.#clockReuses = CLOCK_REUSES;
+    } else {
+      this.#clockReuses--;
     }
+    if (this.#clockAt - this.#readVersionAt > TRANSACTION_LIFE_MS) this.#tooOld();
+  }
+
+  /** The age check of a commit, on the clock read now. */
+  #checkAge(): void {
+    if (this.#snapshot !== undefined && this.#pipeline.now() - this.#readVersionAt > TRANSACTION_LIFE_MS) this.#tooOld();
+  }
+
+  #tooOld(): never {
+    throw new FdbError(
+      FdbErrorCode.transaction_too_old,
+      `the read version was taken more than ${TRANSACTION_LIFE_MS} ms ago; transactions live 5 seconds`,
+    );
   }
 
   #addReadKey(keyString: string, length: number): void {
@@ -314,7 +338,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     const k = checkKey(key);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#pendingWrites().set(copyBytes(k), k.toString('latin1'), copyBytes(v));
+    this.#pendingWrites().set(copyBytes(k), copyBytes(v));
   }
 
   /**
@@ -326,13 +350,13 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     const k = checkKey(key);
     const v = checkValue(value);
     this.#checkOpen();
-    this.#pendingWrites().set(k, k.toString('latin1'), v);
+    this.#pendingWrites().set(k, v);
   }
 
   clear(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#pendingWrites().clear(copyBytes(k), k.toString('latin1'));
+    this.#pendingWrites().clear(copyBytes(k));
   }
 
   /**
@@ -342,7 +366,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
   [CLEAR_HANDED_OVER](key: Buffer): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#pendingWrites().clear(k, k.toString('latin1'));
+    this.#pendingWrites().clear(k);
   }
 
   clearRange(start: Bytes, end: Bytes): void {
@@ -357,7 +381,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     const k = checkKey(key);
     const operand = addOperand(delta);
     this.#checkOpen();
-    this.#pendingWrites().add(copyBytes(k), k.toString('latin1'), operand);
+    this.#pendingWrites().add(copyBytes(k), operand);
   }
 
   setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
@@ -386,7 +410,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
-    this.#pendingWrites().setStampedValue(copyBytes(k), k.toString('latin1'), copyBytes(template), at);
+    this.#pendingWrites().setStampedValue(copyBytes(k), copyBytes(template), at);
   }
 
   /**
@@ -399,7 +423,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
-    this.#pendingWrites().setStampedValue(k, k.toString('latin1'), template, at);
+    this.#pendingWrites().setStampedValue(k, template, at);
   }
 
   #pendingWrites(): PendingWrites {

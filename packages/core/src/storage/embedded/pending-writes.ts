@@ -9,6 +9,8 @@
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { applyAdd, foldOperands } from '../atomic-add.js';
 import { VERSIONSTAMP_BYTES } from '../limits.js';
+import { keyHashOfBytes } from './key-filter.js';
+import { PointMap } from './point-map.js';
 
 export type PointMutation =
   | { kind: 'set'; key: Buffer; value: Buffer }
@@ -68,8 +70,8 @@ function coveredBy(from: Buffer, to: Buffer, toInclusive: boolean, ranges: Array
 }
 
 export class PendingWrites {
-  /** Net mutation per key, by the key's latin1 string. */
-  readonly points = new Map<string, PointMutation>();
+  /** Net mutation per key (by a hash of its bytes: see point-map.ts). */
+  readonly points = new PointMap<PointMutation>();
   /** Cleared ranges `[start, end)`, in call order. */
   readonly clears: Array<[Buffer, Buffer]> = [];
   readonly stampedKeys: StampedKey[] = [];
@@ -80,20 +82,18 @@ export class PendingWrites {
     return this.points.size === 0 && this.clears.length === 0 && this.stampedKeys.length === 0;
   }
 
-  set(key: Buffer, keyString: string, value: Buffer): void {
-    this.points.set(keyString, { kind: 'set', key, value });
+  set(key: Buffer, value: Buffer): void {
+    this.points.set({ kind: 'set', key, value });
     this.bytes += key.length + value.length;
   }
 
-  clear(key: Buffer, keyString: string): void {
-    this.points.set(keyString, { kind: 'clear', key, value: undefined });
+  clear(key: Buffer): void {
+    this.points.set({ kind: 'clear', key, value: undefined });
     this.bytes += key.length;
   }
 
   clearRange(start: Buffer, end: Buffer): void {
-    for (const [keyString, mutation] of this.points) {
-      if (inside(mutation.key, start, end)) this.points.delete(keyString);
-    }
+    this.points.deleteWhere((mutation) => inside(mutation.key, start, end));
     // A versionstamped key whose every possible stamp falls in the range is
     // cleared now; one that only some stamps put in the range is cleared at
     // commit if its stamp does.
@@ -112,23 +112,24 @@ export class PendingWrites {
     this.bytes += start.length + end.length;
   }
 
-  add(key: Buffer, keyString: string, operand: bigint): void {
-    const previous = this.points.get(keyString);
+  add(key: Buffer, operand: bigint): void {
+    const hash = keyHashOfBytes(key);
+    const previous = this.points.get(key, hash);
     this.bytes += key.length + 8;
     if (previous === undefined) {
-      if (this.#cleared(key)) this.points.set(keyString, { kind: 'set', key, value: applyAdd(undefined, operand) });
-      else this.points.set(keyString, { kind: 'add', key, operand });
+      if (this.#cleared(key)) this.points.set({ kind: 'set', key, value: applyAdd(undefined, operand) }, hash);
+      else this.points.set({ kind: 'add', key, operand }, hash);
       return;
     }
     switch (previous.kind) {
       case 'set':
-        this.points.set(keyString, { kind: 'set', key, value: applyAdd(previous.value, operand) });
+        this.points.set({ kind: 'set', key, value: applyAdd(previous.value, operand) }, hash);
         return;
       case 'clear':
-        this.points.set(keyString, { kind: 'set', key, value: applyAdd(undefined, operand) });
+        this.points.set({ kind: 'set', key, value: applyAdd(undefined, operand) }, hash);
         return;
       case 'add':
-        this.points.set(keyString, { kind: 'add', key, operand: foldOperands(previous.operand, operand) });
+        this.points.set({ kind: 'add', key, operand: foldOperands(previous.operand, operand) }, hash);
         return;
       case 'stamped-value':
         throw new FdbError(
@@ -138,8 +139,8 @@ export class PendingWrites {
     }
   }
 
-  setStampedValue(key: Buffer, keyString: string, template: Buffer, offset: number): void {
-    this.points.set(keyString, { kind: 'stamped-value', key, template, offset });
+  setStampedValue(key: Buffer, template: Buffer, offset: number): void {
+    this.points.set({ kind: 'stamped-value', key, template, offset });
     this.bytes += key.length + template.length;
   }
 
@@ -194,13 +195,13 @@ export class PendingWrites {
   }
 
   /** Whether this transaction wrote `key` in any way (used for the value a watch saw). */
-  touches(key: Buffer, keyString: string): boolean {
-    return this.points.has(keyString) || this.#cleared(key) || this.isStampedKey(key);
+  touches(key: Buffer): boolean {
+    return this.points.get(key) !== undefined || this.#cleared(key) || this.isStampedKey(key);
   }
 
   /** The buffered state of one key; `found: false` means "read the snapshot". */
-  read(key: Buffer, keyString: string): BufferedRead {
-    const mutation = this.points.get(keyString);
+  read(key: Buffer): BufferedRead {
+    const mutation = this.points.get(key);
     if (mutation === undefined) return this.clears.length > 0 && this.#cleared(key) ? CLEARED : NOT_FOUND;
     switch (mutation.kind) {
       case 'set':
