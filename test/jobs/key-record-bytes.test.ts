@@ -11,8 +11,7 @@ import {
   decodeJobRecord,
   encodeJobRecord,
   finishedRecordBytes,
-  newLock,
-  runningRecordBytes,
+  makeRunningUnderNewLock,
   updatedRecordBytes,
 } from '../../packages/core/src/jobs/job-record.js';
 import type { JobRecord } from '../../packages/core/src/jobs/job-record.js';
@@ -88,9 +87,10 @@ test('accept, update and finish rewrite any record the jobs layer stores exactly
       (continuous, resubmit, priority, scheduledTime, data, newData, userVersion) => {
         const pending: JobRecord = { state: 'pending', seq: undefined, lock: undefined, resubmit: false, continuous, priority, scheduledTime, data };
         const storedPending = encodeJobRecord(pending);
-        const lock = newLock();
+        const accepted = Buffer.from(storedPending);
+        const lock = makeRunningUnderNewLock(accepted, userVersion);
         const running: JobRecord = { ...decodeJobRecord(storedPending), state: 'running', seq: undefined, lock, resubmit: false };
-        t.deepEqual(runningRecordBytes(storedPending, lock, userVersion), encodeJobRecord(running, true, userVersion));
+        t.deepEqual(accepted, encodeJobRecord(running, true, userVersion));
         const seq = Buffer.alloc(12, 7);
         seq.writeUInt16BE(userVersion, 10);
         const storedRunning = encodeJobRecord({ ...running, seq, resubmit });

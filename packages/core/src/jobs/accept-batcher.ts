@@ -90,8 +90,8 @@ export class BatchClaims implements PendingClaims {
     this.claimed = claimed;
   }
 
-  claim(key: Buffer): void {
-    const claimed = claimKey(key);
+  claim(key: Buffer, hash?: number): void {
+    const claimed = hash ?? claimKey(key);
     this.claimed.add(claimed);
     this.#mine.push(claimed);
   }

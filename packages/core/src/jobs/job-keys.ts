@@ -77,11 +77,12 @@ export class TypeKeys {
   jobFromElement(key: Buffer, at: number): Buffer {
     const prefix = this.data.prefix;
     const element = key.length - at;
-    const out = Buffer.allocUnsafe(prefix.length + element);
+    const start = prefix.length;
+    const out = Buffer.allocUnsafe(start + element);
     copyPrefix(out, prefix);
     // A loop beats a call into C++ for the few dozen bytes of a usual id.
-    if (element > COPY_LOOP_BYTES) key.copy(out, prefix.length, at);
-    else for (let i = 0; i < element; i++) out[prefix.length + i] = key[at + i] as number;
+    if (element > COPY_LOOP_BYTES) key.copy(out, start, at);
+    else for (let i = 0; i < element; i++) out[start + i] = key[at + i] as number;
     return out;
   }
 
@@ -163,9 +164,14 @@ export class TypeKeys {
    */
   activityKeyOfRecord(record: Buffer): Buffer {
     const { key: template, offset } = this.activityTemplate;
-    const key = Buffer.allocUnsafe(template.length);
-    copyPrefix(key, template);
+    const length = template.length;
+    const key = Buffer.allocUnsafe(length);
+    // Each byte written once: the template's around the stamp, the record's
+    // sequence in it (copying the whole template first, then the stamp over
+    // it, took half as long again; every finish and update builds one).
+    for (let i = 0; i < offset; i++) key[i] = template[i] as number;
     for (let i = 0; i < TUPLE_VERSIONSTAMP_LENGTH; i++) key[offset + i] = record[RECORD_SEQ_OFFSET + i] as number;
+    for (let i = offset + TUPLE_VERSIONSTAMP_LENGTH; i < length; i++) key[i] = template[i] as number;
     return key;
   }
 
@@ -243,6 +249,15 @@ export function parsePendingKeyFast(prefix: Buffer, bytes: Uint8Array): PendingK
   const end = key.indexOf(0, at + 1);
   if (end !== key.length - 1) return undefined;
   return { priority: negated === 0 ? 0 : -negated, scheduledTime, id: key.toString('utf8', at + 1, end) };
+}
+
+/**
+ * The double element at `at` of a key (a pending key's scheduled time, say),
+ * or `undefined` when no double element starts there.
+ */
+export function readTupleDoubleElement(key: Buffer, at: number): number | undefined {
+  if (at < 0 || key[at] !== DOUBLE_CODE || key.length < at + TUPLE_DOUBLE_BYTES) return undefined;
+  return readTupleDouble(key, at + 1);
 }
 
 /** Reads the 8 bytes of a tuple double (see writeTupleDouble): the sign bit was flipped, or every bit. */

@@ -40,31 +40,16 @@ import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 
-/** What `addJob` reads the type's timeout through: the transaction, or reads shared by a batch. */
-export interface TimeoutReader {
-  get(key: Buffer): Promise<Buffer | undefined>;
-}
-
 /**
- * `timeouts`: reads shared by a batch; `once`: the writes a batch needs
- * only once (see OncePerAttempt). Both default to the transaction alone.
+ * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
+ * a write batch reads for itself and runs {@link addJobRead}.
  */
-export async function addJob(
-  tx: Transaction,
-  keys: TypeKeys,
-  id: string,
-  changes: Changes,
-  now: number,
-  timeouts: TimeoutReader = tx,
-  once?: OncePerAttempt,
-): Promise<JobState> {
+export async function addJob(tx: Transaction, keys: TypeKeys, id: string, changes: Changes, now: number): Promise<JobState> {
   const key = keys.job(id);
-  // One read after the other, not Promise.all (its arrays, closures and
-  // derived promises were allocations per job of every addMany): in a batch
-  // the type's timeout is one shared read, settled after the first job. Two
-  // reads in flight with one awaited at a time could leave a rejection unhandled.
-  const timeout = await timeouts.get(keys.typeTimeout);
-  return addJobRead(tx, keys, id, changes, now, key, timeout, await tx.get(key), once);
+  // One read after the other, not Promise.all: two reads in flight with one
+  // awaited at a time could leave a rejection unhandled.
+  const timeout = await tx.get(keys.typeTimeout);
+  return addJobRead(tx, keys, id, changes, now, key, timeout, await tx.get(key));
 }
 
 /**
@@ -110,7 +95,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   return true;
 }
 
-/** A job creator's resubmit: the job must exist. `once`: as for {@link addJob}. */
+/** A job creator's resubmit: the job must exist. `once`: the writes a batch needs only once (see OncePerAttempt). */
 export async function resubmitJob(
   tx: Transaction,
   keys: TypeKeys,
@@ -152,10 +137,9 @@ export async function updateJob(
   job: Job,
   data: Buffer | undefined,
   userVersion: number,
-  once?: OncePerAttempt,
 ): Promise<Job> {
   const key = keys.job(job.id);
-  return updateJobRead(tx, keys, job, data, userVersion, key, await tx.get(key), once);
+  return updateJobRead(tx, keys, job, data, userVersion, key, await tx.get(key));
 }
 
 /** {@link updateJob} once the job's data key `key` read `read`. */
@@ -192,10 +176,9 @@ export async function finishJob(
   keys: TypeKeys,
   job: Job,
   data: Buffer | undefined,
-  once?: OncePerAttempt,
 ): Promise<'pending' | 'finished'> {
   const key = keys.job(job.id);
-  return finishJobRead(tx, keys, job, data, key, await tx.get(key), once);
+  return finishJobRead(tx, keys, job, data, key, await tx.get(key));
 }
 
 /** {@link finishJob} once the job's data key `key` read `read`. */

@@ -159,30 +159,12 @@ export function recordRunningUnder(value: Buffer, lock: string): boolean {
 }
 
 /**
- * A pending record's bytes made running under `lock`, its sequence left for
- * the commit to fill (as `encodeJobRecord(running, true, userVersion)`).
- */
-export function runningRecordBytes(pending: Buffer, lock: string, userVersion: number): Buffer {
-  const value = Buffer.allocUnsafe(pending.length);
-  pending.copy(value, 0);
-  return makeRunningInPlace(value, lock, userVersion);
-}
-
-/**
- * {@link runningRecordBytes} made in `value` itself: for a record a
- * transaction read, which is the caller's own copy (no allocation, no copy
- * of the data). Returns `value`.
- */
-export function makeRunningInPlace(value: Buffer, lock: string, userVersion: number): Buffer {
-  markRunning(value, userVersion);
-  writeLock(value, lock);
-  return value;
-}
-
-/**
- * {@link makeRunningInPlace} under a fresh lock, which it returns (what
- * `newLock` would have made): its random bytes are copied into the record
- * as they are, rather than turned into hex and decoded back.
+ * A pending record a transaction read (the caller's own copy) made running
+ * in place under a fresh lock, which it returns (what `newLock` would have
+ * made), its sequence left for the commit to fill (as
+ * `encodeJobRecord(running, true, userVersion)` would make it): no
+ * allocation, no copy of the data. The lock's random bytes are copied into
+ * the record as they are, rather than turned into hex and decoded back.
  */
 export function makeRunningUnderNewLock(value: Buffer, userVersion: number): string {
   markRunning(value, userVersion);
@@ -199,32 +181,6 @@ function markRunning(value: Buffer, userVersion: number): void {
   for (let i = SEQ_OFFSET; i < SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2; i++) value[i] = 0;
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
   value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
-}
-
-/** Hex digit values by character code ('0'-'9', 'a'-'f'; anything else -1). */
-const HEX_VALUES = Array.from({ length: 128 }, (_, code) => {
-  const digit = String.fromCharCode(code);
-  return /^[0-9a-f]$/.test(digit) ? Number.parseInt(digit, 16) : -1;
-});
-
-/**
- * Writes `lock`'s 16 bytes at the record's lock offset, decoded in
- * JavaScript: `Buffer#write(lock, 'hex')` is a call into C++ that cost about
- * half a microsecond per accepted job. A lock that is not 32 lower-case hex
- * digits (never one `newLock` made) takes that general path.
- */
-function writeLock(value: Buffer, lock: string): void {
-  if (lock.length === LOCK_BYTES * 2) {
-    let i = 0;
-    for (; i < LOCK_BYTES; i++) {
-      const high = HEX_VALUES[lock.charCodeAt(2 * i)] ?? -1;
-      const low = HEX_VALUES[lock.charCodeAt(2 * i + 1)] ?? -1;
-      if (high < 0 || low < 0) break;
-      value[LOCK_OFFSET + i] = (high << 4) | low;
-    }
-    if (i === LOCK_BYTES) return;
-  }
-  value.write(lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
 }
 
 /**

@@ -86,7 +86,7 @@ export function writePending(
 
 /**
  * Writes an encoded running record under a fresh sequence (this commit's
- * versionstamp, which the commit fills in: see `runningRecordBytes`) at
+ * versionstamp, which the commit fills in: see `makeRunningUnderNewLock`) at
  * `key`, and the job's activity row at that sequence; a previous activity
  * row is the caller's to clear. `key` and `value` are handed over (kept without a copy): never change them after.
  * `id`: the job's id, or its UTF-8 bytes, handed over likewise.
@@ -265,7 +265,7 @@ export async function acceptJobs(
       }
       const next = picked.jobs[index] as DequeuedJob;
       const value = values[index];
-      takePending(tx, next.key, claims);
+      takePending(tx, next.key, claims, next.claim);
       // Only the entry at the record's own (priority, scheduled time) is the
       // job's: any other is stale (now cleared). Were two entries of one job
       // taken by one batch, it would otherwise be handed out twice. The

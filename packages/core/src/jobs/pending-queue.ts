@@ -12,7 +12,7 @@ import { getRangeKeysSnapshot } from '../storage/embedded/synchronous-reads.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { hasPrefix } from '../keys/has-prefix.js';
 import { TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE } from '../keys/tuple-append.js';
-import { parsePendingKey } from './job-keys.js';
+import { parsePendingKey, readTupleDoubleElement } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
 
 /**
@@ -70,6 +70,12 @@ export interface DequeuedJob {
    * decoded.
    */
   idBytes: Buffer | undefined;
+  /**
+   * The entry's {@link claimKey} when the pick computed it (it passed over
+   * other batches' claims), for `takePending` to claim it without hashing
+   * the key again; else `undefined`.
+   */
+  claim: number | undefined;
 }
 
 export interface DequeueResult {
@@ -91,8 +97,8 @@ export interface DequeueResult {
 export interface PendingClaims {
   /** Claimed pending keys, by {@link claimKey}. */
   readonly claimed: ReadonlySet<number>;
-  /** Records a key this attempt took. */
-  claim(key: Buffer): void;
+  /** Records a key this attempt took; `hash`, when known, is its {@link claimKey}. */
+  claim(key: Buffer, hash?: number): void;
 }
 
 /**
@@ -105,7 +111,9 @@ export interface PendingClaims {
  */
 export function claimKey(key: Uint8Array): number {
   let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ (key[i] as number), 0x01000193);
+  // The length read once: a typed array's length re-read on every byte cost a fifth of the hash.
+  const length = key.length;
+  for (let i = 0; i < length; i++) hash = Math.imul(hash ^ (key[i] as number), 0x01000193);
   return hash >>> 2;
 }
 
@@ -257,13 +265,18 @@ class FrontPick {
       // The candidates are page[index, rankEnd), shuffled in place (the page
       // is this read's own array); claimed ones are moved out first.
       let candidatesEnd = rankEnd;
-      if (skipping) {
+      // With claims to pass over, each kept candidate's hash is kept beside
+      // it (hashes[i] for page[i]): a picked entry is claimed without a second hash.
+      const hashes = skipping ? pageHashes(page.length) : undefined;
+      if (hashes !== undefined) {
         let kept = index;
         for (let i = index; i < rankEnd; i++) {
           const row = page[i] as Buffer;
-          if ((claimed as ReadonlySet<number>).has(claimKey(row))) continue;
+          const hash = claimKey(row);
+          if ((claimed as ReadonlySet<number>).has(hash)) continue;
           page[i] = page[kept] as Buffer;
           page[kept] = row;
+          hashes[kept] = hash;
           kept += 1;
         }
         if (kept < rankEnd) this.#skipped = true;
@@ -272,6 +285,7 @@ class FrontPick {
       // The id element follows the priority and the scheduled time (a
       // 9-byte double) in every key of the rank.
       const idAt = priorityPrefix.length + TUPLE_DOUBLE_BYTES;
+      // With scheduled times ignored, a rank holds many times: each is read from its own key.
       const sameTime = maxScheduledTime === undefined ? undefined : head.scheduledTime;
       // A partial Fisher-Yates shuffle: distinct random candidates.
       const candidates = candidatesEnd - index;
@@ -281,7 +295,12 @@ class FrontPick {
         const picked = page[j] as Buffer;
         page[j] = page[index + i] as Buffer;
         page[index + i] = picked;
-        jobs.push(dequeued(keys, picked, head.priority, sameTime, idAt));
+        let hash: number | undefined;
+        if (hashes !== undefined) {
+          hash = hashes[j] as number;
+          hashes[j] = hashes[index + i] as number;
+        }
+        jobs.push(dequeued(keys, picked, head.priority, sameTime, idAt, hash));
       }
       index = rankEnd;
       passedRanks = true;
@@ -320,7 +339,14 @@ function rankEndIn(page: readonly Buffer[], from: number, rank: Buffer): number 
  * tuple), with no decode of the rest and no encode of the id again.
  * `scheduledTime` is the rank's when it has one (else read from the key).
  */
-function dequeued(keys: TypeKeys, key: Buffer, priority: number, scheduledTime: number | undefined, idAt: number): DequeuedJob {
+function dequeued(
+  keys: TypeKeys,
+  key: Buffer,
+  priority: number,
+  scheduledTime: number | undefined,
+  idAt: number,
+  claim: number | undefined,
+): DequeuedJob {
   const last = key.length - 1;
   // An id without NUL bytes runs to the key's last byte, a 00 (a 00 earlier is an escaped NUL, 00 ff).
   const idBytes = key[idAt] === TUPLE_STRING_CODE && key[last] === 0 ? bytesWithoutNul(key, idAt + 1, last) : undefined;
@@ -329,13 +355,35 @@ function dequeued(keys: TypeKeys, key: Buffer, priority: number, scheduledTime: 
       key,
       id: key.toString('utf8', idAt + 1, last),
       priority,
-      scheduledTime: scheduledTime ?? parsePendingKey(keys, key).scheduledTime,
+      // The scheduled time is the double element just before the id: no decode of the whole key (nor a string of its id).
+      scheduledTime: scheduledTime ?? readTupleDoubleElement(key, idAt - TUPLE_DOUBLE_BYTES) ?? parsePendingKey(keys, key).scheduledTime,
       recordKey: keys.jobFromElement(key, idAt),
       idBytes,
+      claim,
     };
   }
   const parts = parsePendingKey(keys, key);
-  return { key, id: parts.id, priority: parts.priority, scheduledTime: parts.scheduledTime, recordKey: keys.job(parts.id), idBytes: undefined };
+  return {
+    key,
+    id: parts.id,
+    priority: parts.priority,
+    scheduledTime: parts.scheduledTime,
+    recordKey: keys.job(parts.id),
+    idBytes: undefined,
+    claim,
+  };
+}
+
+/**
+ * Reusable room for the claim hashes of one page's candidates (see
+ * FrontPick.add): filled and read within one synchronous `add`, so dequeues
+ * in flight at once (on a transaction whose reads are promises) never share it.
+ */
+let hashScratch = new Uint32Array(1_024);
+
+function pageHashes(length: number): Uint32Array {
+  if (hashScratch.length < length) hashScratch = new Uint32Array(Math.max(length, 2 * hashScratch.length));
+  return hashScratch;
 }
 
 /**
@@ -358,11 +406,12 @@ function bytesWithoutNul(bytes: Buffer, start: number, end: number): Buffer | un
  * Takes a picked entry out of the queue. Its key joins the read-conflict
  * set, so two transactions that pick the same job cannot both commit. The
  * transaction keeps `key` without a copy: it must not change after.
+ * `hash`: the entry's claim hash when the pick computed it (`DequeuedJob.claim`).
  */
-export function takePending(tx: Transaction, key: Buffer, claims?: PendingClaims): void {
+export function takePending(tx: Transaction, key: Buffer, claims?: PendingClaims, hash?: number): void {
   tx.addReadConflictKey(key);
   clearHandedOver(tx, key);
-  claims?.claim(key);
+  claims?.claim(key, hash);
 }
 
 /**

@@ -67,7 +67,14 @@ export class SharedReads implements OncePerAttempt {
   }
 }
 
-export interface WriteRequest<T> {
+/**
+ * A call for the batcher: a body it runs and wraps ({@link BodyRequest}), or
+ * one that reports its own outcome ({@link SettlingRequest}).
+ */
+export type WriteRequest<T> = BodyRequest<T> | SettlingRequest<T>;
+
+/** What the batcher needs of every call, whatever runs it. */
+interface WriteRequestBase {
   /**
    * The job the call writes: `id` of type `scope`. Two calls on one job never share a transaction, and
    * the later one waits until the earlier has settled, so calls on one job
@@ -77,20 +84,33 @@ export interface WriteRequest<T> {
   id: string;
   /** About how many bytes the call writes: transactions are kept well below the storage limit. */
   bytes: number;
-  /** Called as a method (`request.body(…)`), so a request may be a class instance (see write-calls.ts). */
+}
+
+/** A call whose body the batcher runs, its outcome caught by an async wrapper (a promise and a frame per call). */
+export interface BodyRequest<T> extends WriteRequestBase {
   body: WriteBody<T>;
+  settleInto?: undefined;
+  readFirst?: undefined;
+}
+
+/**
+ * A call that runs its own body and reports its outcome (of type `_Result`, what
+ * `submit` resolves with): what the calls that come in bulk are (see
+ * write-calls.ts), which saves the batch a wrapper per call.
+ */
+export interface SettlingRequest<_Result> extends WriteRequestBase {
+  body?: undefined;
   /**
    * Runs the body and reports its outcome to `outcomes` under `userVersion`
    * itself, now or once its reads arrive; never throws, and a promise it
-   * returns never rejects. Optional: a request that has it saves the batch
-   * an async wrapper (a promise and a frame) per call.
+   * returns never rejects. Called as a method, so a request may be a class instance.
    */
-  settleInto?(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void> | void;
+  settleInto(tx: Transaction, userVersion: number, reads: SharedReads, outcomes: BodyOutcomes): Promise<void> | void;
   /**
-   * Optional, with `settleInto`: makes the call's reads that the transaction
-   * answers at once, before any call of the attempt runs `settleInto` (so
-   * before any writes), for `settleInto` to use. Never throws: a failed read
-   * is `settleInto`'s outcome.
+   * Optional: makes the call's reads that the transaction answers at once,
+   * before any call of the attempt runs `settleInto` (so before any
+   * writes), for `settleInto` to use. Never throws: a failed read is
+   * `settleInto`'s outcome.
    */
   readFirst?(tx: Transaction): void;
 }
@@ -568,7 +588,7 @@ class BodiesRun implements BodyOutcomes {
 }
 
 /** Runs one call's body and records its outcome; never rejects (a throw is the call's outcome). */
-async function runBody(request: WriteRequest<unknown>, tx: Transaction, userVersion: number, reads: SharedReads, bodies: BodiesRun): Promise<void> {
+async function runBody(request: BodyRequest<unknown>, tx: Transaction, userVersion: number, reads: SharedReads, bodies: BodiesRun): Promise<void> {
   let outcome: Settled<unknown>;
   try {
     outcome = { status: 'fulfilled', value: await request.body(tx, userVersion, reads) };

@@ -1,11 +1,12 @@
 // The write calls that come in bulk (add, update, finish, and the items of
-// addMany/updateMany/finishMany) as objects whose body is a method: a
-// request written as an object literal with an arrow `body` made a closure
-// per job, and tsx (esbuild's keepNames) wraps every such closure in an
-// `Object.defineProperty` call, which showed in the processors' profile.
-// In a batch, add runs through `settleInto`: the call's reads, its writes
-// and its outcome through callbacks passed inline to the reads, not an
-// async function per job nor a wrapper awaiting the body's own. Update and
+// addMany/updateMany/finishMany) as objects whose work is a method
+// (`settleInto`, see SettlingRequest): a request written as an object
+// literal with an arrow `body` made a closure per job, and tsx (esbuild's
+// keepNames) wraps every such closure in an `Object.defineProperty` call,
+// which showed in the processors' profile. Add runs through `settleInto`:
+// the call's reads, its writes and its outcome through callbacks passed
+// inline to the reads, not an async function per job nor a wrapper
+// awaiting the body's own. Update and
 // finish on the embedded engine read their record at once (`readFirst`,
 // before any call of the batch writes) and then run whole in `settleInto`,
 // with no promise at all; elsewhere they go through `get`'s promise.
@@ -16,12 +17,12 @@ import type { TypeKeys } from './job-keys.js';
 import { EmbeddedTransaction } from '../storage/embedded/embedded-transaction.js';
 import { READ_KEY_NOW } from '../storage/embedded/synchronous-reads.js';
 import type { SynchronousReads } from '../storage/embedded/synchronous-reads.js';
-import { addJob, addJobRead, finishJob, finishJobRead, updateJob, updateJobRead } from './job-operations.js';
+import { addJobRead, finishJobRead, updateJobRead } from './job-operations.js';
 import { RECORD_HEADER_BYTES } from './job-record.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
-import type { BodyOutcomes, SharedReads, WriteRequest } from './write-batcher.js';
+import type { BodyOutcomes, SettlingRequest, SharedReads } from './write-batcher.js';
 
 /**
  * About how many bytes a write of one job costs in a transaction: its record
@@ -34,7 +35,7 @@ export function writeBytes(keys: TypeKeys, id: string, data: Buffer | undefined)
 }
 
 /** An `add` (or an item of `addMany`), checked; `now` is when it was called. */
-export class AddCall implements WriteRequest<JobState> {
+export class AddCall implements SettlingRequest<JobState> {
   readonly scope: string;
   readonly id: string;
   readonly bytes: number;
@@ -49,10 +50,6 @@ export class AddCall implements WriteRequest<JobState> {
     this.#keys = keys;
     this.#changes = changes;
     this.#now = now;
-  }
-
-  body(tx: Transaction, _userVersion: number, shared: SharedReads): Promise<JobState> {
-    return addJob(tx, this.#keys, this.id, this.#changes, this.#now, shared, shared);
   }
 
   settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
@@ -194,22 +191,14 @@ function readsNow(tx: Transaction): SynchronousReads | undefined {
 }
 
 /** A worker's `update` (or an item of `updateMany`) with its data encoded. */
-export class UpdateCall extends OwnJobCall<Job> implements WriteRequest<Job> {
-  body(tx: Transaction, userVersion: number, shared: SharedReads): Promise<Job> {
-    return updateJob(tx, this.keys, this.job, this.data, userVersion, shared);
-  }
-
+export class UpdateCall extends OwnJobCall<Job> implements SettlingRequest<Job> {
   protected written(tx: Transaction, userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): Job {
     return updateJobRead(tx, this.keys, this.job, this.data, userVersion, key, value, shared);
   }
 }
 
 /** A worker's `finish` (or an item of `finishMany`) with its data encoded. */
-export class FinishCall extends OwnJobCall<'pending' | 'finished'> implements WriteRequest<'pending' | 'finished'> {
-  body(tx: Transaction, _userVersion: number, shared: SharedReads): Promise<'pending' | 'finished'> {
-    return finishJob(tx, this.keys, this.job, this.data, shared);
-  }
-
+export class FinishCall extends OwnJobCall<'pending' | 'finished'> implements SettlingRequest<'pending' | 'finished'> {
   protected written(tx: Transaction, _userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): 'pending' | 'finished' {
     return finishJobRead(tx, this.keys, this.job, this.data, key, value, shared);
   }
