@@ -28,7 +28,7 @@ test('quiesce forces no garbage collection, which would throw away compiled code
   const forced: number[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const flags = (entry.detail as { flags?: number } | undefined)?.flags ?? 0;
+      const flags = (entry as { detail?: { flags?: number } }).detail?.flags ?? 0;
       if (flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) forced.push(flags);
     }
   });

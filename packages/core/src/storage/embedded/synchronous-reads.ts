@@ -16,12 +16,15 @@ import type { KeyValue, RangeOptions, Transaction } from '../interfaces.js';
 
 /** `get(key)` (with a read conflict) or `snapshot().get(key)` (without), answered at once. */
 export const READ_KEY_NOW: unique symbol = Symbol('jobtree.readKeyNow');
+/** `get` of each of several keys (with read conflicts, or none), answered at once, on one check of the transaction's age. */
+export const READ_KEYS_NOW: unique symbol = Symbol('jobtree.readKeysNow');
 /** The keys `getRange(start, end, options)` (or `snapshot().getRange`) would read, answered at once. */
 export const READ_RANGE_KEYS_NOW: unique symbol = Symbol('jobtree.readRangeKeysNow');
 
 /** What a transaction that can answer reads at once implements. */
 export interface SynchronousReads {
   [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined;
+  [READ_KEYS_NOW](keys: readonly Buffer[], conflict: boolean): (Buffer | undefined)[];
   [READ_RANGE_KEYS_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[];
 }
 
@@ -33,7 +36,7 @@ export interface SynchronousReads {
  */
 function synchronous(tx: Transaction, method: 'get' | 'snapshot'): SynchronousReads | undefined {
   const reads = tx as Transaction & Partial<SynchronousReads>;
-  if (reads[READ_KEY_NOW] === undefined || reads[READ_RANGE_KEYS_NOW] === undefined) {
+  if (reads[READ_KEY_NOW] === undefined || reads[READ_KEYS_NOW] === undefined || reads[READ_RANGE_KEYS_NOW] === undefined) {
     return undefined;
   }
   const own = (Object.getPrototypeOf(tx) as Partial<Transaction> | null)?.[method];
@@ -43,14 +46,13 @@ function synchronous(tx: Transaction, method: 'get' | 'snapshot'): SynchronousRe
 /**
  * The values of `keys`, read with read conflicts: an array when the
  * transaction answers at once, else the promise of one. Each value is the
- * caller's own copy, as `get` gives it.
+ * caller's own copy, as `get` gives it. On the embedded engine the
+ * transaction's age is checked once for the whole call, not per key.
  */
 export function getMany(tx: Transaction, keys: readonly Buffer[]): (Buffer | undefined)[] | Promise<(Buffer | undefined)[]> {
   const target = synchronous(tx, 'get');
   if (target === undefined) return Promise.all(keys.map((key) => tx.get(key)));
-  const values: (Buffer | undefined)[] = new Array(keys.length);
-  for (let i = 0; i < keys.length; i++) values[i] = target[READ_KEY_NOW](keys[i] as Buffer, true);
-  return values;
+  return target[READ_KEYS_NOW](keys, true);
 }
 
 /**
