@@ -5,50 +5,15 @@
 // A read past the life fails with transaction_too_old (1007), wherever it
 // runs (after an await, in a then-callback, in a nextTick callback).
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
-import { FdbError, FdbErrorCode, type Transaction } from '@jobtree/core';
-import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
+import { attempt, isTooOld, openOnFakeClock } from './fake-clock-database.js';
 import { getMany } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
 
 const b = (s: string) => Buffer.from(s);
 const LIFE_MS = 5_000;
 
-/** A database on a fake clock that counts how often it is read. */
-function openOnFakeClock(t: { teardown(fn: () => void | Promise<void>): void }) {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-read-age-'));
-  const clock = { now: 1_000_000, reads: 0 };
-  const db = EmbeddedDatabase.open({
-    path: dir,
-    now: () => {
-      clock.reads++;
-      return clock.now;
-    },
-  });
-  t.teardown(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { db, clock };
-}
-
-function isTooOld(error: unknown): boolean {
-  return error instanceof FdbError && error.code === FdbErrorCode.transaction_too_old;
-}
-
-/** Runs `body` once (no retry) and returns what it returned or the error the attempt failed with. */
-async function attempt<T>(db: EmbeddedDatabase, body: (tx: Transaction) => Promise<T> | T): Promise<T | unknown> {
-  try {
-    return await db.doTransaction(body, { retryLimit: 0 });
-  } catch (error) {
-    return error;
-  }
-}
-
 test('a synchronous loop of reads fails as too old at the first read past the life', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   let firstFailure = -1;
   let reads = 0;
   const outcome = await attempt(db, async (tx) => {
@@ -68,7 +33,7 @@ test('a synchronous loop of reads fails as too old at the first read past the li
 });
 
 test('getMany reads the clock once for all its keys', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   let clockReads = -1;
   await attempt(db, async (tx) => {
     await tx.get(b('first'));
@@ -83,7 +48,7 @@ test('getMany reads the clock once for all its keys', async (t) => {
 });
 
 test('getMany fails as too old when it is called past the life', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('first'));
     clock.now += LIFE_MS + 1;
@@ -93,7 +58,7 @@ test('getMany fails as too old when it is called past the life', async (t) => {
 });
 
 test('a read after an await fails once the life has passed, though the clock moved in the turn of the previous read', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
     clock.now += LIFE_MS + 1;
@@ -104,7 +69,7 @@ test('a read after an await fails once the life has passed, though the clock mov
 });
 
 test('a read in a later macrotask fails once the life has passed', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
     clock.now += LIFE_MS + 1;
@@ -115,7 +80,7 @@ test('a read in a later macrotask fails once the life has passed', async (t) => 
 });
 
 test('a read just within the life succeeds after an await', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
     clock.now += LIFE_MS;
@@ -126,7 +91,7 @@ test('a read just within the life succeeds after an await', async (t) => {
 });
 
 test('a commit in the same turn as its reads checks the age on the clock read then', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age');
   const outcome = await attempt(db, (tx) => {
     // Read and write without awaiting: the commit may come in this very turn.
     void tx.get(b('k'));

@@ -10,39 +10,11 @@
 // reads moves, as a long synchronous computation would. The tests run one
 // at a time, so that no other test's reads change the order of microtasks.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
-import { FdbError, FdbErrorCode, type Transaction } from '@jobtree/core';
-import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
+import { attempt, isTooOld, openOnFakeClock } from './fake-clock-database.js';
 
 const b = (s: string) => Buffer.from(s);
 const LIFE_MS = 5_000;
-
-function openOnFakeClock(t: { teardown(fn: () => void | Promise<void>): void }) {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-read-age-continuations-'));
-  const clock = { now: 1_000_000 };
-  const db = EmbeddedDatabase.open({ path: dir, now: () => clock.now });
-  t.teardown(async () => {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { db, clock };
-}
-
-function isTooOld(error: unknown): boolean {
-  return error instanceof FdbError && error.code === FdbErrorCode.transaction_too_old;
-}
-
-/** Runs `body` once (no retry): what it returned, or the error the attempt failed with. */
-async function attempt<T>(db: EmbeddedDatabase, body: (tx: Transaction) => Promise<T>): Promise<T | unknown> {
-  try {
-    return await db.doTransaction(body, { retryLimit: 0 });
-  } catch (error) {
-    return error;
-  }
-}
 
 /** A read's error, or 'read' when it succeeded. */
 async function outcomeOf(read: Promise<Buffer | undefined>): Promise<unknown> {
@@ -55,7 +27,7 @@ async function outcomeOf(read: Promise<Buffer | undefined>): Promise<unknown> {
 }
 
 test.serial('a read after an await in a helper fails as too old once the life has passed, though a read of another stretch began that checkpoint', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   let late: unknown;
   await attempt(db, async (tx) => {
     await tx.get(b('k')); // takes the read version
@@ -72,7 +44,7 @@ test.serial('a read after an await in a helper fails as too old once the life ha
 });
 
 test.serial('a read in a then-callback queued before another read fails as too old once the life has passed', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   let late: unknown;
   await attempt(db, async (tx) => {
     await tx.get(b('k'));
@@ -87,7 +59,7 @@ test.serial('a read in a then-callback queued before another read fails as too o
 });
 
 test.serial('a read in a nextTick callback fails as too old once the life has passed, though a read ran in the callback that queued it', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   let late: unknown;
   await attempt(db, async (tx) => {
     await tx.get(b('k'));
@@ -108,7 +80,7 @@ test.serial('a read in a nextTick callback fails as too old once the life has pa
 });
 
 test.serial('a read-only transaction does not return what it read after its life had ended', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   await db.doTransaction((tx) => tx.set(b('j'), b('old')));
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
@@ -124,7 +96,7 @@ test.serial('a read-only transaction does not return what it read after its life
 });
 
 test.serial('(holds) a read after an await with no other read in between fails once the life has passed', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   let late: unknown;
   await attempt(db, async (tx) => {
     await tx.get(b('k'));
@@ -136,7 +108,7 @@ test.serial('(holds) a read after an await with no other read in between fails o
 });
 
 test.serial('(holds) a write transaction whose reads reused a stale clock reading still fails at commit', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
     const helper = (async () => {
@@ -152,7 +124,7 @@ test.serial('(holds) a write transaction whose reads reused a stale clock readin
 });
 
 test.serial('(holds) reads within the life succeed however they interleave with awaits', async (t) => {
-  const { db, clock } = openOnFakeClock(t);
+  const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
     const helper = (async () => {
