@@ -8,6 +8,7 @@ import { LocalQueue } from '@jobtree/core';
 import type { Job, Jobs, LocalQueueSource } from '@jobtree/core';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1, T2, T2_TIMEOUT } from './temp-jobs.js';
+import { deferred } from '../deferred.js';
 
 type T1Job = Job<typeof T1>;
 
@@ -151,10 +152,7 @@ test('a job whose accept commits after its hold is over is given back, not hande
 test('a stop that lands while the accept transaction is committing gives its whole batch back', async (t) => {
   t.timeout(60_000);
   let hold: Promise<void> | undefined;
-  let inBody!: () => void;
-  const bodyDone = new Promise<void>((resolve) => {
-    inBody = resolve;
-  });
+  const { promise: bodyDone, resolve: inBody } = deferred();
   const { jobs } = await openTempJobs(t, (db) => new RecordingDatabase(db, {
     afterBody: () => {
       if (hold === undefined) return undefined;

@@ -14,20 +14,15 @@ import type { Job } from '@jobtree/core';
 import { RecordingDatabase } from './recording-database.js';
 import { ADD_AND_HANDOVER_WRITES } from './review-handover-setup.js';
 import { T1 } from './temp-jobs.js';
+import { deferred } from '../deferred.js';
 
 test('close() of a handle that owns its database while a claimed accept\'s add commits leaves no job running unowned', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-review-close-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   let arm = false;
   let holding = false;
-  let reached!: () => void;
-  const atCommit = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let release!: () => void;
-  const hold = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const { promise: atCommit, resolve: reached } = deferred();
+  const { promise: hold, resolve: release } = deferred();
   const db = new RecordingDatabase(await openDatabase({ path: dir }), {
     inject: (stats) => {
       if (arm && stats.writes >= ADD_AND_HANDOVER_WRITES) {

@@ -11,6 +11,7 @@ import type { Bytes, Database, Transaction, TransactionOptions, Watch } from '@j
 import { RecordingDatabase } from './recording-database.js';
 import { ADD_AND_HANDOVER_WRITES } from './review-handover-setup.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
+import { deferred } from '../deferred.js';
 
 /** Passes everything through, but keeps a way to fail each watch made after `arm()`. */
 class FailingWatches implements Database {
@@ -62,14 +63,8 @@ test('an accept whose watch fails while the add that claimed it commits still re
   let watches: FailingWatches | undefined;
   let arm = false;
   let holding = false;
-  let reached!: () => void;
-  const atCommit = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let release!: () => void;
-  const hold = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const { promise: atCommit, resolve: reached } = deferred();
+  const { promise: hold, resolve: release } = deferred();
   let recorder: RecordingDatabase | undefined;
   const { jobs } = await openTempJobs(t, (inner) => {
     watches = new FailingWatches(inner);

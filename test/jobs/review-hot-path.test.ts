@@ -14,6 +14,7 @@ import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { ParkedAccepts } from '../../packages/core/src/jobs/parked-accepts.js';
 import { EmbeddedTransaction } from '../../packages/core/src/storage/embedded/embedded-transaction.js';
 import { nowSeconds, openTempJobs, T1, T2 } from './temp-jobs.js';
+import { deferred } from '../deferred.js';
 
 async function assertConsistent(t: { deepEqual(a: unknown, b: unknown, m?: string): void }, jobs: Jobs): Promise<void> {
   const report = await checkJobsConsistency(jobs.database);
@@ -145,14 +146,8 @@ function holdNextCommit(t: { teardown(fn: () => void): void }) {
     EmbeddedTransaction.prototype.commit = commit;
   });
   let armed = false;
-  let reached!: () => void;
-  const held = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const { promise: held, resolve: reached } = deferred();
+  const { promise: gate, resolve: release } = deferred();
   EmbeddedTransaction.prototype.commit = function (this: EmbeddedTransaction) {
     if (!armed) return commit.call(this);
     armed = false;

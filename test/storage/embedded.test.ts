@@ -12,6 +12,7 @@ import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embed
 import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { versionOfStamp } from '../../packages/core/src/storage/versionstamp.js';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
@@ -496,14 +497,8 @@ test('a long transaction still gets its conflict (1020) after a hundred later ba
   const db = EmbeddedDatabase.open({ path: dir, now: () => 0 });
   try {
     await db.doTransaction((tx) => tx.set(b('k'), b('0')));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let read!: () => void;
-    const hasRead = new Promise<void>((resolve) => {
-      read = resolve;
-    });
+    const { promise: released, resolve: release } = deferred();
+    const { promise: hasRead, resolve: read } = deferred();
     const long = db.doTransaction(
       async (tx) => {
         await tx.get(b('k'));
@@ -553,10 +548,7 @@ test('a transaction still running when the database closes gets a typed error on
   const dir = tempDir(t);
   const db = await openDatabase({ path: dir });
   await db.doTransaction((tx) => tx.set(b('k'), b('v')));
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const { promise: gate, resolve: release } = deferred();
   const running = db.doTransaction(async (tx) => {
     t.is((await tx.get(b('k')))?.toString(), 'v');
     await gate;
@@ -573,16 +565,10 @@ test('a transaction still running when the database closes gets a typed error on
 test('hundreds of transactions can hold distinct read versions at once (more than lmdb\'s default 126 readers)', async (t) => {
   const dir = tempDir(t);
   const db = await openDatabase({ path: dir });
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const { promise: gate, resolve: release } = deferred();
   const holders: Array<Promise<string | undefined>> = [];
   for (let i = 0; i < 300; i++) {
-    let started!: () => void;
-    const reading = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const { promise: reading, resolve: started } = deferred();
     holders.push(
       db.doTransaction(async (tx) => {
         const seen = (await tx.get(b('n')))?.toString();

@@ -20,6 +20,7 @@ import {
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { seededRandom } from '../seeded-random.js';
 import { openTempDatabase } from './temp-database.js';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 /** A key past the engine's 1,900-byte lmdb limit: it lives in a bucket shared with every long key of the same prefix. */
@@ -255,10 +256,7 @@ test('a transaction keeps reading the version it started at while newer batches 
     tx.set(b('snap/a'), b('a1'));
     tx.set(long('snap/b'), b('b1'));
   });
-  let wrote!: () => void;
-  const written = new Promise<void>((resolve) => {
-    wrote = resolve;
-  });
+  const { promise: written, resolve: wrote } = deferred();
   const reader = db.doTransaction(
     async (tx) => {
       const first = (await tx.get(b('snap/a')))?.toString();
@@ -340,14 +338,8 @@ test('pipelined read-modify-write transactions on short and long counters lose n
 test('a pipelined transaction that read a range a newer batch inserted a long key into does not commit', async (t) => {
   const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hasRead!: () => void;
-  const readDone = new Promise<void>((resolve) => {
-    hasRead = resolve;
-  });
+  const { promise: released, resolve: release } = deferred();
+  const { promise: readDone, resolve: hasRead } = deferred();
   const reader = db
     .doTransaction(
       async (tx) => {
@@ -424,14 +416,8 @@ test('transactions of one batch that stamp keys and values from one shared templ
 test.serial('a commit resolves, and becomes readable, only once lmdb reports its batch flushed', async (t) => {
   const db = await openTempDatabase(t, 'review-commit-path');
   await warmUp(db);
-  let releaseFlush!: () => void;
-  const flushGate = new Promise<void>((resolve) => {
-    releaseFlush = resolve;
-  });
-  let committedSeen!: () => void;
-  const lmdbCommitted = new Promise<void>((resolve) => {
-    committedSeen = resolve;
-  });
+  const { promise: flushGate, resolve: releaseFlush } = deferred();
+  const { promise: lmdbCommitted, resolve: committedSeen } = deferred();
   const write = LmdbStore.prototype.write;
   const writeNow = LmdbStore.prototype.writeNow;
   t.teardown(() => {
@@ -481,14 +467,8 @@ test.serial('a commit resolves, and becomes readable, only once lmdb reports its
  * to write `out/<name>` and commit (no retry). `read` resolves once it has read.
  */
 function heldTransaction(db: Database, name: string, read: (tx: Transaction) => Promise<unknown>) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hasRead!: () => void;
-  const readDone = new Promise<void>((resolve) => {
-    hasRead = resolve;
-  });
+  const { promise: released, resolve: release } = deferred();
+  const { promise: readDone, resolve: hasRead } = deferred();
   const outcome = db
     .doTransaction(
       async (tx) => {

@@ -15,6 +15,7 @@ import { FdbError, FdbErrorCode } from '@jobtree/core';
 import type { Transaction } from '@jobtree/core';
 import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
 import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -73,14 +74,8 @@ async function read(tx: Transaction, kind: ReadKind, id: string): Promise<void> 
  * write `out/<id>` and commit (no retry). Resolves `read` once it has read.
  */
 function heldReader(db: EmbeddedDatabase, kind: ReadKind, id: string) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hasRead!: () => void;
-  const readDone = new Promise<void>((resolve) => {
-    hasRead = resolve;
-  });
+  const { promise: released, resolve: release } = deferred();
+  const { promise: readDone, resolve: hasRead } = deferred();
   const outcome = db
     .doTransaction(
       async (tx) => {

@@ -11,6 +11,7 @@ import test from 'ava';
 import { FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
 import type { Database } from '@jobtree/core';
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -67,14 +68,8 @@ test.serial('a transaction that loses its conflict check after others of its bat
     tx.set(b('balance'), b('10'));
   });
   await warmUp(db);
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hasRead!: () => void;
-  const readDone = new Promise<void>((resolve) => {
-    hasRead = resolve;
-  });
+  const { promise: released, resolve: release } = deferred();
+  const { promise: readDone, resolve: hasRead } = deferred();
   // Reads the balance, then (once the other commit was streamed) writes from it: a lost update if it committed.
   const loser = db.doTransaction(
     async (tx) => {

@@ -10,6 +10,7 @@ import type { Transaction } from '@jobtree/core';
 import { getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
 import { seededRandom } from '../seeded-random.js';
 import { openTempDatabase } from './temp-database.js';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -60,14 +61,8 @@ test('a keys-only range read adds no read conflict, and its keys are the caller\
   await db.doTransaction((tx) => {
     for (let i = 0; i < 5; i++) tx.set(b(`q/${i}`), Buffer.alloc(0));
   });
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let hasRead!: () => void;
-  const readDone = new Promise<void>((resolve) => {
-    hasRead = resolve;
-  });
+  const { promise: released, resolve: release } = deferred();
+  const { promise: readDone, resolve: hasRead } = deferred();
   const reader = db
     .doTransaction(
       async (tx) => {

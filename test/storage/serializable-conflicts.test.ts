@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '@jobtree/core';
 import type { Database } from '@jobtree/core';
+import { deferred } from '../deferred.js';
 
 const b = (text: string) => Buffer.from(text);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -114,14 +115,8 @@ for (const [name, read, write] of cases) {
       await db.doTransaction((tx) => {
         for (let i = 0; i < 10; i++) tx.set(b(`k/${i}`), b('1'));
       });
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let readDone!: () => void;
-      const readTaken = new Promise<void>((resolve) => {
-        readDone = resolve;
-      });
+      const { promise: gate, resolve: release } = deferred();
+      const { promise: readTaken, resolve: readDone } = deferred();
       let attempts = 0;
       const reader = db.doTransaction(async (tx) => {
         attempts += 1;
