@@ -60,7 +60,7 @@ const anyName = (max: number) =>
     fc.constantFrom('', '\u0000', ' ', 'a\u0000b', '\ud83d', '\ude00', '\ude00\ud83d', '\ud83d\ude00'),
   );
 
-test('(holds) a job id is accepted exactly when the rule accepts it, right at the byte limit', (t) => {
+test('a job id is accepted exactly when the rule accepts it, right at the byte limit', (t) => {
   fc.assert(
     fc.property(anyName(MAX_ID_BYTES), (name) => outcome(checkId, name, 'invalid_job_id') === rule(name, MAX_ID_BYTES)),
     { numRuns: 3_000 },
@@ -68,7 +68,7 @@ test('(holds) a job id is accepted exactly when the rule accepts it, right at th
   t.pass();
 });
 
-test('(holds) a job type is accepted exactly when the rule accepts it, right at the byte limit', (t) => {
+test('a job type is accepted exactly when the rule accepts it, right at the byte limit', (t) => {
   fc.assert(
     fc.property(anyName(MAX_TYPE_BYTES), (name) => outcome(checkType, name, 'invalid_job_type') === rule(name, MAX_TYPE_BYTES)),
     { numRuns: 3_000 },
@@ -76,14 +76,14 @@ test('(holds) a job type is accepted exactly when the rule accepts it, right at 
   t.pass();
 });
 
-test('(holds) names that are not strings are refused with the name\'s code', (t) => {
+test('names that are not strings are refused with the name\'s code', (t) => {
   for (const value of [undefined, null, 0, 1n, {}, [], ['a'], new String('a')]) {
     t.is(outcome(checkId, value, 'invalid_job_id'), 'refused');
     t.is(outcome(checkType, value, 'invalid_job_type'), 'refused');
   }
 });
 
-test('(holds) at the limits: ASCII and multi-byte names one unit either side', (t) => {
+test('at the limits: ASCII and multi-byte names one unit either side', (t) => {
   const cases: Array<[string, number, 'accepted' | 'refused']> = [
     ['a'.repeat(MAX_ID_BYTES), MAX_ID_BYTES, 'accepted'],
     ['a'.repeat(MAX_ID_BYTES + 1), MAX_ID_BYTES, 'refused'],

@@ -43,9 +43,9 @@ async function pickAll(database: Database, keys: ReturnType<JobKeys['forType']>,
   });
 }
 
-test('(holds) with scheduled times ignored, every pick carries its entry\'s own time, priority, id and record key, whatever they are', async (t) => {
+test('with scheduled times ignored, every pick carries its entry\'s own time, priority, id and record key, whatever they are', async (t) => {
   const { database } = await openTempJobs(t);
-  const keys = new JobKeys().forType('review-any-time');
+  const keys = new JobKeys().forType('any-time');
   const entries: Array<{ id: string; priority: number; time: number }> = [];
   let n = 0;
   for (const priority of PRIORITIES) {
@@ -75,7 +75,7 @@ test('(holds) with scheduled times ignored, every pick carries its entry\'s own 
   t.is(new Set(picked.map((job) => job.id)).size, entries.length);
 });
 
-test('(holds) a pick that passes over claims hands the take each entry\'s own claim hash, and never picks a claimed entry', async (t) => {
+test('a pick that passes over claims hands the take each entry\'s own claim hash, and never picks a claimed entry', async (t) => {
   const { database } = await openTempJobs(t);
   let run = 0;
   // What the runs covered: picks that carried a hash, and claimed entries passed over.
@@ -91,7 +91,7 @@ test('(holds) a pick that passes over claims hands the take each entry\'s own cl
       fc.constantFrom(undefined, 5, 100),
       fc.integer({ min: 1, max: 70 }),
       async (specs, claimedAt, maxScheduledTime, count) => {
-        const keys = new JobKeys().forType(`review-claims-${run++}`);
+        const keys = new JobKeys().forType(`claims-${run++}`);
         const entries = new Map<string, { key: Buffer; time: number }>();
         specs.forEach((spec, i) => {
           const id = `${spec.id}/${i}`;
@@ -133,7 +133,7 @@ test('(holds) a pick that passes over claims hands the take each entry\'s own cl
   t.true(hashesCarried > 0 && passedOver > 0, `${hashesCarried} ${passedOver}`);
 });
 
-test('(holds) the activity key of a record is the activity key of the sequence it holds, for any type and record', (t) => {
+test('the activity key of a record is the activity key of the sequence it holds, for any type and record', (t) => {
   fc.assert(
     fc.property(fc.string({ minLength: 1, maxLength: 40 }), fc.uint8Array({ minLength: RECORD_HEADER_BYTES, maxLength: RECORD_HEADER_BYTES + 40 }), (type, bytes) => {
       const keys = new JobKeys().forType(type);
@@ -146,8 +146,8 @@ test('(holds) the activity key of a record is the activity key of the sequence i
   t.pass();
 });
 
-test('(holds) the data key built from a pending key\'s id element is the data key of its id, on either side of the copy loop', (t) => {
-  const keys = new JobKeys().forType('review-elements');
+test('the data key built from a pending key\'s id element is the data key of its id, on either side of the copy loop', (t) => {
+  const keys = new JobKeys().forType('elements');
   for (let length = 1; length <= 140; length++) {
     for (const id of ['i'.repeat(length), `${'é'.repeat(Math.ceil(length / 2))}`, `${'n'.repeat(length)}\u0000`]) {
       for (const priority of [0, 2 ** 52 + 1]) {

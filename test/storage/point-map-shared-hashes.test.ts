@@ -81,7 +81,7 @@ function keysWithHash(prefix: Buffer, hash: number, count: number, middle = (i: 
 const GROUP = keysWithHash(Buffer.from('job/'), 0x1234567, 5);
 const OTHER_GROUP = keysWithHash(Buffer.from('job/'), 0x2abcdef, 3, (i) => 0xff00ff00 + i);
 
-test('(holds) keys made to share a hash are different keys with that hash, from bytes and from strings', (t) => {
+test('keys made to share a hash are different keys with that hash, from bytes and from strings', (t) => {
   for (const group of [GROUP, OTHER_GROUP]) {
     t.is(new Set(group.map(latin1)).size, group.length);
     const hash = keyHashOfBytes(group[0] as Buffer);
@@ -93,7 +93,7 @@ test('(holds) keys made to share a hash are different keys with that hash, from 
   t.is(keyHashOfBytes(GROUP[0] as Buffer), 0x1234567);
 });
 
-test('(holds) the hash of a key string is the hash of its bytes, for any bytes and length', (t) => {
+test('the hash of a key string is the hash of its bytes, for any bytes and length', (t) => {
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 70 }), (bytes) => {
       const key = Buffer.from(bytes);
@@ -105,7 +105,7 @@ test('(holds) the hash of a key string is the hash of its bytes, for any bytes a
   t.pass();
 });
 
-test('(holds) a filter built from hashes answers "maybe" for every hash it holds', (t) => {
+test('a filter built from hashes answers "maybe" for every hash it holds', (t) => {
   fc.assert(
     fc.property(fc.array(fc.integer({ min: 0, max: 2 ** 30 - 1 }), { minLength: 1, maxLength: 600 }), (hashes) => {
       const filter = KeyFilter.ofHashes(hashes.length, hashes);
@@ -118,7 +118,7 @@ test('(holds) a filter built from hashes answers "maybe" for every hash it holds
 
 // --- the map and a transaction's buffered writes -----------------------------
 
-test('(holds) a point map keeps five keys of one hash apart through any sets and drops', (t) => {
+test('a point map keeps five keys of one hash apart through any sets and drops', (t) => {
   const keys = [...GROUP, ...OTHER_GROUP, Buffer.from('x')];
   const operation = fc.oneof(
     fc.record({ op: fc.constant('set' as const), key: fc.nat(keys.length - 1), value: fc.nat(9) }),
@@ -157,7 +157,7 @@ test('(holds) a point map keeps five keys of one hash apart through any sets and
 
 type Model = { kind: 'set'; value: Buffer } | { kind: 'clear' } | { kind: 'add'; operand: bigint };
 
-test('(holds) buffered writes of keys that share a hash read as a map by key string would', (t) => {
+test('buffered writes of keys that share a hash read as a map by key string would', (t) => {
   const keys = [...GROUP, ...OTHER_GROUP];
   const sorted = [...keys].sort(Buffer.compare);
   const operation = fc.oneof(
@@ -225,7 +225,7 @@ test('(holds) buffered writes of keys that share a hash read as a map by key str
 // --- through the engine -------------------------------------------------------
 
 function openDatabase(t: { teardown(fn: () => void | Promise<void>): void }): EmbeddedDatabase {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-point-map-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-point-map-'));
   const db = EmbeddedDatabase.open({ path: dir });
   t.teardown(async () => {
     await db.close();
@@ -234,7 +234,7 @@ function openDatabase(t: { teardown(fn: () => void | Promise<void>): void }): Em
   return db;
 }
 
-test('(holds) a transaction reads its own writes of five keys of one hash, through a range clear of the first', async (t) => {
+test('a transaction reads its own writes of five keys of one hash, through a range clear of the first', async (t) => {
   const db = openDatabase(t);
   const [first, second, third, fourth, fifth] = GROUP as [Buffer, Buffer, Buffer, Buffer, Buffer];
   const after = (key: Buffer) => Buffer.concat([key, Buffer.of(0)]);
@@ -264,7 +264,7 @@ test('(holds) a transaction reads its own writes of five keys of one hash, throu
   );
 });
 
-test('(holds) a watch on a key sees its own transaction write it, not a key of the same hash', async (t) => {
+test('a watch on a key sees its own transaction write it, not a key of the same hash', async (t) => {
   const db = openDatabase(t);
   const [first, second] = GROUP as [Buffer, Buffer];
   await db.doTransaction((tx) => tx.set(second, Buffer.from('before')));
@@ -292,7 +292,7 @@ interface Txn {
   fillers: number;
 }
 
-test('(holds) the conflict check finds exactly the newer batches that wrote a key read, on keys of one hash, with filters, the index and compaction', (t) => {
+test('the conflict check finds exactly the newer batches that wrote a key read, on keys of one hash, with filters, the index and compaction', (t) => {
   const pool = [...GROUP, ...OTHER_GROUP, Buffer.from('x')];
   const sorted = [...pool].sort(Buffer.compare);
   const txn = fc.record({

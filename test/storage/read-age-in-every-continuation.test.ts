@@ -95,7 +95,7 @@ test.serial('a read-only transaction does not return what it read after its life
   t.true(isTooOld(outcome), `the transaction gave ${String(outcome)}`);
 });
 
-test.serial('(holds) a read after an await with no other read in between fails once the life has passed', async (t) => {
+test.serial('a read after an await with no other read in between fails once the life has passed', async (t) => {
   const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   let late: unknown;
   await attempt(db, async (tx) => {
@@ -107,7 +107,7 @@ test.serial('(holds) a read after an await with no other read in between fails o
   t.true(isTooOld(late), String(late));
 });
 
-test.serial('(holds) a write transaction whose reads reused a stale clock reading still fails at commit', async (t) => {
+test.serial('a write transaction whose reads reused a stale clock reading still fails at commit', async (t) => {
   const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));
@@ -123,7 +123,7 @@ test.serial('(holds) a write transaction whose reads reused a stale clock readin
   t.is(await db.doTransaction((tx) => tx.get(b('w'))), undefined);
 });
 
-test.serial('(holds) reads within the life succeed however they interleave with awaits', async (t) => {
+test.serial('reads within the life succeed however they interleave with awaits', async (t) => {
   const { db, clock } = openOnFakeClock(t, 'read-age-continuations');
   const outcome = await attempt(db, async (tx) => {
     await tx.get(b('k'));

@@ -16,7 +16,7 @@ const b = (text: string) => Buffer.from(text);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function openTemp(t: { teardown(fn: () => void | Promise<void>): void }): Promise<Database> {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-serializable-'));
   const db = await openDatabase({ path: dir });
   t.teardown(async () => {
     await db.close();

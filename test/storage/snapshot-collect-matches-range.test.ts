@@ -40,7 +40,7 @@ function keyFrom(next: () => number): Buffer {
 const show = (entries: KeyValue[]) => entries.map((e) => `${e.key.length}:${e.key.subarray(-4).toString('hex')}=${e.value.toString()}`);
 
 test('collect returns what range yields, limited, for random stores and bounds', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-h3-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-snapshot-collect-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = new LmdbStore(dir);
   t.teardown(() => store.close());
@@ -82,7 +82,7 @@ test('collect returns what range yields, limited, for random stores and bounds',
 });
 
 test("collect's pairs are the caller's own: changing one changes no other pair, and no later read", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-h3-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-snapshot-collect-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const store = new LmdbStore(dir);
   t.teardown(() => store.close());

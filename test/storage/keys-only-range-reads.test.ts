@@ -7,7 +7,7 @@
 import test from 'ava';
 import { FdbError } from '@jobtree/core';
 import type { Transaction } from '@jobtree/core';
-import { getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { getRangeKeysSnapshot } from '../../packages/core/src/storage/fast-paths.js';
 import { seededRandom } from '../seeded-random.js';
 import { openTempDatabase } from './temp-database.js';
 import { deferred } from '../deferred.js';
@@ -32,7 +32,7 @@ function keyOf(next: () => number): Buffer {
 const hexes = (keys: readonly Buffer[]) => keys.map((key) => key.toString('hex'));
 
 test('keys-only range reads return the keys a snapshot range read returns, for any store, bounds and limit', async (t) => {
-  const db = await openTempDatabase(t, 'review-range-keys');
+  const db = await openTempDatabase(t, 'keys-only-range-reads');
   const next = seededRandom(18_003);
   await db.doTransaction((tx) => {
     for (let i = 0; i < 120; i++) tx.set(keyOf(next), next() < 0.5 ? Buffer.alloc(0) : b(`v${i}`));
@@ -57,7 +57,7 @@ test('keys-only range reads return the keys a snapshot range read returns, for a
 });
 
 test('a keys-only range read adds no read conflict, and its keys are the caller\'s own', async (t) => {
-  const db = await openTempDatabase(t, 'review-range-keys');
+  const db = await openTempDatabase(t, 'keys-only-range-reads');
   await db.doTransaction((tx) => {
     for (let i = 0; i < 5; i++) tx.set(b(`q/${i}`), Buffer.alloc(0));
   });

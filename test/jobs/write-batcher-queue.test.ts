@@ -11,10 +11,10 @@ import type { ExecutionContext } from 'ava';
 import { FdbError, JobsError, openDatabase } from '@jobtree/core';
 import type { Database, Transaction } from '@jobtree/core';
 import { MAX_WRITE_BATCH, WriteBatcher } from '../../packages/core/src/jobs/write-batcher.js';
-import type { WriteRequest } from '../../packages/core/src/jobs/write-batcher.js';
+import type { WriteRequest } from '../../packages/core/src/jobs/write-requests.js';
 
 async function tempDatabase(t: ExecutionContext): Promise<Database> {
-  const dir = await mkdtemp(join(tmpdir(), 'jobtree-h4-queue-'));
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-write-batcher-queue-'));
   const database = await openDatabase({ path: dir });
   t.teardown(async () => {
     await database.close();

@@ -16,7 +16,7 @@ import { deferred } from '../deferred.js';
 const b = (text: string) => Buffer.from(text);
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-h3-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-streamed-visibility-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

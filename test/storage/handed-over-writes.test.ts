@@ -13,12 +13,12 @@ import {
   setHandedOver,
   setVersionstampedKeyHandedOver,
   setVersionstampedValueHandedOver,
-} from '../../packages/core/src/storage/embedded/handed-over-writes.js';
+} from '../../packages/core/src/storage/fast-paths.js';
 
 const b = (text: string) => Buffer.from(text);
 
 async function openTemp(t: { teardown(fn: () => void | Promise<void>): void }): Promise<Database> {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-h5-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-handed-over-writes-'));
   const db = await openDatabase({ path: dir });
   t.teardown(async () => {
     await db.close();

@@ -4,14 +4,14 @@
 // transaction of the scheduler's in between, and finishes as usual.
 
 import test from 'ava';
-import { startScheduler } from '../../packages/supervisor/src/processors/index.js';
-import { fixture } from '../processors/scheduler-harness.js';
-import { openReviewJobs } from './review-handover-setup.js';
+import { startScheduler } from '../../../packages/supervisor/src/processors/index.js';
+import { fixture } from '../../processors/scheduler-harness.js';
+import { openHandoverJobs } from './handover-setup.js';
 
 const TYPE = 'scheduled';
 
 test('an idle scheduler\'s waiting accept is served by the add: the job starts after that one commit', async (t) => {
-  const { jobs, db, parked, durableCommits } = await openReviewJobs(t);
+  const { jobs, db, parked, durableCommits } = await openHandoverJobs(t);
   await jobs.setTypeTimeout(TYPE, 60);
   const watches = db.calls.watches;
   // A wait long enough not to end and re-arm between the checks below, and

@@ -1,17 +1,32 @@
 // A job handed to a parked accept by the write that enqueued it is running
-// as after any accept for the readers of activity: its activity row carries
-// the write's commit, apart from the rows of the updates that share that
-// commit, so the activity monitor's reads (active / inactive since a stamp,
-// re-enqueue of the inactive) treat it as just accepted.
+// as after any accept for the readers of activity: the write re-stamps the
+// type's activity key once (its watchers see the job running), the job's
+// activity row carries the write's commit, apart from the rows of the
+// updates that share that commit, so the activity monitor's reads (active /
+// inactive since a stamp, re-enqueue of the inactive) treat it as just
+// accepted.
 
 import test from 'ava';
 import { checkJobsConsistency } from '@jobtree/core';
 import type { Job } from '@jobtree/core';
-import { openReviewJobs } from './review-handover-setup.js';
-import { T1 } from './temp-jobs.js';
+import { T1 } from '../temp-jobs.js';
+import { openHandoverJobs } from './handover-setup.js';
+
+test('the add re-stamps the activity key once, and its watchers see the job running', async (t) => {
+  const { jobs, db, parked } = await openHandoverJobs(t);
+  const { versionstamp, watch } = await jobs.watchActivity(T1);
+  const watches = db.calls.watches;
+  const accepting = jobs.accept(T1, { timeout: 60_000 });
+  await parked(watches);
+  await jobs.add(T1, 'seen', {});
+  t.true(await watch.promise, 'the activity watch fired');
+  t.not(await jobs.getActivityVersionstamp(T1), versionstamp);
+  t.deepEqual(await jobs.getJobStates(T1, ['seen']), [{ id: 'seen', state: 'running', data: {} }]);
+  t.is((await accepting)?.id, 'seen');
+});
 
 test('the activity monitor\'s reads see a handed-over job as accepted in the add\'s commit', async (t) => {
-  const { jobs, db, parked } = await openReviewJobs(t);
+  const { jobs, db, parked } = await openHandoverJobs(t);
   // An earlier running job, accepted before the stamp the monitor reads.
   await jobs.add(T1, 'old', {});
   const old = (await jobs.accept(T1))!;
@@ -34,7 +49,7 @@ test('the activity monitor\'s reads see a handed-over job as accepted in the add
 });
 
 test('updates sharing the commit that hands a job over keep their own activity rows', async (t) => {
-  const { jobs, db, parked } = await openReviewJobs(t);
+  const { jobs, db, parked } = await openHandoverJobs(t);
   await jobs.addMany(
     T1,
     Array.from({ length: 5 }, (_, i) => ({ id: `u${i}` })),

@@ -5,11 +5,28 @@
 
 import test from 'ava';
 import { checkJobsConsistency, LocalQueue } from '@jobtree/core';
-import { ADD_AND_HANDOVER_WRITES, openReviewJobs, sleep } from './review-handover-setup.js';
-import { T1 } from './temp-jobs.js';
+import { T1 } from '../temp-jobs.js';
+import { ADD_AND_HANDOVER_WRITES, openHandoverJobs, sleep } from './handover-setup.js';
+
+test('a local queue waiting for jobs is served by the add', async (t) => {
+  const { jobs, db, parked, durableCommits } = await openHandoverJobs(t);
+  // A long timeout: the queue's accept waits half a hold before it asks again.
+  await jobs.setTypeTimeout('queued', 600);
+  const queue = new LocalQueue(jobs, 'queued', { size: 10 });
+  t.teardown(() => queue.stop());
+  const watches = db.calls.watches;
+  const taking = queue.take();
+  await parked(watches);
+  const commits = durableCommits();
+  await jobs.add('queued', 'q1', { q: 1 });
+  const job = await taking;
+  t.is(job?.id, 'q1');
+  t.is(durableCommits() - commits, 1, 'one commit from the add to the worker');
+  t.is(await queue.finish(job!), 'finished');
+});
 
 test('a local queue that waited longer than an eighth of its hold still gets an added job with one commit', async (t) => {
-  const { jobs, db, parked, durableCommits } = await openReviewJobs(t);
+  const { jobs, db, parked, durableCommits } = await openHandoverJobs(t);
   // Hold 20 s: its accept waits 10 s before it asks again, and a job held
   // more than 2.5 s is stamped again before it is handed out.
   const queue = new LocalQueue(jobs, T1, { holdMs: 20_000 });
@@ -29,7 +46,7 @@ test('a local queue that waited longer than an eighth of its hold still gets an 
 });
 
 test('a local queue stopped while an add holds its accept gives the job back: it ends pending', async (t) => {
-  const { jobs, db, parked, holdAttemptAt } = await openReviewJobs(t);
+  const { jobs, db, parked, holdAttemptAt } = await openHandoverJobs(t);
   const queue = new LocalQueue(jobs, T1, { holdMs: 60_000 });
   const watches = db.calls.watches;
   const taking = queue.take();

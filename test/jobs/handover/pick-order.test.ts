@@ -1,16 +1,37 @@
-// A parked accept served by a write picks as its own accept would: at
-// random among the front jobs of equal rank (so that accepts of several
-// processes rarely collide on the same job), not always the first key.
+// A parked accept served by a write picks as its own accept would: the best
+// due job (higher priority first, then the older scheduled time, a job that
+// became due while the accept waited included), and at random among the
+// front jobs of equal rank (so that accepts of several processes rarely
+// collide on the same job), not always the first key.
 
 import test from 'ava';
-import { openReviewJobs } from './review-handover-setup.js';
-import { nowSeconds, T1 } from './temp-jobs.js';
+import { nowSeconds, T1 } from '../temp-jobs.js';
+import { openHandoverJobs } from './handover-setup.js';
 
 const ROUNDS = 12;
 const EQUALS = 8;
 
+test('the best due job is handed over: higher priority first, then the older scheduled time', async (t) => {
+  const { jobs, db, parked } = await openHandoverJobs(t);
+  let watches = db.calls.watches;
+  let accepting = jobs.accept(T1, { timeout: 60_000 });
+  await parked(watches);
+  const now = nowSeconds();
+  await jobs.addMany(T1, [{ id: 'new' }, { id: 'old', scheduledTime: now - 100 }, { id: 'high', priority: 3 }]);
+  t.is((await accepting)?.id, 'high');
+
+  await jobs.remove(T1, 'new');
+  await jobs.remove(T1, 'old');
+  watches = db.calls.watches;
+  accepting = jobs.accept(T1, { timeout: 60_000 });
+  await parked(watches);
+  await jobs.addMany(T1, [{ id: 'newer', scheduledTime: now }, { id: 'older', scheduledTime: now - 100 }]);
+  t.is((await accepting)?.id, 'older');
+  t.is(await jobs.getJobState(T1, 'newer'), 'pending');
+});
+
 test('among jobs of equal rank, the job handed over is picked at random', async (t) => {
-  const { jobs, db, parked } = await openReviewJobs(t);
+  const { jobs, db, parked } = await openHandoverJobs(t);
   const scheduledTime = nowSeconds() - 10;
   const picked = new Set<number>();
   for (let round = 0; round < ROUNDS; round++) {
@@ -32,7 +53,7 @@ test('among jobs of equal rank, the job handed over is picked at random', async 
 });
 
 test('a job that became due while the accept waited goes before the job the add brings', async (t) => {
-  const { jobs, db, parked } = await openReviewJobs(t);
+  const { jobs, db, parked } = await openHandoverJobs(t);
   // Due in 300 ms: the accept parks with a timer for it.
   const dueAt = Date.now() / 1000 + 0.3;
   await jobs.add(T1, 'became-due', {}, { scheduledTime: dueAt });

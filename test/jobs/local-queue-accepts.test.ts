@@ -1,7 +1,9 @@
-// A local queue whose accepts fail: a failed accept rejects the workers
-// waiting in take(), and the next take() tries again. With no worker
-// waiting, nothing should try again on its own: a queue whose source is
-// closed (or whose storage keeps failing) must not spin on accepts.
+// The accepts a local queue makes for its workers. When they fail, a failed
+// accept rejects the workers waiting in take(), and the next take() tries
+// again; with no worker waiting, nothing should try again on its own: a
+// queue whose source is closed (or whose storage keeps failing) must not
+// spin on accepts. And a queue stopped as one of its accepts starts, in the
+// middle of a busy drain, leaves no job running that no worker finished.
 
 import test from 'ava';
 import { LocalQueue } from '@jobtree/core';
@@ -81,7 +83,7 @@ test('with no worker waiting, a queue whose accepts fail does not keep accepting
   t.true(counted.failed <= 2, `${counted.failed} failed accepts with no worker waiting (${counted.accepts} accepts in all)`);
 });
 
-test('a stop as an accept starts in the middle of a busy drain leaves every job finished by a worker or pending again, none running', async (t) => {
+test('a queue stopped as one of its accepts starts, in the middle of a busy drain, leaves every job finished by a worker or pending again, none running', async (t) => {
   t.timeout(120_000);
   const { jobs } = await openTempJobs(t);
   const count = 600;

@@ -1,12 +1,14 @@
 // What an add does not hand over: a job to an accept whose signal aborted,
 // whose timeout passed or whose handle closed before the add decided, or a
 // job the accept's schedule bound would not take (maxSchedTime, now). An
-// accept with noSchedule takes a job scheduled in the future.
+// accept with noSchedule takes a job scheduled in the future. An accept
+// parked first that its bound keeps from the job is passed over: the job
+// goes to an accept parked after it.
 
 import test from 'ava';
 import { checkJobsConsistency, JobsError, openJobs } from '@jobtree/core';
-import { ADD_AND_HANDOVER_WRITES, ADD_WRITES, openHandoverJobs, sleep } from './handover-setup.js';
-import { nowSeconds, T1 } from './temp-jobs.js';
+import { nowSeconds, T1 } from '../temp-jobs.js';
+import { ADD_AND_HANDOVER_WRITES, ADD_WRITES, openHandoverJobs, settledYet, sleep } from './handover-setup.js';
 
 test('an accept whose signal aborted before the add decided gets nothing, and the job stays pending', async (t) => {
   const { jobs, db, parked, duringAttempt } = await openHandoverJobs(t);
@@ -114,4 +116,41 @@ test('an accept with noSchedule is handed a job scheduled in the future', async 
   await jobs.add(T1, 'future', {}, { scheduledTime: nowSeconds() + 3_600 });
   t.is((await accepting)?.id, 'future');
   t.is(durableCommits() - commits, 1);
+});
+
+test('an accept bound to a past maxSchedTime, parked first, is passed over: the accept parked after it gets the job', async (t) => {
+  const { jobs, db, parked, durableCommits } = await openHandoverJobs(t);
+  let watches = db.calls.watches;
+  const bounded = jobs.accept(T1, { timeout: 60_000, maxSchedTime: nowSeconds() - 1_000 });
+  await parked(watches);
+  watches = db.calls.watches;
+  const plain = jobs.accept(T1, { timeout: 60_000 });
+  await parked(watches);
+  const commits = durableCommits();
+  await jobs.add(T1, 'due', {});
+  t.is((await plain)?.id, 'due');
+  t.is(durableCommits() - commits, 1);
+  t.false(await settledYet(bounded), 'the bounded accept waits on');
+  await jobs.add(T1, 'old', {}, { scheduledTime: nowSeconds() - 2_000 });
+  t.is((await bounded)?.id, 'old');
+});
+
+test('an accept with noSchedule parked first takes the due job; an accept of due jobs parked after it keeps waiting', async (t) => {
+  const { jobs, db, parked } = await openHandoverJobs(t);
+  let watches = db.calls.watches;
+  const any = jobs.accept(T1, { timeout: 60_000, noSchedule: true });
+  await parked(watches);
+  watches = db.calls.watches;
+  const due = jobs.accept(T1, { timeout: 60_000 });
+  await parked(watches);
+  await jobs.addMany(T1, [{ id: 'later', scheduledTime: nowSeconds() + 3_600 }, { id: 'now' }]);
+  const anyJob = await any;
+  t.truthy(anyJob);
+  if (anyJob?.id === 'later') {
+    t.is((await due)?.id, 'now', 'the due job goes to the accept of due jobs');
+  } else {
+    t.is(anyJob?.id, 'now');
+    t.false(await settledYet(due));
+    t.is(await jobs.getJobState(T1, 'later'), 'pending');
+  }
 });

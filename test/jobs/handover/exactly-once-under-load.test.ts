@@ -1,14 +1,18 @@
 // Many accepts of one process (parked, batched, a local queue) and many adds
 // (lone, concurrent, addMany, from this handle and from a second one, with
 // injected conflicts): every job is accepted exactly once, finished once,
-// and none is left pending or running.
+// and none is left pending or running. With writes failing for good now and
+// then, accepts of every kind of bound and jobs flagged to run again while
+// running, each added job runs as often as it was enqueued, and a job whose
+// add failed never runs.
 
 import test from 'ava';
 import { checkJobsConsistency, FdbError, FdbErrorCode, LocalQueue, openJobs } from '@jobtree/core';
 import type { AcceptOptions, Database, Job, Jobs } from '@jobtree/core';
-import { ParkedAccept } from '../../packages/core/src/jobs/parked-accepts.js';
-import { RecordingDatabase } from './recording-database.js';
-import { openTempJobs, T1 } from './temp-jobs.js';
+import { ParkedAccept } from '../../../packages/core/src/jobs/parked-accepts.js';
+import { RecordingDatabase } from '../recording-database.js';
+import { openTempJobs, T1 } from '../temp-jobs.js';
+import { seededRandom } from '../../seeded-random.js';
 
 const JOBS = 600;
 /** How long the whole run may take before the test gives up and reports what is missing. */
@@ -27,12 +31,8 @@ test('under concurrent adds and accepts with conflicts, every job is accepted an
   });
   let raw: Database | undefined;
   let injections = 0;
-  // A seeded generator: the same attempts get the same conflicts run to run (as far as the order of attempts allows).
-  let seed = 12345;
-  const random = () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed / 2_147_483_648;
-  };
+  // Seeded: the same attempts get the same conflicts run to run (as far as the order of attempts allows).
+  const random = seededRandom(12_345);
   const { jobs } = await openTempJobs(t, (inner) => {
     raw = inner;
     return new RecordingDatabase(inner, {
@@ -178,11 +178,7 @@ test('under concurrent adds and accepts with conflicts, every job is accepted an
 test('with writes failing in storage, bounds of every kind and jobs run twice, no job is lost or taken twice', async (t) => {
   let raw: Database | undefined;
   let injections = 0;
-  let seed = 987_654;
-  const random = () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed / 2_147_483_648;
-  };
+  const random = seededRandom(987_654);
   const { jobs } = await openTempJobs(t, (inner) => {
     raw = inner;
     return new RecordingDatabase(inner, {

@@ -19,7 +19,7 @@ const b = (text: string) => Buffer.from(text);
 const long = (suffix: string) => Buffer.concat([Buffer.alloc(1_950, 0x6c), b(suffix)]);
 
 function tempDir(t: { teardown(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-h3-'));
+  const dir = mkdtempSync(join(tmpdir(), 'jobtree-streamed-failure-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -120,7 +120,7 @@ ConflictLog.prototype.compact = function (this: ConflictLog, batch) {
 for (const { behind, idleMs } of scenarios) {
   test.serial(`a reader ${behind} batch(es) behind${idleMs > 0 ? ', after the writing batch was compacted,' : ''} conflicts with every kind of write to what it read, unless it read at snapshot`, async (t) => {
     t.timeout(120_000);
-    const dir = mkdtempSync(join(tmpdir(), 'jobtree-review-h3-'));
+    const dir = mkdtempSync(join(tmpdir(), 'jobtree-conflicts-behind-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     // The engine's clock moves only when the test moves it: no transaction grows too old on a loaded machine.
     let clock = 0;

@@ -16,7 +16,7 @@ import {
   setHandedOver,
   setVersionstampedKeyHandedOver,
   setVersionstampedValueHandedOver,
-} from '../../packages/core/src/storage/embedded/handed-over-writes.js';
+} from '../../packages/core/src/storage/fast-paths.js';
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { seededRandom } from '../seeded-random.js';
 import { openTempDatabase } from './temp-database.js';
@@ -42,7 +42,7 @@ function pairs(rows: readonly KeyValue[]): string[] {
 // --- buffers the caller owns ------------------------------------------------
 
 test('a value read stays as read: later reads, in the transaction and in later ones, do not change it', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   const keys = [b('own/a'), b('own/b'), long('own/c'), long('own/d')];
   await db.doTransaction((tx) => {
     keys.forEach((key, i) => {
@@ -73,7 +73,7 @@ test('a value read stays as read: later reads, in the transaction and in later o
 });
 
 test('changing a buffer a read returned changes neither the store nor a later read of the same key', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await db.doTransaction((tx) => {
     tx.set(b('mut/a'), b('stored-a'));
     tx.set(long('mut/b'), b('stored-b'));
@@ -102,7 +102,7 @@ test('changing a buffer a read returned changes neither the store nor a later re
 });
 
 test('a caller that changes its key and value buffers after set() or clearRange() does not change what commits', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const key = b('given/a');
   const value = b('original');
@@ -216,7 +216,7 @@ async function fuzzTransaction(t: { is(a: unknown, b: unknown, m?: string): void
 }
 
 test('read-your-writes over random mutations of short and long keys, in transactions that commit in shared batches', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const next = seededRandom(18_001);
   const clients = 6;
@@ -250,7 +250,7 @@ test('read-your-writes over random mutations of short and long keys, in transact
 });
 
 test('a transaction keeps reading the version it started at while newer batches commit', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   await db.doTransaction((tx) => {
     tx.set(b('snap/a'), b('a1'));
@@ -288,7 +288,7 @@ test('a transaction keeps reading the version it started at while newer batches 
 // --- conflicts of pipelined transactions ----------------------------------
 
 test('pipelined read-modify-write transactions on short and long counters lose no update', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const counters = [b('ctr/a'), b('ctr/b'), long('ctr/c'), long('ctr/d'), long('ctr/e')];
   const next = seededRandom(18_002);
@@ -336,7 +336,7 @@ test('pipelined read-modify-write transactions on short and long counters lose n
 });
 
 test('a pipelined transaction that read a range a newer batch inserted a long key into does not commit', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const { promise: released, resolve: release } = deferred();
   const { promise: readDone, resolve: hasRead } = deferred();
@@ -367,7 +367,7 @@ test('a pipelined transaction that read a range a newer batch inserted a long ke
 // --- versionstamps of transactions sharing a template ------------------------
 
 test('transactions of one batch that stamp keys and values from one shared template each get their own stamp, and the template stays as it was', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const prefix = b('stamped/');
   const keyTemplate = Buffer.concat([prefix, Buffer.alloc(10), b('/tail')]);
@@ -414,7 +414,7 @@ test('transactions of one batch that stamp keys and values from one shared templ
 // --- durability -------------------------------------------------------------
 
 test.serial('a commit resolves, and becomes readable, only once lmdb reports its batch flushed', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   await warmUp(db);
   const { promise: flushGate, resolve: releaseFlush } = deferred();
   const { promise: lmdbCommitted, resolve: committedSeen } = deferred();
@@ -493,7 +493,7 @@ async function microtasks(): Promise<void> {
 
 for (const members of [1, 40]) {
   test(`a transaction that joins a batch after another was checked against it still conflicts with what it reads (${members} members before)`, async (t) => {
-    const db = await openTempDatabase(t, 'review-commit-path');
+    const db = await openTempDatabase(t, 'commit-path');
     await warmUp(db);
     await db.doTransaction((tx) => {
       tx.set(b('grow/k'), b('0'));
@@ -526,7 +526,7 @@ for (const members of [1, 40]) {
 }
 
 test('range reads return every value whole and as stored, whatever its size, for short and long keys', async (t) => {
-  const db = await openTempDatabase(t, 'review-commit-path');
+  const db = await openTempDatabase(t, 'commit-path');
   const sizes = [0, 1, 7, 100, 1_000, 2_000, 4_095, 4_096, 4_097, 8_192, 20_000, 65_536, 99_999];
   const patterned = (size: number, seed: number) => {
     const value = Buffer.allocUnsafe(size);
@@ -568,7 +568,7 @@ test('range reads return every value whole and as stored, whatever its size, for
 
 for (const behind of [1, 3]) {
   test(`write-conflict keys and versionstamped keys among many of one batch conflict with what a reader ${behind} batch(es) behind read`, async (t) => {
-    const db = await openTempDatabase(t, 'review-commit-path');
+    const db = await openTempDatabase(t, 'commit-path');
     await warmUp(db);
     const readers = {
       conflictKey: heldTransaction(db, 'conflictKey', (tx) => tx.get(b('wck/key-37'))),
