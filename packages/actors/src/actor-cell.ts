@@ -1,48 +1,27 @@
-// One live actor: its mailbox, its links and monitors, and the loop that hands
-// one message at a time to its behaviour. Every failure ends this cell only.
+// One live actor: the loop that hands one message at a time from its
+// mailbox (mailbox.ts) to its behaviour, its links and monitors, its timers,
+// and how it ends (exit, kill). Its `ctx` is in cell-context.ts. Every
+// failure ends this cell only.
 
-import type { CellHost, HostedCell } from './cell-host.js';
+import { CellContext, type ContextCell } from './cell-context.js';
+import type { CellHost } from './cell-host.js';
 import { ActorError, MalformedMessageError } from './errors.js';
-import { type Envelope, envelope, Kind } from './envelope.js';
+import { envelope, Kind } from './envelope.js';
 import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
 import { PROGRESS, RUNNING } from './host-status.js';
+import { infoEntry, INFO, Mailbox, type MailboxEntry, NOT_RECEIVABLE } from './mailbox.js';
 import { LongTimeout } from './max-timer.js';
-import type {
-  ActorContext,
-  ActorDefinition,
-  ActorId,
-  ActorRef,
-  Behaviour,
-  CallResult,
-  ExitReason,
-  MonitorRef,
-  Remote,
-  SpawnOptions,
-  SystemMessage,
-  TimeoutMessage,
-} from './interfaces.js';
-
-/** Mailbox entries that are not from another actor: DOWN, trapped EXIT, TIMEOUT. */
-export const INFO = 0;
+import type { ActorContext, ActorId, Behaviour, CallResult, ExitReason, MonitorRef, SystemMessage, TimeoutMessage } from './interfaces.js';
 
 type AnyBehaviour = Behaviour<unknown, unknown, unknown>;
-
-interface Receiver {
-  predicate: (msg: unknown) => boolean;
-  resolve: (msg: unknown) => void;
-  reject: (error: unknown) => void;
-  timer: LongTimeout | undefined;
-}
 
 /** The behaviour of a passive cell (an inbox): nothing runs, `receive` takes the mail. */
 const NO_BEHAVIOUR: AnyBehaviour = { init: () => undefined };
 
 /** Messages an actor handles in one turn of its thread's ready loop. */
 const STEP_MESSAGES = 64;
-/** Mailboxes compact their consumed head once it is this long and more than half the array. */
-const COMPACT_AT = 1024;
 
-export class ActorCell implements HostedCell {
+export class ActorCell implements ContextCell {
   readonly id: ActorId;
   /** The serial part of the id: what the host publishes in its RUNNING slot while a handler of this actor runs. */
   readonly serial: number;
@@ -53,7 +32,7 @@ export class ActorCell implements HostedCell {
   state: unknown;
   /** Actors linked to this one. */
   readonly links = new Set<ActorId>();
-  /** Monitors this actor holds: ref -> target ('' while the spawn that creates the target is under way). */
+  /** Monitors this actor holds: ref -> target ('' while none is known: it is being spawned, or was not found and its DOWN is on its way). */
   readonly monitors = new Map<MonitorRef, ActorId>();
   /** Monitors on this actor: ref -> watcher. */
   readonly watchers = new Map<MonitorRef, ActorId>();
@@ -72,10 +51,8 @@ export class ActorCell implements HostedCell {
    */
   readonly passive: boolean;
 
-  #mailbox: Envelope[] = [];
-  #head = 0;
-  #current: Envelope | undefined;
-  #receivers: Receiver[] = [];
+  readonly #mailbox = new Mailbox();
+  #current: MailboxEntry | undefined;
   #timers = new Set<LongTimeout>();
   #stopReason: ExitReason | undefined;
   /** Inside step(): it reschedules at the end, settle need not. */
@@ -85,7 +62,7 @@ export class ActorCell implements HostedCell {
   #onStarted: ((id: ActorId, failure?: ExitReason) => void) | undefined;
   // Bound once per actor so that an async handler costs no closure per message.
   // An async handler resumes outside the ready loop: a kill that came meanwhile is taken first,
-  // so that a killed actor sends no reply and starts nothing more (see ActorHost.takeKills).
+  // so that a killed actor sends no reply and starts nothing more (see kill-port.ts).
   readonly #onSettled = (value: unknown): void => {
     this.host.takeKills();
     this.#settle(value);
@@ -110,7 +87,7 @@ export class ActorCell implements HostedCell {
   }
 
   get hasMail(): boolean {
-    return this.#head < this.#mailbox.length;
+    return this.#mailbox.hasMail;
   }
 
   /** Runs init; `onStarted` hears the outcome before any other message is handled. */
@@ -153,13 +130,13 @@ export class ActorCell implements HostedCell {
   }
 
   /** Adds a message; a waiting selective receive may take it at once. */
-  deliver(env: Envelope): void {
+  deliver(env: MailboxEntry): void {
     if (this.dead) return;
-    if (this.#receivers.length > 0 && env.kind !== Kind.call) {
+    if (this.#mailbox.waiting && env.kind !== Kind.call) {
       // A receive that takes it resumes this actor's code: not once a kill for it has come.
       this.host.takeKills();
       if (this.dead) return;
-      if (this.#offer(env)) return;
+      if (this.#mailbox.offer(env, (error) => this.#predicateThrew(error))) return;
     }
     this.#mailbox.push(env);
     if (!this.busy && !this.queued) this.host.schedule(this);
@@ -174,13 +151,13 @@ export class ActorCell implements HostedCell {
     if (this.dead) return;
     let i = start;
     const end = start + n;
-    if (this.#receivers.length === 0 && !this.busy && !this.queued && !this.hasMail) {
+    if (!this.#mailbox.waiting && !this.busy && !this.queued && !this.hasMail) {
       // One envelope serves the whole run: it is never queued, only seen as #current.
       const env = envelope(Kind.cast, this.id, from, 0, undefined);
       this.#stepping = true;
       const host = this.host;
       for (; i < end; i++) {
-        // A kill from the main thread is taken between two handlers, however long the run (see ActorHost.takeKills).
+        // A kill from the main thread is taken between two handlers, however long the run (see kill-port.ts).
         host.takeKills();
         if (this.busy || this.dead) break;
         env.body = batch[i];
@@ -193,7 +170,7 @@ export class ActorCell implements HostedCell {
   }
 
   deliverInfo(msg: SystemMessage | TimeoutMessage): void {
-    this.deliver(envelope(INFO, this.id, this.id, 0, msg));
+    this.deliver(infoEntry(this.id, msg));
   }
 
   /**
@@ -213,38 +190,16 @@ export class ActorCell implements HostedCell {
   }
 
   #handleNext(): void {
-    const env = this.#mailbox[this.#head];
-    if (env === undefined) return;
-    this.#takeHead();
-    this.#handle(env);
-  }
-
-  /** Drops the oldest mailbox entry (already read by the caller). */
-  #takeHead(): void {
-    this.#mailbox[this.#head++] = undefined as unknown as Envelope;
-    if (this.#head === this.#mailbox.length) {
-      this.#mailbox.length = 0;
-      this.#head = 0;
-    } else if (this.#head >= COMPACT_AT && this.#head * 2 > this.#mailbox.length) {
-      this.#mailbox = this.#mailbox.slice(this.#head);
-      this.#head = 0;
-    }
+    const env = this.#mailbox.shift();
+    if (env !== undefined) this.#handle(env);
   }
 
   /** Drops a `DOWN` with this monitor ref from the mailbox, if it has arrived (demonitor with flush). */
   flushDown(ref: MonitorRef): void {
-    const mailbox = this.#mailbox;
-    for (let i = this.#head; i < mailbox.length; i++) {
-      const env = mailbox[i] as Envelope;
-      if (env.kind === INFO && (env.body as SystemMessage).type === 'DOWN' && (env.body as { ref: MonitorRef }).ref === ref) {
-        if (i === this.#head) this.#takeHead();
-        else mailbox.splice(i, 1);
-        return;
-      }
-    }
+    this.#mailbox.flushDown(ref);
   }
 
-  #handle(env: Envelope): void {
+  #handle(env: MailboxEntry): void {
     this.#current = env;
     this.busy = true;
     let result: unknown;
@@ -278,7 +233,7 @@ export class ActorCell implements HostedCell {
     this.host.status[RUNNING] = outer;
   }
 
-  #dispatch(env: Envelope): unknown {
+  #dispatch(env: MailboxEntry): unknown {
     const behaviour = this.behaviour;
     switch (env.kind) {
       case Kind.cast:
@@ -292,9 +247,9 @@ export class ActorCell implements HostedCell {
       case INFO:
         // OTP's gen_server logs an unexpected info message and carries on.
         if (behaviour.handleInfo === undefined) return undefined;
-        return behaviour.handleInfo(env.body as SystemMessage | TimeoutMessage, this.state, this.ctx);
+        return behaviour.handleInfo(env.body, this.state, this.ctx);
       default:
-        throw new MalformedMessageError(`${this.id} got a message of unknown kind ${String(env.kind)}`);
+        throw new MalformedMessageError(`${this.id} got a message of unknown kind ${String((env as { kind: unknown }).kind)}`);
     }
   }
 
@@ -362,7 +317,7 @@ export class ActorCell implements HostedCell {
     if (runTerminate && this.#initialized && terminate !== undefined) {
       this.#dying = true;
       this.busy = true;
-      this.#cancelReceivers();
+      this.#mailbox.cancelReceivers(this.passive);
       let result: unknown;
       const outer = this.#enter();
       try {
@@ -392,7 +347,9 @@ export class ActorCell implements HostedCell {
     const onStarted = this.#onStarted;
     this.#onStarted = undefined;
     onStarted?.(this.id, reason);
-    this.#cancelReceivers();
+    // A dead actor's pending receives never settle: its async work is abandoned. An inbox's
+    // belong to main-thread code, which goes on: they resolve undefined.
+    this.#mailbox.cancelReceivers(this.passive);
     for (const timer of this.#timers) timer.clear();
     this.#timers.clear();
     const host = this.host;
@@ -400,12 +357,9 @@ export class ActorCell implements HostedCell {
     // Callers waiting on this actor hear its reason, like gen_server:call's monitor.
     const current = this.#current;
     if (current !== undefined && current.kind === Kind.call) host.send(Kind.callFailed, current.from, this.id, current.ref, reason);
-    for (let i = this.#head; i < this.#mailbox.length; i++) {
-      const env = this.#mailbox[i] as Envelope;
+    this.#mailbox.clear((env) => {
       if (env.kind === Kind.call) host.send(Kind.callFailed, env.from, this.id, env.ref, reason);
-    }
-    this.#mailbox = [];
-    this.#head = 0;
+    });
     this.#current = undefined;
     for (const linked of this.links) host.send(Kind.linkExit, linked, this.id, 0, reason);
     this.links.clear();
@@ -477,72 +431,27 @@ export class ActorCell implements HostedCell {
   /** Selective receive (see ActorContext.receive). */
   receive(predicate: (msg: unknown) => boolean, timeoutMs: number): Promise<unknown> {
     if (this.dead) return this.passive ? Promise.resolve(undefined) : new Promise<never>(() => {});
-    const mailbox = this.#mailbox;
-    for (let i = this.#head; i < mailbox.length; i++) {
-      const env = mailbox[i] as Envelope;
-      const msg = receivable(env);
-      if (msg !== NOT_RECEIVABLE && predicate(msg)) {
-        // The oldest message is the common case (an inbox read in order): no splice.
-        if (i === this.#head) this.#takeHead();
-        else mailbox.splice(i, 1);
-        return Promise.resolve(msg);
-      }
-    }
+    const msg = this.#mailbox.take(predicate);
+    if (msg !== NOT_RECEIVABLE) return Promise.resolve(msg);
     if (!(timeoutMs > 0)) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
-      const receiver: Receiver = { predicate, resolve, reject, timer: undefined };
-      if (Number.isFinite(timeoutMs)) {
-        receiver.timer = new LongTimeout(() => {
-          this.host.takeKills();
-          if (this.dead && !this.passive) return;
-          const at = this.#receivers.indexOf(receiver);
-          if (at >= 0) this.#receivers.splice(at, 1);
-          resolve(undefined);
-        }, timeoutMs);
-      }
-      this.#receivers.push(receiver);
-    });
+    return this.#mailbox.wait(predicate, timeoutMs, () => this.#stillReceives());
   }
 
-  #offer(env: Envelope): boolean {
-    const msg = receivable(env);
-    if (msg === NOT_RECEIVABLE) return false;
-    const receivers = this.#receivers;
-    for (let i = 0; i < receivers.length; i++) {
-      const receiver = receivers[i] as Receiver;
-      let matched: boolean;
-      try {
-        matched = receiver.predicate(msg);
-      } catch (error) {
-        if (!this.passive) {
-          this.crash(error);
-          return true;
-        }
-        // Main-thread code passed that predicate: its receive fails, the inbox goes on.
-        receivers.splice(i--, 1);
-        receiver.timer?.clear();
-        receiver.reject(error);
-        continue;
-      }
-      if (matched) {
-        receivers.splice(i, 1);
-        receiver.timer?.clear();
-        receiver.resolve(msg);
-        return true;
-      }
-    }
-    return false;
+  /** A receive's timeout has passed: it resolves `undefined` unless the actor has died (or a kill for it has come). */
+  #stillReceives(): boolean {
+    this.host.takeKills();
+    return !this.dead || this.passive;
   }
 
-  #cancelReceivers(): void {
-    // A dead actor's pending receives never settle: its async work is abandoned. An inbox's
-    // belong to main-thread code, which goes on: they resolve undefined.
-    const receivers = this.#receivers;
-    this.#receivers = [];
-    for (const receiver of receivers) {
-      receiver.timer?.clear();
-      if (this.passive) receiver.resolve(undefined);
-    }
+  /**
+   * A predicate of a waiting receive threw on a message that came: an actor
+   * crashes with the error. An inbox's predicate is main-thread code: that
+   * receive fails, the inbox goes on.
+   */
+  #predicateThrew(error: unknown): boolean {
+    if (this.passive) return false;
+    this.crash(error);
+    return true;
   }
 
   sendAfter(ms: number, tag: string): () => void {
@@ -559,125 +468,12 @@ export class ActorCell implements HostedCell {
   }
 }
 
-const NOT_RECEIVABLE = Symbol('not receivable');
-
-/** What `receive` may see of a mailbox entry: cast messages, DOWN and EXIT; never calls or timers. */
-function receivable(env: Envelope): unknown {
-  if (env.kind === Kind.cast) return env.body;
-  if (env.kind === INFO && (env.body as { type: string }).type !== 'TIMEOUT') return env.body;
-  return NOT_RECEIVABLE;
-}
-
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
-
 
 function preview(value: unknown): string {
   const info = errorInfo(value);
   const text = value instanceof Error ? `${info.name}: ${info.message}` : info.message;
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
-/** What an actor's handlers see as `ctx`; every operation acts as this actor. */
-class CellContext implements ActorContext<unknown> {
-  readonly #cell: ActorCell;
-  readonly self: ActorRef<unknown>;
-
-  constructor(cell: ActorCell) {
-    this.#cell = cell;
-    this.self = Object.freeze({ id: cell.id });
-  }
-
-  get name(): string | undefined {
-    return this.#cell.name;
-  }
-
-  spawn<M, A>(definition: ActorDefinition<M, A>, args: A, options?: SpawnOptions): Promise<ActorRef<M>> {
-    return this.#cell.host.spawn(this.#cell, definition as ActorDefinition<unknown, unknown>, args, options) as Promise<ActorRef<M>>;
-  }
-
-  cast<M>(to: ActorRef<M> | string, msg: M): void {
-    if (!this.#cell.dead) this.#cell.host.cast(this.#cell.id, to, msg);
-  }
-
-  call<R = unknown, M = unknown>(to: ActorRef<M> | string, msg: M, timeoutMs?: number): Promise<R> {
-    if (this.#cell.dead) return new Promise<never>(() => {});
-    return this.#cell.host.call(this.#cell, this.#cell.id, to, msg, timeoutMs) as Promise<R>;
-  }
-
-  exit(target: ActorRef | ActorId, reason: ExitReason | 'kill'): void {
-    if (!this.#cell.dead) this.#cell.host.exit(this.#cell.id, target, reason);
-  }
-
-  kill(target: ActorRef | ActorId | string): void {
-    if (!this.#cell.dead) this.#cell.host.kill(target);
-  }
-
-  whereis(name: string): ActorId | undefined {
-    return this.#cell.host.whereis(name);
-  }
-
-  link(target: ActorRef | ActorId): void {
-    const cell = this.#cell;
-    const id = cell.host.resolve(target);
-    if (cell.dead || id === undefined || id === cell.id) return;
-    cell.links.add(id);
-    cell.host.send(Kind.link, id, cell.id, 0, null);
-  }
-
-  unlink(target: ActorRef | ActorId): void {
-    const cell = this.#cell;
-    const id = cell.host.resolve(target);
-    if (cell.dead || id === undefined || !cell.links.delete(id)) return;
-    cell.host.send(Kind.unlink, id, cell.id, 0, null);
-  }
-
-  monitor(target: ActorRef | ActorId): MonitorRef {
-    const cell = this.#cell;
-    const ref = cell.host.newMonitorRef();
-    if (cell.dead) return ref;
-    const id = cell.host.resolve(target);
-    if (id === undefined) {
-      cell.monitors.set(ref, '');
-      cell.host.send(Kind.down, cell.id, typeof target === 'string' ? target : target.id, ref, 'noproc');
-      return ref;
-    }
-    cell.monitors.set(ref, id);
-    cell.host.send(Kind.monitor, id, cell.id, ref, null);
-    return ref;
-  }
-
-  demonitor(ref: MonitorRef): void {
-    const cell = this.#cell;
-    const target = cell.monitors.get(ref);
-    if (target === undefined) return;
-    cell.monitors.delete(ref);
-    if (target !== '' && !cell.dead) cell.host.send(Kind.demonitor, target, cell.id, ref, null);
-  }
-
-  trapExit(on: boolean): void {
-    this.#cell.trapping = on;
-  }
-
-  register(name: string): void {
-    if (!this.#cell.dead) this.#cell.host.register(this.#cell, name);
-  }
-
-  receive<T>(predicate: (msg: unknown) => boolean, timeoutMs: number): Promise<T | undefined> {
-    if (typeof predicate !== 'function') throw new ActorError('bad_argument', 'receive needs a predicate function');
-    return this.#cell.receive(predicate, timeoutMs) as Promise<T | undefined>;
-  }
-
-  sendAfter(ms: number, tag: string): () => void {
-    return this.#cell.sendAfter(ms, tag);
-  }
-
-  stop(reason: ExitReason = 'normal'): void {
-    this.#cell.stop(reason);
-  }
-
-  core<T>(): Remote<T> {
-    return this.#cell.host.core<T>();
-  }
 }

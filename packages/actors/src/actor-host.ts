@@ -1,26 +1,28 @@
 // The runtime of one thread (a host worker, or the main thread as thread 0):
-// its actors, and routing by actor id, to a mailbox here or to the outbox of
-// the target's thread (wire.ts); kills taken out of turn between handlers;
-// and what the death of actors elsewhere (a declared kill, a thread's end)
-// means here. Its parts: the ready loop (ready-loop.ts), the call table
-// (call-table.ts), spawn requests (spawn-request.ts) and the system's own
-// monitors (system-monitors.ts).
+// its actors, the operations they (and the system) perform, the messages
+// that reach them, and what the death of actors elsewhere (a declared kill,
+// a thread's end) means here. Its parts: routing by id (router.ts), kills
+// taken out of turn (kill-port.ts), the ready loop (ready-loop.ts), the call
+// table (call-table.ts), spawn requests (spawn-request.ts) and the system's
+// own monitors (system-monitors.ts).
 
-import { type MessagePort, receiveMessageOnPort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { ActorCell } from './actor-cell.js';
 import { MAIN_THREAD, makeActorId, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { wrapCore } from './core-bridge.js';
 import { type CallOwner, CallTable } from './call-table.js';
 import type { CellHost, HostedCell } from './cell-host.js';
 import { ActorError } from './errors.js';
-import { type Envelope, envelope, Kind } from './envelope.js';
+import { type ActorEnvelope, type ActorKind, type BodyOf, type ControlEnvelope, type ControlKind, envelope, Kind, type RefOf } from './envelope.js';
 import { errorInfo, isExitReason, malformedReason } from './exit-reason.js';
-import { createHostStatus, KILLS_WAITING, PROGRESS } from './host-status.js';
+import { createHostStatus, PROGRESS } from './host-status.js';
 import type { Coordinator, SpawnOrder } from './host-protocol.js';
+import { KillPort } from './kill-port.js';
 import { ReadyLoop } from './ready-loop.js';
+import { type LocalDelivery, Router } from './router.js';
 import { checkName, spawnRequest } from './spawn-request.js';
 import { SystemMonitors } from './system-monitors.js';
-import { MAX_BATCH, type MessageSource, Outbox, postBatch, type RunReader, readRuns, singleMessage, type Uncopyable } from './wire.js';
+import type { MessageSource, Uncopyable } from './wire.js';
 import type {
   ActorDefinition,
   ActorId,
@@ -36,43 +38,33 @@ import type {
 /** OTP's gen_server:call default. */
 const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
-export class ActorHost implements CellHost {
+export class ActorHost implements CellHost, LocalDelivery {
   readonly thread: ThreadId;
   /** Name -> id: the system's table on the main thread, a replica elsewhere. */
   readonly names = new Map<string, ActorId>();
   coordinator: Coordinator | undefined;
   /** Thread-level messages (kinds >= 20) not handled here. */
-  onControl: ((env: Envelope) => void) | undefined;
+  onControl: ((env: ControlEnvelope) => void) | undefined;
   /** What the main thread's kill watchdog reads of this thread (see host-status.ts); cells write PROGRESS and RUNNING. */
   readonly status: Int32Array;
 
-  #cells = new Map<ActorId, ActorCell>();
+  readonly #cells = new Map<ActorId, ActorCell>();
   #serial = 0;
-  #peers = new Map<ThreadId, Outbox>();
-  #highestThread: ThreadId;
-  /** Messages for threads this one has not heard of yet (their port is on its way). */
-  #parked = new Map<ThreadId, Envelope[]>();
+  readonly #router: Router;
+  readonly #kills: KillPort;
   readonly #calls = new CallTable();
   #monitorSeq = 0;
   readonly #systemMonitors = new SystemMonitors();
   readonly #ready = new ReadyLoop();
-  #dirty: Outbox[] = [];
-  #flushScheduled = false;
-  #memoId: ActorId = '';
-  #memoThread: ThreadId = -1;
-  #memoPeer: Outbox | undefined;
   #corePort: MessagePort | undefined;
   #core: Remote<unknown> | undefined;
   #emptyWaiters: (() => void)[] = [];
-  #receiving = false;
-  /** Actors of other threads declared dead here, not yet confirmed by their thread (see declareDead). */
-  #dying = new Set<ActorId>();
-  #killPort: MessagePort | undefined;
 
   constructor(thread: ThreadId, highestThread: ThreadId, status: Int32Array = createHostStatus(false)) {
     this.thread = thread;
-    this.#highestThread = Math.max(thread, highestThread);
     this.status = status;
+    this.#router = new Router(thread, highestThread, this);
+    this.#kills = new KillPort(status, this.#cells, this.#router, () => this.runReady());
   }
 
   /** This thread's end of the core bridge. */
@@ -87,63 +79,23 @@ export class ActorHost implements CellHost {
     return this.#core as Remote<T>;
   }
 
-  // ---- kills from the main thread ---------------------------------------------
+  // ---- kills from the main thread ------------------------------------------
 
-  /**
-   * The port on which the main thread sends kills to this host thread, apart
-   * from every other message: a kill must not wait behind a flood of
-   * messages already queued for this thread (the main thread would deem the
-   * thread stuck and terminate it, with every co-hosted actor). Between two
-   * handlers the cells call `takeKills`, which reads the port out of turn
-   * when the main thread has raised KILLS_WAITING; an idle thread hears the
-   * kill from the port's listener.
-   */
+  /** The port on which the main thread sends kills to this host thread (see kill-port.ts). */
   attachKillPort(port: MessagePort): void {
-    this.#killPort = port;
-    port.on('message', (kills: unknown) => {
-      this.#applyKills(kills);
-      this.runReady();
-    });
+    this.#kills.attach(port);
   }
 
-  /** Takes the kills the main thread has posted, if it has flagged any: cheap enough to call between any two handlers. */
+  /** Takes the kills the main thread has flagged, if any: called between any two handlers. */
   takeKills(): void {
-    // A plain read, not Atomics.load: this runs before every handler, and Atomics.load cost a fifth
-    // of the cast throughput. A stale read only delays the kill to the next look (or to the port's
-    // listener); the watchdog sees the thread progress meanwhile.
-    if (this.status[KILLS_WAITING] === 0) return;
-    Atomics.store(this.status, KILLS_WAITING, 0);
-    const port = this.#killPort;
-    if (port === undefined) return;
-    for (let next = receiveMessageOnPort(port); next !== undefined; next = receiveMessageOnPort(port)) this.#applyKills(next.message);
-  }
-
-  /** `kills`: `[id, ref, id, ref, …]`. Each is acknowledged to the main thread after what the actor sent there before it died. */
-  #applyKills(kills: unknown): void {
-    if (!Array.isArray(kills)) return;
-    for (let i = 0; i + 1 < kills.length; i += 2) {
-      const id: unknown = kills[i];
-      if (typeof id === 'string') this.#cells.get(id)?.kill();
-      this.sendControl(MAIN_THREAD, Kind.killAck, '', kills[i + 1] as number, null);
-    }
-    // Posted now, not at the end of the tick: this may run in the middle of a long batch,
-    // and the main thread's watchdog waits for the acknowledgement.
-    const main = this.#peers.get(MAIN_THREAD);
-    if (main !== undefined) this.#post(main);
+    this.#kills.take();
   }
 
   // ---- threads ------------------------------------------------------------
 
   addPeer(thread: ThreadId, port: MessageSource): void {
-    this.#peers.set(thread, new Outbox(thread, port));
-    this.#forgetMemo();
-    if (thread > this.#highestThread) this.#highestThread = thread;
+    this.#router.addPeer(thread, port);
     port.on('message', this.receiveBatch);
-    const parked = this.#parked.get(thread);
-    if (parked !== undefined) {
-      this.#parked.delete(thread);
-      for (const env of parked) this.#deliverRemote(thread, env.kind, env.to, env.from, env.ref, env.body);
-    }
   }
 
   /**
@@ -153,15 +105,10 @@ export class ActorHost implements CellHost {
    * on it gets `noproc`, as for any dead pid.
    */
   threadDown(thread: ThreadId, killed?: ReadonlySet<ActorId>): void {
-    this.#peers.delete(thread);
-    this.#forgetMemo();
-    if (thread > this.#highestThread) this.#highestThread = thread;
-    const parked = this.#parked.get(thread);
-    this.#parked.delete(thread);
-    if (parked !== undefined) for (const env of parked) this.#bounce(env);
+    this.#router.dropPeer(thread);
     const reasonOf = (id: ActorId): ExitReason => (killed === undefined || killed.has(id) ? 'killed' : 'noproc');
     this.#actorsGone((id) => threadOfId(id) === thread, reasonOf);
-    for (const id of this.#dying) if (threadOfId(id) === thread) this.#dying.delete(id);
+    this.#router.confirmDeadOn(thread);
     this.runReady();
   }
 
@@ -174,8 +121,7 @@ export class ActorHost implements CellHost {
    * its death, until `confirmDead`.
    */
   declareDead(id: ActorId, reason: ExitReason): void {
-    this.#dying.add(id);
-    this.#forgetMemo();
+    this.#router.declareDead(id);
     this.#actorsGone((other) => other === id, () => reason);
   }
 
@@ -194,77 +140,33 @@ export class ActorHost implements CellHost {
 
   /** Its thread has confirmed the death (or is gone): nothing more can come from `id`. */
   confirmDead(id: ActorId): void {
-    this.#dying.delete(id);
+    this.#router.confirmDead(id);
   }
 
   // ---- sending ------------------------------------------------------------
 
-  /** Routes one message by its target's id: a local mailbox, or the outbox of the target's thread. */
-  send(kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
-    // A one-entry memo: a stream of sends to one actor parses its id and finds its port once.
-    if (to !== this.#memoId) {
-      if (this.#dying.size !== 0 && this.#dying.has(to)) {
-        this.#bounce(envelope(kind, to, from, ref, body));
-        return;
-      }
-      this.#memoId = to;
-      this.#memoThread = threadOfId(to);
-      this.#memoPeer = this.#peers.get(this.#memoThread);
-    }
-    const peer = this.#memoPeer;
-    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
-    else if (this.#memoThread === this.thread) this.#deliverLocal(envelope(kind, to, from, ref, body));
-    else this.#deliverRemote(this.#memoThread, kind, to, from, ref, body);
-  }
-
-  #forgetMemo(): void {
-    this.#memoId = '';
-    this.#memoPeer = undefined;
+  /** Routes one message by its target's id (see Router.send). */
+  send<K extends ActorKind>(kind: K, to: ActorId, from: ActorId, ref: RefOf<K>, body: BodyOf<K>): void {
+    this.#router.send(kind, to, from, ref, body);
   }
 
   /** A thread-level message to `thread` (kinds >= 20), in order with actor messages to it. */
-  sendControl(thread: ThreadId, kind: number, to: ActorId, ref: number | string, body: unknown, from: ActorId = ''): void {
-    const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
+  sendControl<K extends ControlKind>(thread: ThreadId, kind: K, to: ActorId, ref: RefOf<K>, body: BodyOf<K>, from: ActorId = ''): void {
+    this.#router.sendControl(thread, kind, to, ref, body, from);
   }
 
   /** Posts now, after what is queued for that thread (for transfers of ports). */
-  postNow(thread: ThreadId, kind: number, ref: number | string, body: unknown, transfer: readonly MessagePort[]): void {
-    const peer = this.#peers.get(thread);
-    if (peer === undefined) return;
-    this.#post(peer);
-    peer.target.postMessage(singleMessage(kind, '', '', ref, body), transfer);
+  postNow<K extends ControlKind>(thread: ThreadId, kind: K, ref: RefOf<K>, body: BodyOf<K>, transfer: readonly MessagePort[]): void {
+    this.#router.postNow(thread, kind, ref, body, transfer);
   }
 
-  #deliverRemote(thread: ThreadId, kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
-    const peer = this.#peers.get(thread);
-    if (peer !== undefined) this.#enqueue(peer, kind, to, from, ref, body);
-    else if (thread > this.#highestThread) {
-      const parked = this.#parked.get(thread);
-      const env = envelope(kind, to, from, ref, body);
-      if (parked === undefined) this.#parked.set(thread, [env]);
-      else parked.push(env);
-    } else this.#bounce(envelope(kind, to, from, ref, body));
-  }
-
-  #enqueue(peer: Outbox, kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void {
-    const count = peer.push(kind, to, from, ref, body);
-    if (count === 1) {
-      this.#dirty.push(peer);
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        queueMicrotask(this.#flush);
-      }
-    } else if (count >= MAX_BATCH) this.#post(peer);
-  }
-
-  #post(peer: Outbox): void {
-    const batch = peer.take();
-    if (batch !== undefined) postBatch(peer, batch, this.#uncopyable);
+  /** Posts every outbox now (before a thread reports it is done). */
+  flush(): void {
+    this.#router.flush();
   }
 
   /** A message that cannot be copied to another thread: its sender hears of it where it can. */
-  readonly #uncopyable: Uncopyable = (thread, kind, to, from, ref, error) => {
+  readonly uncopyable: Uncopyable = (thread, kind, to, from, ref, error) => {
     const info = errorInfo(error);
     const why = `it cannot be copied to thread ${thread} (${info.message})`;
     switch (kind) {
@@ -272,54 +174,27 @@ export class ActorHost implements CellHost {
         this.#calls.reject(ref as number, new ActorError('bad_argument', `call to ${to}: ${why}`));
         return;
       case Kind.reply:
-        this.send(Kind.callFailed, to, from, ref, { error: { ...info, message: `the reply of ${from}: ${why}` } });
+        this.send(Kind.callFailed, to, from, ref as number, { error: { ...info, message: `the reply of ${from}: ${why}` } });
         return;
       case Kind.spawn:
-        this.onControl?.(envelope(Kind.spawnFailed, '', '', ref, { error: { ...info, message: `spawn arguments: ${why}` } }));
+        this.onControl?.(envelope(Kind.spawnFailed, '', '', ref as number, { error: { ...info, message: `spawn arguments: ${why}` } }));
         return;
       case Kind.spawnRequest:
-        this.onControl?.(envelope(Kind.spawnOutcome, '', '', ref, { code: 'bad_argument', message: `spawn arguments: ${why}`, reason: undefined }));
+        this.onControl?.(
+          envelope(Kind.spawnOutcome, '', '', ref as number, { code: 'bad_argument', message: `spawn arguments: ${why}`, reason: undefined }),
+        );
         return;
       default:
         process.emitWarning(`jobtree actors: a message to ${to || `thread ${thread}`} was dropped: ${why}`);
     }
   };
 
-  readonly #flush = (): void => {
-    this.#flushScheduled = false;
-    const dirty = this.#dirty;
-    this.#dirty = [];
-    for (const peer of dirty) this.#post(peer);
-  };
-
-  /** Posts every outbox now (before a thread reports it is done). */
-  flush(): void {
-    this.#flush();
-  }
-
-  /** The target does not exist: answer as Erlang does for a dead pid. */
-  #bounce(env: Envelope): void {
-    switch (env.kind) {
-      case Kind.call:
-        this.send(Kind.callFailed, env.from, env.to, env.ref, 'noproc');
-        break;
-      case Kind.monitor:
-        this.send(Kind.down, env.from, env.to, env.ref, 'noproc');
-        break;
-      case Kind.link:
-        this.send(Kind.linkExit, env.from, env.to, 0, 'noproc');
-        break;
-      default:
-      // A cast, reply or signal to a dead actor is dropped.
-    }
-  }
-
   // ---- receiving ----------------------------------------------------------
 
-  /** The 'message' listener of every port: a batch of runs (see wire.ts). A malformed batch is dropped from where it goes wrong. */
+  /** The 'message' listener of every port: a batch of runs (see wire.ts). */
   readonly receiveBatch = (batch: unknown): void => {
     this.status[PROGRESS] = (this.status[PROGRESS] as number) + 1;
-    this.#receive(batch, true);
+    this.#router.read(batch, true);
     this.runReady();
   };
 
@@ -330,88 +205,65 @@ export class ActorHost implements CellHost {
    */
   receiveOutOfTurn(batch: unknown): void {
     // Delivery schedules the actors that have mail; they run after the current operation.
-    this.#receive(batch, false);
+    this.#router.read(batch, false);
   }
 
   /** Inside the delivery of a batch (see receiveOutOfTurn's caller, ActorSystem.requestKill). */
   get receiving(): boolean {
-    return this.#receiving;
+    return this.#router.receiving;
   }
 
-  #receive(batch: unknown, inline: boolean): void {
-    if (!Array.isArray(batch)) return;
-    const outer = this.#receiving;
-    this.#receiving = true;
-    try {
-      readRuns(batch, inline ? this.#inTurn : this.#outOfTurn);
-    } finally {
-      this.#receiving = outer;
-    }
+  // What the router hands this thread (LocalDelivery).
+
+  /** An idle actor handles a run of casts at once (the hot path of a cast stream). */
+  casts(to: ActorId, from: ActorId, batch: readonly unknown[], start: number, n: number): void {
+    this.#cells.get(to)?.deliverCasts(batch, start, n, from);
   }
 
-  /** Sent by an actor declared dead here: it was sent after that death, so it is not delivered. */
-  readonly #hears = (from: ActorId): boolean => this.#dying.size === 0 || !this.#dying.has(from);
+  /** Out of turn: the casts are only queued, no handler runs. */
+  queueCasts(to: ActorId, from: ActorId, batch: readonly unknown[], start: number, n: number): void {
+    const cell = this.#cells.get(to);
+    if (cell !== undefined) for (let j = start; j < start + n; j++) cell.deliver(envelope(Kind.cast, to, from, 0, batch[j]));
+  }
 
-  /** A message of a batch: to this thread (a control message) or to an actor here. */
-  readonly #take = (kind: number, to: ActorId, from: ActorId, ref: number | string, body: unknown): void => {
-    const env = envelope(kind, to, from, ref, body);
-    if (kind >= Kind.spawn) this.#control(env);
-    else this.#deliverLocal(env);
-  };
-
-  /** Reads a batch in turn: an idle actor handles a run of casts at once (the hot path of a cast stream). */
-  readonly #inTurn: RunReader = {
-    hears: this.#hears,
-    casts: (to, from, batch, start, n) => this.#cells.get(to)?.deliverCasts(batch, start, n, from),
-    message: this.#take,
-  };
-
-  /** Reads a batch out of turn: messages are only queued, no handler runs. */
-  readonly #outOfTurn: RunReader = {
-    hears: this.#hears,
-    casts: (to, from, batch, start, n) => {
-      const cell = this.#cells.get(to);
-      if (cell !== undefined) for (let j = start; j < start + n; j++) cell.deliver(envelope(Kind.cast, to, from, 0, batch[j]));
-    },
-    message: this.#take,
-  };
-
-  #control(env: Envelope): void {
+  /** A thread-level message: the name table and the set of threads are kept here, the rest goes to `onControl`. */
+  control(env: ControlEnvelope): void {
     switch (env.kind) {
       case Kind.nameSet:
-        this.names.set(env.body as string, env.from);
+        this.names.set(env.body, env.from);
         break;
       case Kind.nameCleared:
-        if (this.names.get(env.body as string) === env.from) this.names.delete(env.body as string);
+        if (this.names.get(env.body) === env.from) this.names.delete(env.body);
         break;
       case Kind.threadUp:
-        this.addPeer(env.ref as number, env.body as MessagePort);
+        this.addPeer(env.ref, env.body);
         break;
       case Kind.threadDown:
-        this.threadDown(env.ref as number, Array.isArray(env.body) ? new Set(env.body as ActorId[]) : undefined);
+        this.threadDown(env.ref, Array.isArray(env.body) ? new Set(env.body) : undefined);
         break;
       default:
         this.onControl?.(env);
     }
   }
 
-  #deliverLocal(env: Envelope): void {
+  /** A message to an actor here (or to the system's monitors); one to an actor that is not here bounces. */
+  deliver(env: ActorEnvelope): void {
     switch (env.kind) {
       case Kind.reply: {
         // The reply resumes its caller's code: a kill of the caller that has come is taken first
         // (a killed caller's calls are dropped, so it never sees the reply).
         this.takeKills();
-        this.#calls.reply(env.ref as number, env.body);
+        this.#calls.reply(env.ref, env.body);
         return;
       }
       case Kind.callFailed:
-        this.#calls.fail(env.ref as number, env.body as ExitReason);
+        this.#calls.fail(env.ref, env.body);
         return;
     }
     const cell = this.#cells.get(env.to);
     if (cell === undefined) {
-      if (env.to === SYSTEM_ID && env.kind === Kind.down) this.#systemMonitors.down(env.ref as MonitorRef, env.body as ExitReason);
-      else this.#bounce(env);
+      if (env.to === SYSTEM_ID && env.kind === Kind.down) this.#systemMonitors.down(env.ref, env.body);
+      else this.#router.bounce(env);
       return;
     }
     switch (env.kind) {
@@ -426,22 +278,22 @@ export class ActorHost implements CellHost {
         cell.unlinkedFrom(env.from);
         return;
       case Kind.monitor:
-        cell.watchedBy(env.ref as MonitorRef, env.from);
+        cell.watchedBy(env.ref, env.from);
         return;
       case Kind.demonitor:
-        cell.unwatched(env.ref as MonitorRef);
+        cell.unwatched(env.ref);
         return;
       case Kind.down:
-        cell.monitorFired(env.ref as MonitorRef, env.from, env.body as ExitReason);
+        cell.monitorFired(env.ref, env.from, env.body);
         return;
       case Kind.exit:
-        cell.exitSignal(env.from, env.body as ExitReason, false);
+        cell.exitSignal(env.from, env.body, false);
         return;
       case Kind.linkExit:
-        cell.exitSignal(env.from, env.body as ExitReason, true);
+        cell.exitSignal(env.from, env.body, true);
         return;
       default:
-        cell.exit(malformedReason(`${cell.id} got a message of unknown kind ${String(env.kind)}`), true);
+        cell.exit(malformedReason(`${cell.id} got a message of unknown kind ${String((env as { kind: unknown }).kind)}`), true);
     }
   }
 
@@ -539,10 +391,7 @@ export class ActorHost implements CellHost {
 
   cast(from: ActorId, to: ActorRef | string, msg: unknown): void {
     const id = typeof to === 'string' && to.charCodeAt(0) === 60 /* < */ ? to : this.resolve(to);
-    if (id === undefined) return;
-    // The hot path of a cast loop: same target, same sender, run still open.
-    if (id === this.#memoId && this.#memoPeer?.appendCast(id, from, msg) === true) return;
-    this.send(Kind.cast, id, from, 0, msg);
+    if (id !== undefined) this.#router.cast(id, from, msg);
   }
 
   call(owner: CallOwner | undefined, from: ActorId, to: ActorRef | string, msg: unknown, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {

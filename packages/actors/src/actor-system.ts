@@ -1,22 +1,29 @@
 // The main thread's side of the runtime: it hosts `placement: 'main'` actors
 // (thread 0), owns the pool of host threads, the system-wide directory of
-// actors and names, the watchdog that terminates a host stuck in a
-// synchronous loop, and shutdown.
+// actors, places spawns, declares killed actors dead, replaces a thread that
+// ended, and shuts down. Its parts: the name directory (name-directory.ts),
+// the spawns ordered from host threads (spawn-orders.ts), and the kill
+// watchdog that terminates a host stuck in a synchronous loop
+// (kill-watchdog.ts).
 
 import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { ActorHost } from './actor-host.js';
-import { MAIN_THREAD, SYSTEM_ID, serialOfId, threadOfId } from './actor-id.js';
+import { MAIN_THREAD, SYSTEM_ID, threadOfId } from './actor-id.js';
 import { exposeCore } from './core-bridge.js';
 import { CoreSlot } from './core-slot.js';
 import { loadDefinition } from './define-actor.js';
-import { ActorError, describeReason } from './errors.js';
-import { type Envelope, Kind } from './envelope.js';
-import { KILLS_WAITING, PROGRESS, RUNNING } from './host-status.js';
-import type { Coordinator, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
+import { ActorError } from './errors.js';
+import { type BodyOf, type ControlEnvelope, type ControlKind, type EnvelopeOf, Kind, type RefOf } from './envelope.js';
+import type { Coordinator, SpawnOutcome, SpawnRequest } from './host-protocol.js';
 import { MainInbox } from './inbox.js';
+import { postKills } from './kill-port.js';
+import { KillWatchdog } from './kill-watchdog.js';
 import { MAX_TIMER_MS } from './max-timer.js';
+import { NameDirectory } from './name-directory.js';
+import { OptionNames } from './option-names.js';
+import { initFailed, orderOf, SpawnOrders } from './spawn-orders.js';
 import { checkName } from './spawn-request.js';
 import type {
   ActorDefinition,
@@ -40,17 +47,6 @@ interface DirectoryEntry {
   placement: Placement;
 }
 
-/** A kill sent to a host thread and not confirmed yet. */
-interface PendingKill {
-  thread: HostThread;
-  id: ActorId;
-  /** The serial of `id`: the thread is stuck in this actor while its RUNNING slot holds it. */
-  serial: number;
-  /** The thread's PROGRESS when the watchdog last saw it change (or when the kill was sent), and that time. */
-  progress: number;
-  since: number;
-}
-
 /** @see ActorSystemOptions.killTimeoutMs */
 const DEFAULT_KILL_TIMEOUT_MS = 1000;
 /** @see ActorSystemOptions.stuckThreadTimeoutMs */
@@ -58,12 +54,12 @@ const DEFAULT_STUCK_THREAD_TIMEOUT_MS = 10_000;
 /** @see ActorSystemOptions.coreWaitMs */
 const DEFAULT_CORE_WAIT_MS = 5000;
 
-interface SpawnOrderState {
-  thread: HostThread;
-  request: SpawnRequest;
-  resolve: (id: ActorId) => void;
-  reject: (error: ActorError) => void;
-}
+const SYSTEM_OPTIONS = new OptionNames(
+  'createActorSystem',
+  ['threads', 'core', 'coreWaitMs', 'killTimeoutMs', 'stuckThreadTimeoutMs', 'shutdownTimeoutMs'],
+  { workers: 'threads', poolSize: 'threads' },
+);
+const INBOX_OPTIONS = new OptionNames('inbox', ['name']);
 
 /**
  * Starts an actor system: the pool of host threads starts now; actors are
@@ -76,6 +72,10 @@ interface SpawnOrderState {
  * await system.shutdown();
  */
 export function createActorSystem(options: ActorSystemOptions = {}): ActorSystem {
+  if (typeof options !== 'object' || options === null) {
+    throw new ActorError('bad_argument', `the options of createActorSystem are an object, got ${String(options)}`);
+  }
+  SYSTEM_OPTIONS.check(options);
   return new ThreadedActorSystem(options);
 }
 
@@ -84,26 +84,11 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   readonly events = new EventEmitter<ActorSystemEvents>();
   readonly #host = new ActorHost(MAIN_THREAD, 0);
   readonly #pool: ThreadPool;
-  readonly #killTimeoutMs: number;
-  readonly #stuckThreadTimeoutMs: number;
   readonly #shutdownTimeoutMs: number;
   readonly #directory = new Map<ActorId, DirectoryEntry>();
-  /** Names promised to spawns under way. */
-  readonly #reserved = new Set<string>();
-  readonly #orders = new Map<number, SpawnOrderState>();
-  #orderSeq = 0;
-  /** Kills sent to host threads and not confirmed yet, by number. */
-  readonly #kills = new Map<number, PendingKill>();
-  /**
-   * One kill watchdog per host thread, re-armed (refresh) rather than created
-   * per kill: a kill is often on the path of a restart, and creating a timer
-   * there costs more than re-arming one.
-   */
-  readonly #watchdogs = new Map<ThreadId, { timer: NodeJS.Timeout; armed: boolean }>();
-  /** Names of killed actors whose thread has not confirmed the death yet -> that actor (see requestKill). */
-  readonly #dyingNames = new Map<string, ActorId>();
-  readonly #nameWaiters = new Map<string, (() => void)[]>();
-  #killSeq = 0;
+  readonly #names = new NameDirectory(this.#host.names, (kind, id, name) => this.#broadcast(kind, id, 0, name));
+  readonly #watchdog: KillWatchdog;
+  readonly #orders = new SpawnOrders((thread, ref, order) => this.#host.sendControl(thread, Kind.spawn, '', ref, order));
   readonly #stopAcks = new Map<ThreadId, () => void>();
   #closing = false;
   #shutdown: Promise<void> | undefined;
@@ -113,8 +98,11 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   constructor(options: ActorSystemOptions) {
     const threads = options.threads ?? availableParallelism();
     if (!Number.isInteger(threads) || threads < 1) throw new ActorError('bad_argument', `threads must be a positive integer, got ${threads}`);
-    this.#killTimeoutMs = positiveMs('killTimeoutMs', options.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS);
-    this.#stuckThreadTimeoutMs = positiveMs('stuckThreadTimeoutMs', options.stuckThreadTimeoutMs ?? DEFAULT_STUCK_THREAD_TIMEOUT_MS);
+    this.#watchdog = new KillWatchdog(
+      positiveMs('killTimeoutMs', options.killTimeoutMs ?? DEFAULT_KILL_TIMEOUT_MS),
+      positiveMs('stuckThreadTimeoutMs', options.stuckThreadTimeoutMs ?? DEFAULT_STUCK_THREAD_TIMEOUT_MS),
+      (thread) => void this.#pool.terminate(thread),
+    );
     this.#shutdownTimeoutMs = options.shutdownTimeoutMs ?? 5000;
     checkCore(options.core);
     this.#core = new CoreSlot(options.core, positiveMs('coreWaitMs', options.coreWaitMs ?? DEFAULT_CORE_WAIT_MS));
@@ -170,13 +158,12 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
 
   inbox<Msg = unknown>(options: InboxOptions = {}): Inbox<Msg> {
     if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
+    if (typeof options !== 'object' || options === null) throw new ActorError('bad_argument', `the options of inbox are an object, got ${String(options)}`);
+    INBOX_OPTIONS.check(options);
     const name = options.name;
     if (name !== undefined) {
       checkName(name);
-      const holder = this.#host.names.get(name);
-      if (holder !== undefined || this.#reserved.has(name)) {
-        throw new ActorError('name_taken', `the name ${name} belongs to ${holder ?? 'an actor being spawned'}`);
-      }
+      this.#names.checkFree(name);
     }
     const cell = this.#host.startInbox();
     this.#started(cell.id, MAIN_THREAD, undefined, 'main');
@@ -212,42 +199,23 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
     const name = request.name;
     if (name !== undefined) {
-      await this.#nameReleased(name);
+      await this.#names.released(name);
       if (this.#closing) throw new ActorError('shutting_down', 'the actor system is shutting down');
-      const holder = this.#host.names.get(name);
-      if (holder !== undefined || this.#reserved.has(name)) {
-        throw new ActorError('name_taken', `the name ${name} belongs to ${holder ?? 'an actor being spawned'}`);
-      }
-      this.#reserved.add(name);
+      this.#names.reserve(name);
     }
     try {
       if (request.placement === 'main') return await this.#spawnHere(request);
       if (request.placement === 'dedicated') {
         try {
-          return await this.#spawnOn(this.#pool.startDedicated(), request);
+          return await this.#orders.place(this.#pool.startDedicated(), request);
         } finally {
           if (!this.#closing) this.#pool.keepSpare();
         }
       }
-      return await this.#spawnOn(this.#pool.pick() ?? this.#pool.start(false), request);
+      return await this.#orders.place(this.#pool.pick() ?? this.#pool.start(false), request);
     } finally {
-      if (name !== undefined) this.#reserved.delete(name);
+      if (name !== undefined) this.#names.unreserve(name);
     }
-  }
-
-  async #spawnOn(thread: HostThread, request: SpawnRequest): Promise<ActorId> {
-    thread.pendingSpawns++;
-    try {
-      await thread.ready;
-    } catch (error) {
-      thread.pendingSpawns--;
-      throw new ActorError('thread_failed', `spawn of ${request.module}: host thread ${thread.id} failed to start: ${(error as Error).message}`);
-    }
-    return new Promise<ActorId>((resolve, reject) => {
-      const ref = ++this.#orderSeq;
-      this.#orders.set(ref, { thread, request, resolve, reject });
-      this.#host.sendControl(thread.id, Kind.spawn, '', ref, orderOf(request));
-    });
   }
 
   async #spawnHere(request: SpawnRequest): Promise<ActorId> {
@@ -267,7 +235,7 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
   #started(id: ActorId, thread: ThreadId, name: string | undefined, placement: Placement): void {
     this.#directory.set(id, { thread, name, placement });
     this.#pool.get(thread)?.actors.add(id);
-    if (name !== undefined) this.#nameSet(name, id);
+    if (name !== undefined) this.#names.set(name, id);
     this.events.emit('spawned', { id, name, placement, thread });
   }
 
@@ -286,15 +254,12 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
    * confirms, anything it sends from the actor is dropped (sent after the
    * death), and a spawn that takes the actor's name waits, so the old holder
    * runs no handler once its successor has started. If it does not confirm,
-   * the watchdog decides whether it is stuck (see #watchdogFired).
+   * the watchdog decides whether it is stuck (see kill-watchdog.ts).
    */
   requestKill(id: ActorId): void {
     const thread = this.#pool.get(threadOfId(id));
     if (thread === undefined || thread.terminating) return;
-    const ref = ++this.#killSeq;
-    const progress = Atomics.load(thread.status, PROGRESS);
-    this.#kills.set(ref, { thread, id, serial: serialOfId(id), progress, since: performance.now() });
-    this.#armWatchdog(thread, this.#killTimeoutMs);
+    const ref = this.#watchdog.watch(thread, id);
     // An actor still in init is not declared: its spawn hears the kill from its thread. Nor is one
     // killed by code run while a batch is being delivered here (a cast handler, a terminate): taking
     // later batches then would deliver them before the rest of the current one.
@@ -309,111 +274,40 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     const entry = this.#directory.get(id);
     if (entry === undefined) return; // it ended on its own, in what was just taken
     thread.dying.add(id);
-    if (entry.name !== undefined) this.#dyingNames.set(entry.name, id);
+    if (entry.name !== undefined) this.#names.heldByKilled(entry.name, id);
     this.#host.declareDead(id, 'killed');
     this.#exited(id, 'killed');
   }
-
-  #armWatchdog(thread: HostThread, ms: number): void {
-    const watchdog = this.#watchdogs.get(thread.id);
-    if (watchdog?.armed === true) return; // it looks at every kill of the thread when it fires, then re-arms
-    if (watchdog !== undefined && ms === this.#killTimeoutMs) {
-      watchdog.armed = true;
-      watchdog.timer.ref();
-      watchdog.timer.refresh();
-      return;
-    }
-    if (watchdog !== undefined) clearTimeout(watchdog.timer);
-    this.#watchdogs.set(thread.id, { timer: setTimeout(this.#watchdogFired, ms, thread), armed: true });
-  }
-
-  /**
-   * A thread has kills it has not confirmed. A busy or slow thread (a long
-   * batch, GC, a loaded machine) is not stuck: it makes progress (it starts
-   * handlers, takes batches) and takes the kill between two handlers, so it
-   * is left alone however long that takes. The thread is deemed stuck, and
-   * terminated with every actor on it, only when it has made no progress
-   * for killTimeoutMs while inside a handler of an actor it was told to kill
-   * (a synchronous loop there: nothing else can stop it), or for
-   * stuckThreadTimeoutMs wherever it is (another actor's loop, a loop in a
-   * timer callback or after an await, where no actor can be blamed).
-   */
-  readonly #watchdogFired = (thread: HostThread): void => {
-    const watchdog = this.#watchdogs.get(thread.id);
-    if (watchdog === undefined) return;
-    watchdog.armed = false;
-    watchdog.timer.unref();
-    const now = performance.now();
-    const progress = Atomics.load(thread.status, PROGRESS);
-    const running = Atomics.load(thread.status, RUNNING);
-    let next = Number.POSITIVE_INFINITY;
-    for (const kill of this.#kills.values()) {
-      if (kill.thread !== thread) continue;
-      if (kill.progress !== progress) {
-        kill.progress = progress;
-        kill.since = now;
-      }
-      const limit = running === kill.serial ? this.#killTimeoutMs : this.#stuckThreadTimeoutMs;
-      const left = kill.since + limit - now;
-      if (left <= 1) {
-        void this.#pool.terminate(thread);
-        return;
-      }
-      // Looked at again within killTimeoutMs at most: the killed actor may enter a handler meanwhile.
-      next = Math.min(next, left, this.#killTimeoutMs);
-    }
-    if (next !== Number.POSITIVE_INFINITY) this.#armWatchdog(thread, next);
-  };
 
   /** The thread confirmed the death of an actor the main thread declared dead (or is gone). */
   #confirmDead(thread: HostThread, id: ActorId): void {
     if (!thread.dying.delete(id)) return;
     this.#host.confirmDead(id);
-    for (const [name, holder] of this.#dyingNames) {
-      if (holder !== id) continue;
-      this.#dyingNames.delete(name);
-      const waiters = this.#nameWaiters.get(name);
-      this.#nameWaiters.delete(name);
-      if (waiters !== undefined) for (const wake of waiters) wake();
-    }
-  }
-
-  /** Resolves once no killed actor awaiting its thread's confirmation held `name`. */
-  async #nameReleased(name: string): Promise<void> {
-    while (this.#dyingNames.has(name)) {
-      await new Promise<void>((resolve) => {
-        const waiters = this.#nameWaiters.get(name);
-        if (waiters === undefined) this.#nameWaiters.set(name, [resolve]);
-        else waiters.push(resolve);
-      });
-    }
+    this.#names.confirmDead(id);
   }
 
   registerName(id: ActorId, name: string): void {
-    if (this.#dyingNames.has(name)) {
+    if (this.#names.awaitsConfirmation(name)) {
       // Taken by a killed actor whose thread has not confirmed yet: the new holder gets it after.
-      void this.#nameReleased(name).then(() => {
+      void this.#names.released(name).then(() => {
         if (!this.#closing && this.#mayStillRun(id)) this.registerName(id, name);
       });
       return;
     }
-    const holder = this.#host.names.get(name);
     const entry = this.#directory.get(id);
-    if ((holder !== undefined && holder !== id) || this.#reserved.has(name)) {
+    if (this.#names.takenFor(name, id)) {
       // Two threads took the same name at once: the later one loses, as a crash.
-      this.#host.exit(SYSTEM_ID, id, { error: { name: 'ActorError', code: 'name_taken', message: `the name ${name} belongs to ${holder}` } });
+      const message = `the name ${name} belongs to ${this.#names.whereis(name)}`;
+      this.#host.exit(SYSTEM_ID, id, { error: { name: 'ActorError', code: 'name_taken', message } });
       return;
     }
     if (entry !== undefined) entry.name = name;
-    this.#nameSet(name, id);
+    this.#names.set(name, id);
   }
 
   /** Alive, or possibly still in init (its spawn unanswered). */
   #mayStillRun(id: ActorId): boolean {
-    if (this.#directory.has(id)) return true;
-    const thread = threadOfId(id);
-    for (const order of this.#orders.values()) if (order.thread.id === thread) return true;
-    return false;
+    return this.#directory.has(id) || this.#orders.pendingOn(threadOfId(id));
   }
 
   actorExited(id: ActorId, _name: string | undefined, reason: ExitReason): void {
@@ -422,62 +316,56 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
 
   // ---- thread-level messages from host threads ----------------------------
 
-  #control(env: Envelope): void {
+  #control(env: ControlEnvelope): void {
     switch (env.kind) {
       case Kind.ready:
-        this.#pool.get(Number(env.ref))?.markReady();
+        this.#pool.get(env.ref)?.markReady();
         break;
       case Kind.spawned:
       case Kind.spawnFailed:
         this.#orderAnswered(env);
         break;
       case Kind.spawnRequest: {
-        const { request, thread } = env.body as { request: SpawnRequest; thread: ThreadId };
+        const { request, thread } = env.body;
         this.requestSpawn(request).then(
-          (id) => this.#answerSpawn(thread, env.ref as number, { id }),
+          (id) => this.#answerSpawn(thread, env.ref, { id }),
           (error: unknown) => {
             const failure = error instanceof ActorError ? error : new ActorError('bad_argument', String(error));
-            this.#answerSpawn(thread, env.ref as number, { code: failure.code, message: failure.message, reason: failure.reason });
+            this.#answerSpawn(thread, env.ref, { code: failure.code, message: failure.message, reason: failure.reason });
           },
         );
         break;
       }
       case Kind.exited:
-        this.#exited(env.to, env.body as ExitReason);
+        this.#exited(env.to, env.body);
         break;
       case Kind.register: {
-        const { id, name } = env.body as { id: ActorId; name: string };
-        this.registerName(id, name);
+        this.registerName(env.body.id, env.body.name);
         break;
       }
       case Kind.killRequest:
         this.#host.kill(env.to);
         break;
       case Kind.killAck: {
-        const kill = this.#kills.get(env.ref as number);
-        if (kill !== undefined) {
-          this.#kills.delete(env.ref as number);
-          this.#confirmDead(kill.thread, kill.id);
-        }
+        const kill = this.#watchdog.acknowledged(env.ref);
+        if (kill !== undefined) this.#confirmDead(kill.thread, kill.id);
         break;
       }
       case Kind.stopped:
-        this.#stopAcks.get(env.ref as ThreadId)?.();
+        this.#stopAcks.get(env.ref)?.();
         break;
       default:
     }
   }
 
-  #orderAnswered(env: Envelope): void {
-    const order = this.#orders.get(env.ref as number);
+  #orderAnswered(env: EnvelopeOf<typeof Kind.spawned | typeof Kind.spawnFailed>): void {
+    const order = this.#orders.answered(env.ref);
     if (order === undefined) return;
-    this.#orders.delete(env.ref as number);
-    order.thread.pendingSpawns--;
     if (env.kind === Kind.spawned) {
-      this.#started(env.body as ActorId, order.thread.id, order.request.name, order.request.placement);
-      order.resolve(env.body as ActorId);
+      this.#started(env.body, order.thread.id, order.request.name, order.request.placement);
+      order.resolve(env.body);
     } else {
-      order.reject(initFailed(order.request, env.body as ExitReason));
+      order.reject(initFailed(order.request, env.body));
       if (order.thread.dedicated) void this.#pool.terminate(order.thread);
     }
   }
@@ -494,22 +382,13 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     this.#directory.delete(id);
     const thread = this.#pool.get(entry.thread);
     thread?.actors.delete(id);
-    if (entry.name !== undefined && this.#host.names.get(entry.name) === id) this.#nameCleared(entry.name, id);
+    if (entry.name !== undefined) this.#names.cleared(entry.name, id);
     this.events.emit('exited', { id, name: entry.name, reason, thread: entry.thread });
     if (thread?.dedicated && thread.actors.size === 0 && thread.pendingSpawns === 0) void this.#pool.terminate(thread);
   }
 
-  #nameSet(name: string, id: ActorId): void {
-    this.#host.names.set(name, id);
-    this.#broadcast(Kind.nameSet, id, 0, name);
-  }
-
-  #nameCleared(name: string, id: ActorId): void {
-    this.#host.names.delete(name);
-    this.#broadcast(Kind.nameCleared, id, 0, name);
-  }
-
-  #broadcast(kind: number, from: ActorId, ref: number, body: unknown): void {
+  /** A thread-level message to every host thread. */
+  #broadcast<K extends ControlKind>(kind: K, from: ActorId, ref: RefOf<K>, body: BodyOf<K>): void {
     for (const thread of this.#pool.all()) {
       if (!thread.terminating) this.#host.sendControl(thread.id, kind, '', ref, body, from);
     }
@@ -521,15 +400,8 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
     const killed = [...thread.actors, ...thread.dying];
     for (const id of thread.actors) this.#exited(id, 'killed');
     for (const id of [...thread.dying]) this.#confirmDead(thread, id);
-    for (const [ref, order] of [...this.#orders]) {
-      if (order.thread !== thread) continue;
-      this.#orders.delete(ref);
-      order.reject(new ActorError('killed', `spawn of ${order.request.module}: its host thread ${thread.id} ended`, 'killed'));
-    }
-    for (const [ref, kill] of this.#kills) if (kill.thread === thread) this.#kills.delete(ref);
-    const watchdog = this.#watchdogs.get(thread.id);
-    if (watchdog !== undefined) clearTimeout(watchdog.timer);
-    this.#watchdogs.delete(thread.id);
+    this.#orders.threadEnded(thread);
+    this.#watchdog.threadEnded(thread);
     this.#stopAcks.get(thread.id)?.();
     this.#broadcast(Kind.threadDown, '', thread.id, killed);
     this.#host.threadDown(thread.id, new Set(killed));
@@ -572,25 +444,13 @@ class ThreadedActorSystem implements ActorSystem, Coordinator {
       }),
     );
     await Promise.all(this.#pool.all().map((thread) => this.#pool.terminate(thread)));
-    for (const watchdog of this.#watchdogs.values()) clearTimeout(watchdog.timer);
-    this.#watchdogs.clear();
-    this.#kills.clear();
-    this.#dyingNames.clear();
-    for (const waiters of this.#nameWaiters.values()) for (const wake of waiters) wake();
-    this.#nameWaiters.clear();
+    this.#watchdog.close();
+    this.#names.close();
     this.#host.abandonCalls(new ActorError('shutting_down', 'the actor system shut down before the reply'));
     this.#core.close();
     for (const port of this.#corePorts) port.close();
     this.#corePorts = [];
   }
-}
-
-/** Sends kills (`[id, ref, …]`) on a thread's own kill port, and flags them for it to take between two handlers. */
-function postKills(thread: HostThread, kills: (ActorId | number)[]): void {
-  if (thread.terminating) return;
-  thread.killPort.postMessage(kills);
-  // After the post: once the thread sees the flag, the kills are on its port.
-  Atomics.store(thread.status, KILLS_WAITING, 1);
 }
 
 function checkCore(core: unknown): void {
@@ -602,20 +462,4 @@ function positiveMs(option: string, value: unknown): number {
     throw new ActorError('bad_argument', `${option} must be a number of ms > 0 and < 2^31, got ${String(value)}`);
   }
   return value;
-}
-
-function orderOf(request: SpawnRequest): SpawnOrder {
-  return {
-    module: request.module,
-    exportName: request.exportName,
-    args: request.args,
-    name: request.name,
-    linkTo: request.linkTo,
-    monitor: request.monitor,
-  };
-}
-
-function initFailed(request: SpawnRequest, reason: ExitReason): ActorError {
-  if (reason === 'killed') return new ActorError('killed', `spawn of ${request.module}: killed during init`, reason);
-  return new ActorError('init_failed', `spawn of ${request.module}: init failed (${describeReason(reason)})`, reason);
 }

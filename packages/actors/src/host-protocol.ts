@@ -44,7 +44,7 @@ export interface HostThreadData {
    * sent it out of turn (receiveMessageOnPort) when it declares an actor dead.
    */
   main: MessagePort;
-  /** Kills from the main thread, apart from everything else (see ActorHost.attachKillPort). */
+  /** Kills from the main thread, apart from everything else (see kill-port.ts). */
   kills: MessagePort;
   /** The status block the main thread's kill watchdog reads (see host-status.ts). */
   status: SharedArrayBuffer;

@@ -10,7 +10,7 @@ import { loadDefinition } from './define-actor.js';
 import { ActorError } from './errors.js';
 import { Kind } from './envelope.js';
 import { crashReason } from './exit-reason.js';
-import type { Coordinator, HostThreadData, SpawnOrder, SpawnOutcome, SpawnRequest } from './host-protocol.js';
+import type { Coordinator, HostThreadData, SpawnOrder, SpawnRequest } from './host-protocol.js';
 import type { ActorId, ExitReason } from './interfaces.js';
 
 if (parentPort === null) throw new ActorError('bad_argument', 'host-thread.ts runs only as a worker thread');
@@ -46,13 +46,13 @@ host.coordinator = coordinator;
 host.onControl = (env) => {
   switch (env.kind) {
     case Kind.spawn:
-      startOrder(env.ref as number, env.body as SpawnOrder & { module: string; exportName: string });
+      startOrder(env.ref, env.body);
       break;
     case Kind.spawnOutcome: {
-      const request = spawnRequests.get(env.ref as number);
+      const request = spawnRequests.get(env.ref);
       if (request === undefined) break;
-      spawnRequests.delete(env.ref as number);
-      const outcome = env.body as SpawnOutcome;
+      spawnRequests.delete(env.ref);
+      const outcome = env.body;
       if ('id' in outcome) request.resolve(outcome.id);
       else request.reject(new ActorError(outcome.code, outcome.message, outcome.reason));
       break;

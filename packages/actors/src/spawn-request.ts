@@ -6,7 +6,10 @@ import { isActorId } from './actor-id.js';
 import { isActorDefinition } from './define-actor.js';
 import { ActorError } from './errors.js';
 import type { SpawnRequest } from './host-protocol.js';
+import { OptionNames } from './option-names.js';
 import type { ActorDefinition, ActorId, MonitorRef, SpawnOptions } from './interfaces.js';
+
+const SPAWN_OPTIONS = new OptionNames('spawn', ['name', 'placement', 'link', 'monitor'], { thread: 'placement', dedicated: 'placement' });
 
 /** Names cannot look like ids, so that a string target is told apart by its first character. */
 export function checkName(name: unknown): void {
@@ -30,6 +33,8 @@ export function spawnRequest(
   byReference: boolean,
 ): SpawnRequest {
   if (!isActorDefinition(definition)) throw new ActorError('bad_argument', 'spawn needs an actor definition (defineActor)');
+  if (typeof options !== 'object' || options === null) throw new ActorError('bad_argument', `the options of spawn are an object, got ${String(options)}`);
+  SPAWN_OPTIONS.check(options);
   const placement = options.placement ?? 'pool';
   if (placement !== 'pool' && placement !== 'dedicated' && placement !== 'main') {
     throw new ActorError('bad_argument', `unknown placement ${String(placement)}`);

@@ -39,7 +39,7 @@ export interface HostThread {
   readonly dying: Set<ActorId>;
   /** The main thread's end of its core bridge. */
   readonly corePort: MessagePort | undefined;
-  /** The main thread's end of the thread's kill port (see ActorHost.attachKillPort). */
+  /** The main thread's end of the thread's kill port (see kill-port.ts). */
   readonly killPort: MessagePort;
   /** What the thread publishes for the kill watchdog (see host-status.ts). */
   readonly status: Int32Array;

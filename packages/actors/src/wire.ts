@@ -125,7 +125,7 @@ export function postBatch(outbox: Outbox, batch: unknown[], uncopyable: Uncopyab
 
 /** What reads a batch: a run of casts at once, any other message one by one. */
 export interface RunReader {
-  /** False: the sender's messages are not delivered (see ActorHost.declareDead). */
+  /** False: the sender's messages are not delivered (see Router.declareDead). */
   hears(from: ActorId): boolean;
   /** `batch[start .. start + n)` are cast bodies from `from` to `to`. */
   casts(to: ActorId, from: ActorId, batch: readonly unknown[], start: number, n: number): void;
