@@ -11,7 +11,7 @@ import { type Database, openDatabase, type Transaction } from '@jobtree/core';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { getRangeKeysSnapshot } from '../../packages/core/src/storage/fast-paths.js';
 
 const b = (text: string) => Buffer.from(text);
 /** Keys longer than the store's in-place limit (1,900 bytes) live in buckets. */

@@ -131,6 +131,48 @@ test('priorities must be integers >= 0 and scheduled times finite and >= 0', asy
   t.is(await jobs.getJob(T1, 'j'), undefined);
 });
 
+test('a scheduled time in milliseconds is refused wherever a job is scheduled, with a message that says seconds', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  await jobs.add(T1, 'running', {});
+  const job = (await jobs.accept(T1))!;
+  await jobs.add(T1, 'pending', {}, { scheduledTime: 1 });
+  const ms = Date.now();
+  const calls: [string, () => Promise<unknown>][] = [
+    ['add', () => jobs.add(T1, 'new', {}, { scheduledTime: ms })],
+    ['addMany', () => jobs.addMany(T1, [{ id: 'new', scheduledTime: ms }])],
+    ['resubmit', () => jobs.resubmit(T1, 'pending', { scheduledTime: ms })],
+    ["a worker's resubmit", () => jobs.resubmit(job, { scheduledTime: ms })],
+    ['in(tx).add', () => database.doTransaction((tx) => jobs.in(tx).add(T1, 'new', {}, { scheduledTime: ms }))],
+    ['in(tx).resubmit', () => database.doTransaction((tx) => jobs.in(tx).resubmit(T1, 'pending', { scheduledTime: ms }))],
+  ];
+  for (const [name, call] of calls) {
+    const error = await t.throwsAsync(call(), { instanceOf: JobsError }, name);
+    t.is(error?.code, 'invalid_scheduled_time', name);
+    t.regex(error?.message ?? '', /epoch seconds.*milliseconds/, name);
+  }
+  t.is(await jobs.getJob(T1, 'new'), undefined);
+  t.like(await jobs.getJob(T1, 'pending'), { scheduledTime: 1 });
+  t.like(await jobs.getJob(T1, 'running'), { resubmit: false });
+  // The last time that can be seconds (year 5138) is still taken as seconds.
+  t.is(await jobs.add(T1, 'far', {}, { scheduledTime: 1e11 }), 'pending');
+  await t.throwsAsync(jobs.add(T1, 'farther', {}, { scheduledTime: 1e11 + 1 }), { code: 'invalid_scheduled_time' });
+});
+
+test('a Date is taken as a scheduled time, converted to epoch seconds', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  const at = new Date(Date.UTC(2100, 0, 1));
+  const seconds = at.getTime() / 1000;
+  await jobs.add(T1, 'a', {}, { scheduledTime: at });
+  await jobs.addMany(T1, [{ id: 'b', scheduledTime: at }]);
+  await database.doTransaction((tx) => jobs.in(tx).add(T1, 'c', {}, { scheduledTime: at }));
+  await jobs.add(T1, 'd', {});
+  await jobs.resubmit(T1, 'd', { scheduledTime: at });
+  for (const id of ['a', 'b', 'c', 'd']) t.like(await jobs.getJob(T1, id), { scheduledTime: seconds }, id);
+  t.is(await jobs.pendingCount(T1, { maxSchedTime: seconds - 1 }), 0, 'none is due before it');
+  await t.throwsAsync(jobs.add(T1, 'e', {}, { scheduledTime: new Date(Number.NaN) }), { code: 'invalid_scheduled_time' });
+  await t.throwsAsync(jobs.add(T1, 'e', {}, { scheduledTime: new Date(-1000) }), { code: 'invalid_scheduled_time' });
+});
+
 test('timeouts must be positive numbers', async (t) => {
   const { jobs } = await openTempJobs(t);
   for (const seconds of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5']) {

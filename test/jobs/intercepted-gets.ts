@@ -1,5 +1,5 @@
 // A Database whose transactions are Proxies that forward every member of
-// the real transaction (its internal symbol methods too) except `get`,
+// the real transaction (its internal fast paths too) except `get`,
 // which goes through `get` given here: how the jobs tests stand in for a
 // wrapper (a tracer, a fault injector) that must see every read, even where
 // the embedded engine could answer a read without its public `get`.

@@ -10,7 +10,7 @@
 import test from 'ava';
 import { checkJobsConsistency, JobsError, LocalQueue } from '@jobtree/core';
 import type { Job, Jobs, LocalQueueSource } from '@jobtree/core';
-import { acceptStartedAt } from '../../packages/core/src/jobs/jobs.js';
+import { acceptStartedAt } from '../../packages/core/src/jobs/accept-calls.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {

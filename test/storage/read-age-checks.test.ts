@@ -7,7 +7,7 @@
 
 import test from 'ava';
 import { attempt, isTooOld, openOnFakeClock } from './fake-clock-database.js';
-import { getMany } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { getMany } from '../../packages/core/src/storage/fast-paths.js';
 
 const b = (s: string) => Buffer.from(s);
 const LIFE_MS = 5_000;

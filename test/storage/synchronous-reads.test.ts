@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { type Database, FdbError, openDatabase, type Transaction } from '@jobtree/core';
-import { getMany, getRangeKeysSnapshot } from '../../packages/core/src/storage/embedded/synchronous-reads.js';
+import { getMany, getRangeKeysSnapshot } from '../../packages/core/src/storage/fast-paths.js';
 
 const b = (text: string) => Buffer.from(text);
 

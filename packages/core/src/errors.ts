@@ -114,6 +114,11 @@ export type JobsErrorCode =
   | 'invalid_option'
   | 'not_found'
   | 'closed'
+  /**
+   * @jobtree/supervisor: the jobs app stopped because its root supervisor
+   * ended on its own (killed, or out of restart intensity); see `app.stopped`.
+   */
+  | 'app_stopped'
   /** A stored job record or queue key does not decode, or a record to write lacks what its state needs. */
   | 'corrupt_record'
   /** @jobtree/supervisor: `unsubscribe`/`wait` got something that is not a subscription. */

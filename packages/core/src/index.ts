@@ -64,9 +64,12 @@ export type {
   OpenJobsOptions,
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
-export { MAX_TYPE_BYTES, MAX_ID_BYTES } from './jobs/job-input.js';
+export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
 export { checkJobsConsistency } from './jobs/consistency.js';
 export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';
+
+// options: the known names of an options object, shared by jobtree's packages
+export { OptionNames } from './option-names.js';
 
 // keys
 export { Subspace, keyAfterPrefix } from './keys/subspace.js';

@@ -7,7 +7,7 @@
 // finish's promise instead.
 
 import type { Job } from './interfaces.js';
-import type { WriteCounter } from './write-batcher.js';
+import type { WriteCounter } from './write-requests.js';
 
 /** `finish(job, data)`, and `counter.settled()` once it has settled (exactly once, whatever the outcome). */
 export const FINISH_COUNTED: unique symbol = Symbol('jobtree.finishCounted');

@@ -73,12 +73,15 @@ export interface JobInfo<T extends string = string> {
 
 export interface AddOptions {
   /**
-   * Epoch seconds before which the job is not accepted. When omitted, a new
-   * (or finished, re-enqueued) job is due now and an existing pending or
-   * running job keeps its scheduled time.
+   * Epoch seconds (fractions allowed), or a `Date`, before which the job is
+   * not accepted. Milliseconds are refused (`invalid_scheduled_time`): a
+   * number after `MAX_SCHEDULED_TIME` (1e11, the year 5138) can only be
+   * milliseconds. When omitted, a new (or finished, re-enqueued) job is due
+   * now and an existing pending or running job keeps its scheduled time.
    * @default now (whole seconds)
+   * @example { scheduledTime: Date.now() / 1000 + 60 } // in a minute
    */
-  scheduledTime?: number;
+  scheduledTime?: number | Date;
   /**
    * An integer >= 0; higher runs first. When omitted, an existing job keeps
    * its priority.
@@ -134,8 +137,8 @@ export interface ResubmitOptions extends AddOptions {
 }
 
 export interface WorkerResubmitOptions {
-  /** When the resubmitted run is due. @default the job's scheduled time */
-  scheduledTime?: number;
+  /** When the resubmitted run is due: epoch seconds, or a `Date`. @default the job's scheduled time */
+  scheduledTime?: number | Date;
   /** @default the job's priority */
   priority?: number;
 }

@@ -105,9 +105,8 @@ export function encodeJobData(data: unknown): Buffer {
   let json: string;
   try {
     // Plain JSON (nearly all data) is checked by a walk and encoded without
-    // a replacer, which costs JSON.stringify its fast path (~10 us for a
-    // small object on a cold path). Anything else takes the replacer, which
-    // says what is wrong.
+    // a replacer, which would cost JSON.stringify its fast path. Anything
+    // else takes the replacer, which says what is wrong.
     json = isPlainJson(data, 0) ? JSON.stringify(data) : JSON.stringify(data, rejectNonJson);
   } catch (error) {
     const reason = error instanceof NotJson ? error.message : `JSON.stringify failed: ${(error as Error).message}`;

@@ -1,7 +1,9 @@
 // Checks on every argument that reaches storage, so bad input gets a typed
 // JobsError before any transaction starts and nothing is half-written.
 
+import { types } from 'node:util';
 import { JobsError } from '../errors.js';
+import { OptionNames } from '../option-names.js';
 
 /** Longest job type, in UTF-8 bytes. */
 export const MAX_TYPE_BYTES = 256;
@@ -63,6 +65,33 @@ export function checkScheduledTime(time: unknown, name = 'scheduled time'): numb
   return time + 0; // -0 would sort apart from 0 in the tuple encoding
 }
 
+/**
+ * The latest scheduled time a job may have, in epoch seconds: the year 5138.
+ * A later one can only be milliseconds (`Date.now()` is about 1.7e12), which
+ * taken as seconds would put the job some 55,000 years away.
+ */
+export const MAX_SCHEDULED_TIME = 1e11;
+
+/**
+ * A job's scheduled time: epoch seconds, or a `Date` (converted to epoch
+ * seconds). Milliseconds are refused rather than taken as seconds.
+ */
+export function checkJobScheduledTime(time: unknown): number | undefined {
+  if (types.isDate(time)) {
+    const ms = (time as Date).getTime();
+    if (!Number.isFinite(ms) || ms < 0) throw new JobsError('invalid_scheduled_time', `a scheduled time is a valid Date from 1970 on, got ${String(time)}`);
+    return ms / 1000;
+  }
+  const seconds = checkScheduledTime(time);
+  if (seconds !== undefined && seconds > MAX_SCHEDULED_TIME) {
+    throw new JobsError(
+      'invalid_scheduled_time',
+      `a scheduled time is in epoch seconds (or a Date), and ${seconds} is after the year 5138: milliseconds? Use Date.now() / 1000 + delay, or a Date`,
+    );
+  }
+  return seconds;
+}
+
 /** A type timeout: seconds, finite and > 0. */
 export function checkTypeTimeout(seconds: unknown): number {
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
@@ -80,14 +109,50 @@ export function checkAcceptTimeout(ms: unknown): number {
   return ms;
 }
 
-/** An options argument: an object, or omitted (`{}`); anything else is `invalid_option`. */
-export function checkOptions<T extends object>(options: T | undefined, name: string): T {
+/**
+ * An options argument: an object whose keys are all among `names`, or
+ * omitted (`{}`); anything else is `invalid_option`.
+ */
+export function checkOptions<T extends object>(options: T | undefined, names: OptionNames): T {
   if (options === undefined) return {} as T;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new JobsError('invalid_option', `the options of ${name} are an object, got ${describe(options)}`);
+    throw new JobsError('invalid_option', `the options of ${names.what} are an object, got ${describe(options)}`);
   }
+  names.check(options);
   return options;
 }
+
+/** Where the options people give `add` and `resubmit` by mistake belong. */
+function scheduleAdvice(call: 'add' | 'resubmit'): Record<string, string> {
+  const when = 'a job waits until its scheduledTime (epoch seconds, or a Date)';
+  const attempts = 'attempts belong to the processor: app.process(type, handler, { attempts })';
+  const tx = `to ${call} inside your transaction, use app.in(tx).${call}(...) (jobs.in(tx).${call}(...) without the app)`;
+  return {
+    delay: when,
+    at: when,
+    runAt: when,
+    startAt: when,
+    when,
+    attempts,
+    maxAttempts: attempts,
+    retries: attempts,
+    tx,
+    transaction: tx,
+    timeout: "a job's activity timeout is its type's: setTypeTimeout(type, seconds)",
+  };
+}
+
+const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous'];
+export const ADD_OPTIONS = new OptionNames('add', JOB_OPTION_NAMES, scheduleAdvice('add'));
+export const JOB_SPEC_OPTIONS = new OptionNames('a job of addMany', ['id', 'data', ...JOB_OPTION_NAMES], scheduleAdvice('add'));
+export const RESUBMIT_OPTIONS = new OptionNames('resubmit', ['data', ...JOB_OPTION_NAMES], scheduleAdvice('resubmit'));
+export const WORKER_RESUBMIT_OPTIONS = new OptionNames("a worker's resubmit", ['scheduledTime', 'priority'], scheduleAdvice('resubmit'));
+export const ACCEPT_OPTIONS = new OptionNames('accept', ['timeout', 'maxSchedTime', 'noSchedule', 'signal'], { wait: 'timeout', waitMs: 'timeout' });
+export const PENDING_COUNT_OPTIONS = new OptionNames('pendingCount', ['maxSchedTime', 'limit']);
+export const RE_ENQUEUE_OPTIONS = new OptionNames('reEnqueueInactive', ['batchSize']);
+export const WORKER_ITEM = new OptionNames('an item', ['job', 'data'], { result: 'data' });
+export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase']);
+const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database']);
 
 /** An optional boolean option: `undefined` or a boolean; anything else is `invalid_option`. */
 export function checkBooleanOption(value: unknown, name: string): boolean | undefined {
@@ -128,6 +193,7 @@ export function checkOpenJobsOptions(options: unknown): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new JobsError('invalid_option', `the options of openJobs are an object, got ${describe(options)}`);
   }
+  OPEN_JOBS_OPTIONS.check(options);
   if ('database' in options) {
     if (!isDatabaseLike(options.database)) {
       throw new JobsError('invalid_option', `database is an open Database (from openDatabase), got ${describe(options.database)}`);

@@ -10,7 +10,7 @@
 
 import { JobsError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
-import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
+import { clearHandedOver, setHandedOver } from '../storage/fast-paths.js';
 import { decodeJobData } from './job-data.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';

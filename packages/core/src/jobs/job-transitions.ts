@@ -11,11 +11,11 @@
 import { FdbError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import {
+  getMany,
   setHandedOver,
   setVersionstampedKeyHandedOver,
   setVersionstampedValueHandedOver,
-} from '../storage/embedded/handed-over-writes.js';
-import { getMany } from '../storage/embedded/synchronous-reads.js';
+} from '../storage/fast-paths.js';
 import { isShortAscii, writeAscii } from '../keys/tuple-append.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 import type { AcceptBatch } from './accept-batcher.js';

@@ -7,7 +7,7 @@
 
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
-import { checkArray, checkId, checkJobShape, checkOptions, checkTypeTimeout } from './job-input.js';
+import { ADD_OPTIONS, RESUBMIT_OPTIONS, checkArray, checkId, checkJobShape, checkOptions, checkTypeTimeout } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import type { JobState } from './job-record.js';
 import { addJob, finishJob, readJobInfo, removeJob, resubmitJob, updateJob } from './job-operations.js';
@@ -55,7 +55,7 @@ export class JobsInTransaction {
   async add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    const changes = this.#context.changes(data, checkOptions(options, 'add'));
+    const changes = this.#context.changes(data, checkOptions(options, ADD_OPTIONS));
     return addJob(this.#tx, keys, id, changes, Date.now() / 1000);
   }
 
@@ -69,7 +69,7 @@ export class JobsInTransaction {
   async resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    const checked = checkOptions(options, 'resubmit');
+    const checked = checkOptions(options, RESUBMIT_OPTIONS);
     return resubmitJob(this.#tx, keys, id, this.#context.changes(checked.data, checked), Date.now() / 1000);
   }
 

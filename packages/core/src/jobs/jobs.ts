@@ -7,29 +7,36 @@
 // and accepts made at the same time share transactions (write-batcher.ts,
 // accept-batcher.ts); each call still gets its own answer. An accept left
 // waiting is served by the write that enqueues its job, in that write's
-// transaction (parked-accepts.ts).
+// transaction (parked-accepts.ts). The class is the API: it checks the
+// arguments and runs the writes and reads itself, and hands accepts to
+// AcceptCalls (accept-calls.ts) and the activity calls to ActivityCalls
+// (activity-calls.ts).
 
 import { JobsError } from '../errors.js';
 import { openDatabase } from '../storage/open-database.js';
-import type { Database, ReadTransaction, Transaction, Watch } from '../storage/interfaces.js';
-import type { KeyRange } from '../keys/subspace.js';
-import {
-  type Versionstamp,
-  isVersionstamp,
-  versionstampFromBytes,
-  versionstampToBytes,
-} from '../keys/versionstamp.js';
-import { AcceptBatcher, MAX_ACCEPT_MANY } from './accept-batcher.js';
-import type { AcceptOutcome } from './accept-batcher.js';
+import type { Database, Transaction, Watch } from '../storage/interfaces.js';
+import type { Versionstamp } from '../keys/versionstamp.js';
+import { MAX_ACCEPT_MANY } from './accept-batcher.js';
+import { AcceptCalls } from './accept-calls.js';
+import { ActivityCalls } from './activity-calls.js';
 import { AdaptiveBatchSize, runBatch } from './batch-size.js';
 import { FINISH_COUNTED } from './counted-finish.js';
 import { decodeJobData, encodeJobData } from './job-data.js';
+import { closedError } from './handle-context.js';
+import type { HandleContext } from './handle-context.js';
 import {
-  checkAcceptTimeout,
+  ADD_OPTIONS,
+  JOB_SPEC_OPTIONS,
+  NEW_JOBS_OPTIONS,
+  PENDING_COUNT_OPTIONS,
+  RESUBMIT_OPTIONS,
+  WORKER_ITEM,
+  WORKER_RESUBMIT_OPTIONS,
   checkArray,
   checkBooleanOption,
   checkFunction,
   checkId,
+  checkJobScheduledTime,
   checkJobShape,
   checkOpenJobsOptions,
   checkOptions,
@@ -45,7 +52,7 @@ import type { TypeKeys } from './job-keys.js';
 import { decodeJobRecord } from './job-record.js';
 import type { JobState } from './job-record.js';
 import { flagOwnJob, jobInfo, readJobInfo, removeJob, resubmitJob } from './job-operations.js';
-import { acceptJobs, readRecord, reEnqueuePage } from './job-transitions.js';
+import { readRecord } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
@@ -53,7 +60,7 @@ import { ParkedAccepts } from './parked-accepts.js';
 import { countPendingPage } from './pending-queue.js';
 import { SettleTurn } from './settle-turn.js';
 import { WriteBatcher } from './write-batcher.js';
-import type { WriteCounter, WriteRequest } from './write-batcher.js';
+import type { WriteCounter, WriteRequest } from './write-requests.js';
 import { AddCall, FinishCall, UpdateCall, writeBytes } from './write-calls.js';
 import type {
   AcceptOptions,
@@ -73,26 +80,6 @@ import type {
   WorkerResubmitOptions,
 } from './interfaces.js';
 
-/** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
-const MIN_SCHEDULE_WAIT_MS = 100;
-
-/** setTimeout's largest delay; longer waits are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** See {@link acceptStartedAt}. */
-const acceptStarts = new WeakMap<readonly Job[], number>();
-
-/**
- * A moment (`performance.now()`) before the transaction that made the jobs
- * of an `acceptMany` result of this process running began (the jobs went
- * running after it): a waiting accept's jobs are as fresh as that
- * transaction, however long it waited before. `LocalQueue` counts its holds
- * from here.
- */
-export function acceptStartedAt(jobs: readonly Job[]): number | undefined {
-  return acceptStarts.get(jobs);
-}
-
 /** Opens the database (or shares `options.database`) and returns the jobs API on it. */
 export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
   checkOpenJobsOptions(options);
@@ -104,21 +91,19 @@ export class Jobs {
   readonly #database: Database;
   readonly #ownsDatabase: boolean;
   readonly #keys = new JobKeys();
-  /** Wakes blocked accepts when the handle closes. */
-  readonly #closing = new Set<() => void>();
-  readonly #acceptBatchers = new Map<string, AcceptBatcher>();
   /** Accepts waiting for a job, which this handle's writes serve. */
   readonly #parked = new ParkedAccepts();
   readonly #writes: WriteBatcher;
+  readonly #accepts: AcceptCalls;
+  readonly #activity: ActivityCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
   readonly #views = new WeakMap<Transaction, JobsInTransaction>();
   readonly #context: JobsContext;
   #closed = false;
-  // One adaptive size per kind of bulk work: they cost differently per item.
-  /** Re-enqueue batch sizes adapt per type: types differ in how big their jobs are. */
-  readonly #reEnqueueBatches = new Map<string, AdaptiveBatchSize>();
+  // One adaptive size per kind of bulk work: they cost differently per item
+  // (re-enqueues: see ActivityCalls).
   readonly #scanBatch = new AdaptiveBatchSize({ initial: 500 });
   readonly #countBatch = new AdaptiveBatchSize({ initial: 5_000, max: 100_000 });
 
@@ -131,12 +116,23 @@ export class Jobs {
       throw new JobsError('invalid_option', `Jobs runs on an open Database (from openDatabase), got ${describe(database)}`);
     }
     this.#database = database;
-    this.#ownsDatabase = checkOptions(options, 'new Jobs').ownsDatabase === true;
+    this.#ownsDatabase = checkOptions(options, NEW_JOBS_OPTIONS).ownsDatabase === true;
     this.#writes = new WriteBatcher(database, this.#turn, this.#parked, this.#failureOf);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
       changes: (data, addOptions) => this.#changes(data, addOptions),
     };
+    const handle: HandleContext = {
+      database,
+      isClosed: () => this.#closed,
+      checkOpen: () => this.#checkOpen(),
+      failure: (error) => this.#failure(error),
+      typeKeys: (type) => this.#typeKeys(type),
+      run: (body) => this.#run(body),
+      runBatch: (size, body) => this.#runBatch(size, body),
+    };
+    this.#accepts = new AcceptCalls(handle, this.#parked, this.#turn);
+    this.#activity = new ActivityCalls(handle);
   }
 
   /** The database this handle runs its transactions on. */
@@ -204,7 +200,7 @@ export class Jobs {
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     // Not `async`: an async wrapper around the write's promise costs a promise and two turns per job.
     try {
-      return this.#write(this.#addRequest(type, id, data, options));
+      return this.#write(this.#addRequest(type, id, data, checkOptions(options, ADD_OPTIONS)));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -222,7 +218,7 @@ export class Jobs {
     this.#typeKeys(type);
     // The spec is its own options (#changes reads only the option fields): no rest object per job.
     const requests = checkArray(jobs, 'addMany\'s jobs').map((spec) => {
-      const checked = checkOptions(spec, 'a job of addMany');
+      const checked = checkOptions(spec, JOB_SPEC_OPTIONS);
       return this.#addRequest(type, checked.id, checked.data, checked);
     });
     const outcomes = await this.#guarded(this.#writes.submitAll(requests));
@@ -232,10 +228,11 @@ export class Jobs {
     });
   }
 
-  #addRequest(type: string, id: string, data: unknown, options: AddOptions | undefined): WriteRequest<JobState> {
+  /** `options` are checked already (as `add`'s or as a job of `addMany`). */
+  #addRequest(type: string, id: string, data: unknown, options: AddOptions): WriteRequest<JobState> {
     const keys = this.#typeKeys(type);
     checkId(id);
-    return new AddCall(keys, id, this.#changes(data, checkOptions(options, 'add')), nowSeconds());
+    return new AddCall(keys, id, this.#changes(data, options), nowSeconds());
   }
 
   /**
@@ -272,11 +269,11 @@ export class Jobs {
   ): Promise<JobState | Job> {
     // Anything but a job handle is taken as a type, so a bad one gets invalid_job_type.
     if (typeof typeOrJob === 'object' && typeOrJob !== null) {
-      return this.#resubmitOwnJob(typeOrJob, checkOptions(idOrOptions as WorkerResubmitOptions | undefined, 'resubmit'));
+      return this.#resubmitOwnJob(typeOrJob, checkOptions(idOrOptions as WorkerResubmitOptions | undefined, WORKER_RESUBMIT_OPTIONS));
     }
     const keys = this.#typeKeys(typeOrJob);
     const id = checkId(idOrOptions);
-    const checked = checkOptions(options, 'resubmit');
+    const checked = checkOptions(options, RESUBMIT_OPTIONS);
     const changes = this.#changes(checked.data, checked);
     const now = nowSeconds();
     return this.#write({
@@ -349,7 +346,7 @@ export class Jobs {
   /** Pending jobs of a type, optionally only those due by `maxSchedTime`, counting at most `limit`. */
   async pendingCount(type: string, pendingCountOptions?: PendingCountOptions): Promise<number> {
     const keys = this.#typeKeys(type);
-    const options = checkOptions(pendingCountOptions, 'pendingCount');
+    const options = checkOptions(pendingCountOptions, PENDING_COUNT_OPTIONS);
     const maxScheduledTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     if (limit !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(limit) && limit >= 0)) {
@@ -369,9 +366,8 @@ export class Jobs {
   }
 
   /** Ids of the running jobs of a type, least recently active first. */
-  async getActiveJobIds(type: string): Promise<string[]> {
-    const keys = this.#typeKeys(type);
-    return this.#run((tx) => activityIds(tx, keys.activity.range()));
+  getActiveJobIds(type: string): Promise<string[]> {
+    return this.#activity.getActiveJobIds(type);
   }
 
   // --- processing ----------------------------------------------------------
@@ -383,7 +379,7 @@ export class Jobs {
    * then resolves `undefined`.
    */
   async accept<T extends string>(type: T, acceptOptions?: AcceptOptions): Promise<Job<T> | undefined> {
-    const [job] = await this.#accept(type, 1, acceptOptions);
+    const [job] = await this.#accepts.take(type, 1, acceptOptions);
     return job as Job<T> | undefined;
   }
 
@@ -398,88 +394,7 @@ export class Jobs {
     if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
       throw new JobsError('invalid_option', `acceptMany's max is an integer >= 1, got ${describe(max)}`);
     }
-    return this.#accept(type, Math.min(max, MAX_ACCEPT_MANY), acceptOptions) as Promise<Job<T>[]>;
-  }
-
-  async #accept(type: string, count: number, acceptOptions: AcceptOptions | undefined): Promise<Job[]> {
-    const keys = this.#typeKeys(type);
-    const options = checkOptions(acceptOptions, 'accept');
-    const timeout = checkAcceptTimeout(options.timeout);
-    const noSchedule = checkBooleanOption(options.noSchedule, 'noSchedule') === true;
-    const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
-    if (noSchedule && maxSchedTime !== undefined) {
-      throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
-    }
-    const bound = noSchedule ? 'any' : maxSchedTime;
-    const signal = checkSignal(options.signal);
-    const deadline = performance.now() + timeout;
-    for (;;) {
-      this.#checkOpen();
-      if (signal?.aborted) return [];
-      const startedAt = performance.now();
-      const remaining = deadline - startedAt;
-      let result: AcceptOutcome;
-      try {
-        // Looked up on every round: a batcher that went idle while this
-        // accept waited has left the map, and sharing the current one keeps
-        // all accepts of the type in one transaction.
-        result = await this.#acceptBatcher(keys, bound).take(count, remaining > 0);
-      } catch (error) {
-        throw this.#failure(error);
-      }
-      if (result.jobs.length > 0) {
-        acceptStarts.set(result.jobs, startedAt);
-        return result.jobs;
-      }
-      if (result.watch === undefined || remaining <= 0) {
-        result.watch?.cancel();
-        return result.jobs;
-      }
-      let wait = remaining;
-      // A job scheduled in the future wakes us by time; the watch covers new
-      // enqueues. An explicit maxSchedTime never moves, so then only the watch.
-      if (result.nextScheduledTime !== undefined && maxSchedTime === undefined && !noSchedule) {
-        const untilDue = result.nextScheduledTime * 1000 - Date.now();
-        wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
-      }
-      // Parked while it waits: a write of this handle that enqueues a job
-      // for it may take the job for it in its own transaction.
-      const parked = this.#parked.park(keys, bound, count, signal, deadline);
-      let waitFailed = false;
-      let waitFailure: unknown;
-      try {
-        await this.#waitFor(result.watch, wait, signal, parked.settled);
-      } catch (error) {
-        // The watch failed (the storage gave up on it). A write may have
-        // taken jobs for this accept meanwhile: they are this accept's to
-        // return, error or not, or they would run under a lock nobody holds.
-        waitFailed = true;
-        waitFailure = error;
-      }
-      const handed = await parked.leave();
-      if (handed !== undefined) {
-        acceptStarts.set(handed, parked.claimedAt);
-        return handed;
-      }
-      if (waitFailed) throw this.#failure(waitFailure);
-    }
-  }
-
-  /** The batcher of concurrent accepts of one type with the same schedule bound. */
-  #acceptBatcher(keys: TypeKeys, bound: number | 'any' | undefined): AcceptBatcher {
-    const name = `${keys.type}\u0000${bound ?? 'now'}`;
-    let batcher = this.#acceptBatchers.get(name);
-    if (batcher === undefined) {
-      batcher = new AcceptBatcher(
-        this.#database,
-        (tx, count, watchUnder, claims) =>
-          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? nowSeconds()), count, watchUnder, claims),
-        () => this.#acceptBatchers.delete(name),
-        this.#turn,
-      );
-      this.#acceptBatchers.set(name, batcher);
-    }
-    return batcher;
+    return this.#accepts.take(type, Math.min(max, MAX_ACCEPT_MANY), acceptOptions) as Promise<Job<T>[]>;
   }
 
   /**
@@ -557,7 +472,7 @@ export class Jobs {
     const positions: number[] = [];
     items.forEach((item, index) => {
       try {
-        requests.push(request(checkOptions(item, 'an item')));
+        requests.push(request(checkOptions(item, WORKER_ITEM)));
         positions.push(index);
       } catch (error) {
         if (!(error instanceof JobsError) || error.code === 'closed') throw error;
@@ -583,7 +498,7 @@ export class Jobs {
   async #resubmitOwnJob(job: Job, options: WorkerResubmitOptions): Promise<Job> {
     const keys = this.#jobKeys(job);
     const priority = checkPriority(options.priority);
-    const scheduledTime = checkScheduledTime(options.scheduledTime);
+    const scheduledTime = checkJobScheduledTime(options.scheduledTime);
     return this.#write({
       scope: keys.type,
       id: job.id,
@@ -595,25 +510,16 @@ export class Jobs {
   // --- activity (for the activity monitor and the notifiers) ---------------
 
   /** The type's activity stamp: it changes on every state change of its jobs. */
-  async getActivityVersionstamp(type: string): Promise<Versionstamp | undefined> {
-    const keys = this.#typeKeys(type);
-    const value = await this.#run((tx) => tx.get(keys.watchesActivity));
-    return value === undefined ? undefined : versionstampFromBytes(value);
+  getActivityVersionstamp(type: string): Promise<Versionstamp | undefined> {
+    return this.#activity.getActivityVersionstamp(type);
   }
 
   /**
    * The current activity stamp and a watch that fires when it changes, read
    * in one transaction (so no change can be missed between the two).
    */
-  async watchActivity(type: string): Promise<{ versionstamp: Versionstamp | undefined; watch: Watch }> {
-    const keys = this.#typeKeys(type);
-    return this.#run(async (tx) => {
-      const value = await tx.get(keys.watchesActivity);
-      return {
-        versionstamp: value === undefined ? undefined : versionstampFromBytes(value),
-        watch: tx.watch(keys.watchesActivity),
-      };
-    });
+  watchActivity(type: string): Promise<{ versionstamp: Versionstamp | undefined; watch: Watch }> {
+    return this.#activity.watchActivity(type);
   }
 
   /**
@@ -622,17 +528,13 @@ export class Jobs {
    * accept batch share a commit and differ only in their user version, so
    * the whole commit counts (as in `getInactiveSince`).
    */
-  async getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
-    const keys = this.#typeKeys(type);
-    const begin = keys.activityCommitStart(checkVersionstamp(since));
-    return this.#run((tx) => activityIds(tx, { begin, end: keys.activity.range().end }));
+  getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    return this.#activity.getActiveSince(type, since);
   }
 
   /** Ids of running jobs not accepted or updated after `since`. */
-  async getInactiveSince(type: string, since: Versionstamp): Promise<string[]> {
-    const keys = this.#typeKeys(type);
-    const end = inactiveEnd(keys, since);
-    return this.#run((tx) => activityIds(tx, { begin: keys.activity.range().begin, end }));
+  getInactiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    return this.#activity.getInactiveSince(type, since);
   }
 
   /**
@@ -641,32 +543,8 @@ export class Jobs {
    * pending again and its old worker gets `halt`. Works in batches whose size
    * adapts. Resolves with the re-enqueued ids.
    */
-  async reEnqueueInactive(type: string, since: Versionstamp, reEnqueueOptions?: ReEnqueueOptions): Promise<string[]> {
-    const keys = this.#typeKeys(type);
-    const options = checkOptions(reEnqueueOptions, 'reEnqueueInactive');
-    const end = inactiveEnd(keys, since);
-    if (options.batchSize !== undefined) {
-      if (!Number.isSafeInteger(options.batchSize) || options.batchSize < 1) {
-        throw new JobsError('invalid_option', `batchSize is an integer >= 1, got ${describe(options.batchSize)}`);
-      }
-      this.#reEnqueueBatchOf(type).reset(options.batchSize);
-    }
-    const reEnqueued: string[] = [];
-    for (;;) {
-      this.#checkOpen();
-      const page = await this.#runBatch(this.#reEnqueueBatchOf(type), (tx, size) => reEnqueuePage(tx, keys, end, size));
-      reEnqueued.push(...page.ids);
-      if (page.done) return reEnqueued;
-    }
-  }
-
-  #reEnqueueBatchOf(type: string): AdaptiveBatchSize {
-    let batch = this.#reEnqueueBatches.get(type);
-    if (batch === undefined) {
-      batch = new AdaptiveBatchSize({ initial: 100 });
-      this.#reEnqueueBatches.set(type, batch);
-    }
-    return batch;
+  reEnqueueInactive(type: string, since: Versionstamp, reEnqueueOptions?: ReEnqueueOptions): Promise<string[]> {
+    return this.#activity.reEnqueueInactive(type, since, reEnqueueOptions);
   }
 
   // --- lifecycle -----------------------------------------------------------
@@ -681,10 +559,9 @@ export class Jobs {
     if (this.#closed) return;
     this.#closed = true;
     this.#parked.close();
-    for (const batcher of this.#acceptBatchers.values()) batcher.close(() => closedError());
+    this.#accepts.closeBatchers();
     this.#writes.close(() => closedError());
-    for (const wake of this.#closing) wake();
-    this.#closing.clear();
+    this.#accepts.wakeWaiting();
     if (this.#ownsDatabase) await this.#database.close();
   }
 
@@ -731,7 +608,7 @@ export class Jobs {
     return {
       data: data === undefined ? undefined : encodeJobData(data),
       priority: checkPriority(options.priority),
-      scheduledTime: checkScheduledTime(options.scheduledTime),
+      scheduledTime: checkJobScheduledTime(options.scheduledTime),
       continuous: checkBooleanOption(options.continuous, 'continuous'),
     };
   }
@@ -776,67 +653,9 @@ export class Jobs {
     }
   }
 
-  /** Waits for the watch, `ms`, the signal, close() or `served` (jobs handed over), whichever comes first. */
-  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    let wake: (() => void) | undefined;
-    const onAbort = () => wake?.();
-    try {
-      await Promise.race([
-        watch.promise,
-        served,
-        new Promise<void>((resolve) => {
-          // close() may have run while the transaction that made this watch
-          // was in flight: it woke the waiters it knew, not this one. So may
-          // the signal have fired.
-          if (this.#closed || signal?.aborted) {
-            resolve();
-            return;
-          }
-          wake = resolve;
-          this.#closing.add(resolve);
-          signal?.addEventListener('abort', onAbort, { once: true });
-          if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
-        }),
-      ]);
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (wake) {
-        this.#closing.delete(wake);
-        signal?.removeEventListener('abort', onAbort);
-      }
-      watch.cancel();
-    }
-  }
 }
 
 // --- reads and small helpers ---------------------------------------------
-
-async function activityIds(tx: ReadTransaction, range: KeyRange): Promise<string[]> {
-  const rows = await tx.getRange(range.begin, range.end);
-  return rows.map((row) => row.value.toString('utf8'));
-}
-
-/** The end of the activity range of rows stamped at or before the commit of `since`. */
-function inactiveEnd(keys: TypeKeys, since: Versionstamp): Buffer {
-  return keys.activityCommitEnd(checkVersionstamp(since));
-}
-
-function closedError(cause?: unknown): JobsError {
-  return new JobsError('closed', 'this jobs handle is closed', cause === undefined ? undefined : { cause });
-}
-
-function checkSignal(signal: unknown): AbortSignal | undefined {
-  if (signal === undefined || signal instanceof AbortSignal) return signal;
-  throw new JobsError('invalid_option', `accept's signal is an AbortSignal, got ${describe(signal)}`);
-}
-
-function checkVersionstamp(stamp: unknown): Buffer {
-  if (!isVersionstamp(stamp)) {
-    throw new JobsError('invalid_versionstamp', `a versionstamp is 24 lowercase hex characters, got ${describe(stamp)}`);
-  }
-  return versionstampToBytes(stamp);
-}
 
 /** What an add with no data and no options changes (see #changes). */
 const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });

@@ -15,14 +15,15 @@
 // update, as after `accept`.
 
 import { JobsError } from '../errors.js';
+import { OptionNames } from '../option-names.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 import { describe } from './job-input.js';
 import { countedFinish } from './counted-finish.js';
 import type { CountedFinish, FINISH_COUNTED } from './counted-finish.js';
-import { acceptStartedAt } from './jobs.js';
+import { acceptStartedAt } from './accept-calls.js';
 import type { Jobs } from './jobs.js';
 import type { Job } from './interfaces.js';
-import type { WriteCounter } from './write-batcher.js';
+import type { WriteCounter } from './write-requests.js';
 
 /**
  * What a local queue uses of the jobs API: a `Jobs` handle, or anything
@@ -53,6 +54,9 @@ export interface LocalQueueOptions {
 export const DEFAULT_LOCAL_QUEUE_SIZE = 500;
 /** How long a job of a type without an activity timeout may be held. */
 const DEFAULT_HOLD_MS = 30_000;
+
+const LOCAL_QUEUE_OPTIONS = new OptionNames('LocalQueue', ['size', 'holdMs', 'noSchedule'], { batchSize: 'size', max: 'size' });
+
 /**
  * A job held longer than this share of its hold has its activity stamped
  * again when handed out. The activity monitor re-enqueues a job whose
@@ -127,6 +131,7 @@ export class LocalQueue<T extends string = string> {
     if (typeof options !== 'object' || options === null) {
       throw new JobsError('invalid_option', `the options of LocalQueue are an object, got ${describe(options)}`);
     }
+    LOCAL_QUEUE_OPTIONS.check(options);
     const size = options.size ?? DEFAULT_LOCAL_QUEUE_SIZE;
     if (!Number.isSafeInteger(size) || size < 1 || size > MAX_ACCEPT_MANY) {
       throw new JobsError('invalid_option', `a local queue's size is an integer from 1 to ${MAX_ACCEPT_MANY}, got ${describe(size)}`);

@@ -7,8 +7,7 @@
 // priority levels whose jobs are all scheduled in the future).
 
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
-import { clearHandedOver, setHandedOver } from '../storage/embedded/handed-over-writes.js';
-import { getRangeKeysSnapshot } from '../storage/embedded/synchronous-reads.js';
+import { clearHandedOver, getRangeKeysSnapshot, setHandedOver } from '../storage/fast-paths.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
 import { hasPrefix } from '../keys/has-prefix.js';
 import { TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE } from '../keys/tuple-append.js';
@@ -111,7 +110,7 @@ export interface PendingClaims {
  */
 export function claimKey(key: Uint8Array): number {
   let hash = 0x811c9dc5;
-  // The length read once: a typed array's length re-read on every byte cost a fifth of the hash.
+  // The length read once: re-reading a typed array's length on every byte is a visible share of the hash.
   const length = key.length;
   for (let i = 0; i < length; i++) hash = Math.imul(hash ^ (key[i] as number), 0x01000193);
   return hash >>> 2;
@@ -389,7 +388,7 @@ function pageHashes(length: number): Uint32Array {
 /**
  * A copy of `bytes[start, end)`, or `undefined` when they hold a NUL byte:
  * one loop into a buffer from Node's pool both checks and copies (a view,
- * `subarray`, of a key lmdb returned cost over ten times as much, and
+ * `subarray`, of a key lmdb returned costs far more, and
  * `indexOf` is a call into C++).
  */
 function bytesWithoutNul(bytes: Buffer, start: number, end: number): Buffer | undefined {

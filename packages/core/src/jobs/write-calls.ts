@@ -11,18 +11,17 @@
 // before any call of the batch writes) and then run whole in `settleInto`,
 // with no promise at all; elsewhere they go through `get`'s promise.
 
+import { readsAtOnce } from '../storage/fast-paths.js';
 import type { Transaction } from '../storage/interfaces.js';
 import type { Job } from './interfaces.js';
 import type { TypeKeys } from './job-keys.js';
-import { EmbeddedTransaction } from '../storage/embedded/embedded-transaction.js';
-import { READ_KEY_NOW } from '../storage/embedded/synchronous-reads.js';
-import type { SynchronousReads } from '../storage/embedded/synchronous-reads.js';
 import { addJobRead, finishJobRead, updateJobRead } from './job-operations.js';
 import { RECORD_HEADER_BYTES } from './job-record.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
-import type { BodyOutcomes, SettlingRequest, SharedReads } from './write-batcher.js';
+import type { SharedReads } from './shared-reads.js';
+import type { BodyOutcomes, SettlingRequest } from './write-requests.js';
 
 /**
  * About how many bytes a write of one job costs in a transaction: its record
@@ -119,18 +118,21 @@ abstract class OwnJobCall<T> {
   protected abstract written(tx: Transaction, userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): T;
 
   /**
-   * On the embedded engine, reads the job's record at once, before any call
-   * of the batch writes (see `WriteRequest.readFirst`); elsewhere nothing,
-   * and `settleInto` reads through `get`.
+   * Where the transaction answers reads at once (the embedded engine), reads
+   * the job's record now, before any call of the batch writes (see
+   * `WriteRequest.readFirst`); elsewhere nothing, and `settleInto` reads
+   * through `get`. Through a wrapper whose `get` is not the transaction's
+   * own (a tracer, a test injecting read failures), `get` too, so that the
+   * wrapper sees every read.
    */
   readFirst(tx: Transaction): void {
-    const now = readsNow(tx);
+    const now = readsAtOnce(tx, 'get');
     if (now === undefined) return;
     this.#readDone = true;
     this.#readFailure = undefined;
     try {
       this.#key = this.keys.job(this.id);
-      this.#value = now[READ_KEY_NOW](this.#key, true);
+      this.#value = now.readNow(this.#key, true);
     } catch (error) {
       this.#readFailure = error;
     }
@@ -175,19 +177,6 @@ abstract class OwnJobCall<T> {
       return { status: 'rejected', reason: error as Error };
     }
   }
-}
-
-/** `get` of the embedded engine's transactions, whose synchronous reads are the same reads. */
-const ENGINE_GET = EmbeddedTransaction.prototype.get;
-
-/**
- * The transaction's synchronous reads: only an embedded transaction's own,
- * not through a wrapper that intercepts `get` (a tracer, a test injecting
- * read failures), which must see every read.
- */
-function readsNow(tx: Transaction): SynchronousReads | undefined {
-  const reads = tx as Transaction & Partial<SynchronousReads>;
-  return reads[READ_KEY_NOW] !== undefined && tx.get === ENGINE_GET ? (reads as Transaction & SynchronousReads) : undefined;
 }
 
 /** A worker's `update` (or an item of `updateMany`) with its data encoded. */

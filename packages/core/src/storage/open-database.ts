@@ -3,12 +3,17 @@
 // its native client is an optional dependency that may be missing).
 
 import { BackendUnavailableError, FdbError, FdbErrorCode } from '../errors.js';
+import { OptionNames } from '../option-names.js';
 import { EmbeddedDatabase } from './embedded/embedded-database.js';
 import type { Database, DatabaseOptions, FoundationDbOptions } from './interfaces.js';
 import { describe } from './limits.js';
 
 /** Where the embedded engine keeps its data when no path is given. */
 export const DEFAULT_DATA_PATH = './.data/jobtree';
+
+const DATABASE_OPTIONS = new OptionNames('openDatabase', ['path', 'clusterFile', 'directory'], { dir: 'path', directoryPath: 'path' });
+/** With a cluster file, the FoundationDB adapter's own options pass through. */
+const CLUSTER_OPTIONS = new OptionNames('openDatabase', ['clusterFile', 'directory', 'apiVersion', 'connectTimeoutMs'], { dir: 'directory' });
 
 interface FoundationDbModule {
   openFoundationDb(options: FoundationDbOptions): Promise<Database>;
@@ -24,7 +29,10 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new FdbError(FdbErrorCode.invalid_option_value, `openDatabase options must be an object, got ${describe(options)}`);
   }
-  if ('clusterFile' in options && options.clusterFile !== undefined) {
+  const cluster = 'clusterFile' in options && options.clusterFile !== undefined;
+  const unknown = (cluster ? CLUSTER_OPTIONS : DATABASE_OPTIONS).unknownIn(options);
+  if (unknown !== undefined) throw new FdbError(FdbErrorCode.invalid_option_value, unknown);
+  if (cluster) {
     let adapter: FoundationDbModule;
     try {
       adapter = (await import('./foundationdb/open-foundationdb.js')) as FoundationDbModule;

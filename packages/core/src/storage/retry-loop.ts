@@ -6,6 +6,7 @@
 // lockstep.
 
 import { FdbError, FdbErrorCode } from '../errors.js';
+import { OptionNames } from '../option-names.js';
 import type { TransactionOptions } from './interfaces.js';
 import { describe } from './limits.js';
 
@@ -44,6 +45,9 @@ export interface RetryHint {
 }
 
 export const DEFAULT_RETRY_LIMIT = 100;
+
+const TRANSACTION_OPTIONS = new OptionNames('doTransaction', ['retryLimit'], { retries: 'retryLimit', maxRetries: 'retryLimit' });
+
 const MAX_BACKOFF_MS = 100;
 
 /**
@@ -84,6 +88,8 @@ export function checkTransactionArguments(body: unknown, options: unknown): numb
   if (typeof options !== 'object') {
     throw new FdbError(FdbErrorCode.invalid_option_value, `transaction options must be an object, got ${describe(options)}`);
   }
+  const unknown = TRANSACTION_OPTIONS.unknownIn(options);
+  if (unknown !== undefined) throw new FdbError(FdbErrorCode.invalid_option_value, unknown);
   const { retryLimit } = options as TransactionOptions;
   if (retryLimit === undefined) return DEFAULT_RETRY_LIMIT;
   if (

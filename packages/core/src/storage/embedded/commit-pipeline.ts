@@ -26,9 +26,8 @@
 // when the write starts, then each one as it joins. lmdb's writer thread
 // updates its B-tree while this thread runs the rest of the turn (the next
 // workers' bodies, the next accept), instead of receiving the whole batch
-// at the end of the turn and starting only then. Measured on the 100,000-job
-// batched drain: 2.1-2.7 ms from the end of the turn to the commit before,
-// 1.2-1.6 ms after. Each transaction goes in whole (its long keys' buckets
+// at the end of the turn and starting only then, which shortens the wait
+// from the end of the turn to the commit. Each transaction goes in whole (its long keys' buckets
 // too), so if a later one fails to be written, the batch's outcome is
 // unknown (1021) but no transaction is visible half applied, and the
 // watches of what was written still fire.
@@ -38,26 +37,24 @@
 // time) is instead written in a synchronous lmdb transaction on this thread
 // (`LmdbStore.writeNow`), which returns once the batch is synced: no hand-off
 // to lmdb's writer thread and back, twice (commit, then flush), when the
-// threads have gone idle. Measured on this machine, that is 0.29 -> 0.23 ms
-// and 181 -> 105 us of CPU per lone commit, and 0.15-0.2 ms off a job's
-// add -> start with an idle worker. It blocks the event loop for the sync,
-// which is why streams of commits keep the asynchronous write: with 64
-// clients read-modify-writing, writing every batch this way cost a third of
-// the throughput (the main thread could no longer run transactions while a
-// batch synced), while the single-transaction rule leaves it unchanged.
+// threads have gone idle. That shortens a lone commit's time to durable and
+// its CPU, and with them a job's add -> start with an idle worker. It
+// blocks the event loop for the sync, which is why streams of commits keep
+// the asynchronous write: with many clients, writing every batch this way
+// costs throughput (the main thread cannot run transactions while a batch
+// syncs), while the single-transaction rule leaves it unchanged.
 //
 // Why not a second lmdb write in flight while one syncs: counted over the
 // storage and jobs benchmarks (8 to 64 closed-loop clients, 50-worker
 // drains), no transaction ever commits while a write is in flight, because
 // every client is waiting for the write it is in; and lmdb-js reports a
-// write's commit and its flush in the same wake-up here (0.02 ms apart on
-// average), so there is no window in which to prepare the next batch against
-// a committed but unsynced write. A second slot would only split a batch in
-// two writes and two syncs. The cycle is
-// lmdb's writer (commit + sync, 1-5 ms here); the main thread's share, from
-// one write's flush to the next write's start, is 0.05-0.25 ms, of which
-// starting lmdb's transaction in the engine's own event turn (instead of a
-// turn after it) saves about a fifth.
+// write's commit and its flush in the same wake-up, so there is no window
+// in which to prepare the next batch against a committed but unsynced
+// write. A second slot would only split a batch in two writes and two
+// syncs. Most of a cycle is lmdb's writer (commit + sync); the main
+// thread's share is the gap from one write's flush to the next write's
+// start, which starting lmdb's transaction in the engine's own event turn
+// (rather than a turn after it) keeps short.
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { applyAdd } from '../atomic-add.js';

@@ -18,17 +18,10 @@ import {
   checkValue,
   checkVersionstampOffset,
 } from '../limits.js';
+import type { TransactionFastPaths } from '../fast-paths.js';
 import type { Attempt, RetryHint } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
 import type { CommitPipeline, CommitRequest, CommitTicket } from './commit-pipeline.js';
-import {
-  CLEAR_HANDED_OVER,
-  type HandedOverWrites,
-  SET_HANDED_OVER,
-  SET_STAMPED_KEY_HANDED_OVER,
-  SET_STAMPED_VALUE_HANDED_OVER,
-} from './handed-over-writes.js';
-import { READ_KEY_NOW, READ_KEYS_NOW, READ_RANGE_KEYS_NOW, type SynchronousReads } from './synchronous-reads.js';
 import type { StoreSnapshot } from './lmdb-store.js';
 import { type PointMutation, PendingWrites } from './pending-writes.js';
 import { KeyWatch } from './watch-registry.js';
@@ -87,7 +80,7 @@ class SnapshotReads implements ReadTransaction {
   }
 }
 
-export class EmbeddedTransaction implements Transaction, HandedOverWrites, SynchronousReads, Attempt, RetryHint {
+export class EmbeddedTransaction implements Transaction, TransactionFastPaths, Attempt, RetryHint {
   readonly #pipeline: CommitPipeline;
   #state: State = 'open';
   #snapshot: StoreSnapshot | undefined;
@@ -148,21 +141,21 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
   }
 
   /**
-   * `readKey` answered at once (see synchronous-reads.ts): errors are thrown.
+   * `readKey` answered at once (see fast-paths.ts): errors are thrown.
    * @internal
    */
-  [READ_KEY_NOW](key: Buffer, conflict: boolean): Buffer | undefined {
+  readNow(key: Buffer, conflict: boolean): Buffer | undefined {
     return this.#get(checkKey(key), conflict);
   }
 
   /**
    * `readKey` of each of `keys`, answered at once, all of them one read as
    * far as the transaction's age goes: the clock is read once for the call
-   * (it costs about 47 ns here, and an accept reads hundreds of records in
-   * one synchronous call), not once per key.
+   * (an accept reads hundreds of records in one synchronous call), not once
+   * per key.
    * @internal
    */
-  [READ_KEYS_NOW](keys: readonly Buffer[], conflict: boolean): (Buffer | undefined)[] {
+  readManyNow(keys: readonly Buffer[], conflict: boolean): (Buffer | undefined)[] {
     const values: (Buffer | undefined)[] = new Array(keys.length);
     if (keys.length === 0) return values;
     for (const key of keys) checkKey(key);
@@ -173,14 +166,14 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
   }
 
   /**
-   * The keys `readRange` would read, answered at once (see synchronous-reads.ts).
+   * The keys `readRange` would read, answered at once (see fast-paths.ts).
    * @internal
    */
-  [READ_RANGE_KEYS_NOW](start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[] {
+  readRangeKeysNow(start: Buffer, end: Buffer, options: RangeOptions | undefined, conflict: boolean): Buffer[] {
     return this.#getRangeKeys(start, end, options, conflict);
   }
 
-  /** `checkAge` false: the caller has just checked the transaction's age for this read (see READ_KEYS_NOW). */
+  /** `checkAge` false: the caller has just checked the transaction's age for this read (see readManyNow). */
   #get(key: Buffer, conflict: boolean, checkAge = true): Buffer | undefined {
     this.#checkOpen();
     const snapshot = this.#readSnapshot(checkAge);
@@ -226,7 +219,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
 
   /**
    * The keys of `#getRange`'s pairs, forward: with no buffered write in the
-   * range, read keys only from lmdb (see synchronous-reads.ts).
+   * range, read keys only from lmdb (see fast-paths.ts).
    */
   #getRangeKeys(startBytes: Bytes, endBytes: Bytes, options: RangeOptions | undefined, conflict: boolean): Buffer[] {
     const start = checkKey(startBytes, 'range start');
@@ -340,10 +333,10 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
 
   /**
    * `set` keeping the caller's buffers, which it hands over for good (see
-   * handed-over-writes.ts): the same checks, no copies.
+   * fast-paths.ts): the same checks, no copies.
    * @internal
    */
-  [SET_HANDED_OVER](key: Buffer, value: Buffer): void {
+  setHandedOver(key: Buffer, value: Buffer): void {
     const k = checkKey(key);
     const v = checkValue(value);
     this.#checkOpen();
@@ -360,7 +353,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
    * `clear` keeping the caller's key buffer.
    * @internal
    */
-  [CLEAR_HANDED_OVER](key: Buffer): void {
+  clearHandedOver(key: Buffer): void {
     const k = checkKey(key);
     this.#checkOpen();
     this.#pendingWrites().clear(k);
@@ -394,7 +387,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
    * is copied: it is stamped in place).
    * @internal
    */
-  [SET_STAMPED_KEY_HANDED_OVER](keyTemplate: Buffer, offset: number, value: Buffer): void {
+  setVersionstampedKeyHandedOver(keyTemplate: Buffer, offset: number, value: Buffer): void {
     const template = checkKey(keyTemplate, 'key template');
     const at = checkVersionstampOffset(template, offset);
     const v = checkValue(value);
@@ -415,7 +408,7 @@ export class EmbeddedTransaction implements Transaction, HandedOverWrites, Synch
    * stamps the template in place).
    * @internal
    */
-  [SET_STAMPED_VALUE_HANDED_OVER](key: Buffer, valueTemplate: Buffer, offset: number): void {
+  setVersionstampedValueHandedOver(key: Buffer, valueTemplate: Buffer, offset: number): void {
     const k = checkKey(key);
     const template = checkValue(valueTemplate, 'value template');
     const at = checkVersionstampOffset(template, offset);

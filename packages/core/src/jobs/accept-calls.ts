@@ -1,0 +1,193 @@
+// The accept path of a `Jobs` handle (jobs.ts): `accept` and `acceptMany`
+// take due jobs through one AcceptBatcher per type and schedule bound, so
+// that concurrent accepts share transactions (accept-batcher.ts). An accept
+// left without a job waits on the type's pending watch (and, for a job
+// scheduled in the future, until it is due), parked so that a write of the
+// handle that enqueues a job for it serves it in the write's own
+// transaction (parked-accepts.ts).
+
+import { JobsError } from '../errors.js';
+import type { Watch } from '../storage/interfaces.js';
+import { AcceptBatcher } from './accept-batcher.js';
+import type { AcceptOutcome } from './accept-batcher.js';
+import { closedError } from './handle-context.js';
+import type { HandleContext } from './handle-context.js';
+import type { AcceptOptions, Job } from './interfaces.js';
+import { ACCEPT_OPTIONS, checkAcceptTimeout, checkBooleanOption, checkOptions, checkScheduledTime, describe } from './job-input.js';
+import type { TypeKeys } from './job-keys.js';
+import { acceptJobs } from './job-transitions.js';
+import type { ParkedAccepts } from './parked-accepts.js';
+import type { SettleTurn } from './settle-turn.js';
+
+/** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
+const MIN_SCHEDULE_WAIT_MS = 100;
+
+/** setTimeout's largest delay; longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** See {@link acceptStartedAt}. */
+const acceptStarts = new WeakMap<readonly Job[], number>();
+
+/**
+ * A moment (`performance.now()`) before the transaction that made the jobs
+ * of an `acceptMany` result of this process running began (the jobs went
+ * running after it): a waiting accept's jobs are as fresh as that
+ * transaction, however long it waited before. `LocalQueue` counts its holds
+ * from here.
+ */
+export function acceptStartedAt(jobs: readonly Job[]): number | undefined {
+  return acceptStarts.get(jobs);
+}
+
+/** The accepts of one `Jobs` handle. */
+export class AcceptCalls {
+  readonly #handle: HandleContext;
+  /** Accepts waiting for a job, which the handle's writes serve. */
+  readonly #parked: ParkedAccepts;
+  /** Turns in which the handle's batchers answered calls (see SettleTurn). */
+  readonly #turn: SettleTurn;
+  /** Wakes blocked accepts when the handle closes. */
+  readonly #closing = new Set<() => void>();
+  readonly #batchers = new Map<string, AcceptBatcher>();
+
+  constructor(handle: HandleContext, parked: ParkedAccepts, turn: SettleTurn) {
+    this.#handle = handle;
+    this.#parked = parked;
+    this.#turn = turn;
+  }
+
+  /**
+   * Up to `count` due jobs of `type`, made running under fresh locks: what
+   * `accept` and `acceptMany` do. With none due, waits up to the `timeout`
+   * of `acceptOptions` for at least one, then resolves `[]`.
+   */
+  async take(type: string, count: number, acceptOptions: AcceptOptions | undefined): Promise<Job[]> {
+    const keys = this.#handle.typeKeys(type);
+    const options = checkOptions(acceptOptions, ACCEPT_OPTIONS);
+    const timeout = checkAcceptTimeout(options.timeout);
+    const noSchedule = checkBooleanOption(options.noSchedule, 'noSchedule') === true;
+    const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
+    if (noSchedule && maxSchedTime !== undefined) {
+      throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
+    }
+    const bound = noSchedule ? 'any' : maxSchedTime;
+    const signal = checkSignal(options.signal);
+    const deadline = performance.now() + timeout;
+    for (;;) {
+      this.#handle.checkOpen();
+      if (signal?.aborted) return [];
+      const startedAt = performance.now();
+      const remaining = deadline - startedAt;
+      let result: AcceptOutcome;
+      try {
+        // Looked up on every round: a batcher that went idle while this
+        // accept waited has left the map, and sharing the current one keeps
+        // all accepts of the type in one transaction.
+        result = await this.#batcher(keys, bound).take(count, remaining > 0);
+      } catch (error) {
+        throw this.#handle.failure(error);
+      }
+      if (result.jobs.length > 0) {
+        acceptStarts.set(result.jobs, startedAt);
+        return result.jobs;
+      }
+      if (result.watch === undefined || remaining <= 0) {
+        result.watch?.cancel();
+        return result.jobs;
+      }
+      let wait = remaining;
+      // A job scheduled in the future wakes us by time; the watch covers new
+      // enqueues. An explicit maxSchedTime never moves, so then only the watch.
+      if (result.nextScheduledTime !== undefined && maxSchedTime === undefined && !noSchedule) {
+        const untilDue = result.nextScheduledTime * 1000 - Date.now();
+        wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
+      }
+      // Parked while it waits: a write of this handle that enqueues a job
+      // for it may take the job for it in its own transaction.
+      const parked = this.#parked.park(keys, bound, count, signal, deadline);
+      let waitFailed = false;
+      let waitFailure: unknown;
+      try {
+        await this.#waitFor(result.watch, wait, signal, parked.settled);
+      } catch (error) {
+        // The watch failed (the storage gave up on it). A write may have
+        // taken jobs for this accept meanwhile: they are this accept's to
+        // return, error or not, or they would run under a lock nobody holds.
+        waitFailed = true;
+        waitFailure = error;
+      }
+      const handed = await parked.leave();
+      if (handed !== undefined) {
+        acceptStarts.set(handed, parked.claimedAt);
+        return handed;
+      }
+      if (waitFailed) throw this.#handle.failure(waitFailure);
+    }
+  }
+
+  /** The batcher of concurrent accepts of one type with the same schedule bound. */
+  #batcher(keys: TypeKeys, bound: number | 'any' | undefined): AcceptBatcher {
+    const name = `${keys.type}\u0000${bound ?? 'now'}`;
+    let batcher = this.#batchers.get(name);
+    if (batcher === undefined) {
+      batcher = new AcceptBatcher(
+        this.#handle.database,
+        (tx, count, watchUnder, claims) =>
+          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? Date.now() / 1000), count, watchUnder, claims),
+        () => this.#batchers.delete(name),
+        this.#turn,
+      );
+      this.#batchers.set(name, batcher);
+    }
+    return batcher;
+  }
+
+  /** Ends the accepts that wait for a transaction of a batcher (they reject with `closed`), as the handle closes. */
+  closeBatchers(): void {
+    for (const batcher of this.#batchers.values()) batcher.close(() => closedError());
+  }
+
+  /** Wakes the accepts waiting for a job, as the handle closes: each then ends with `closed`. */
+  wakeWaiting(): void {
+    for (const wake of this.#closing) wake();
+    this.#closing.clear();
+  }
+
+  /** Waits for the watch, `ms`, the signal, close() or `served` (jobs handed over), whichever comes first. */
+  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    let wake: (() => void) | undefined;
+    const onAbort = () => wake?.();
+    try {
+      await Promise.race([
+        watch.promise,
+        served,
+        new Promise<void>((resolve) => {
+          // close() may have run while the transaction that made this watch
+          // was in flight: it woke the waiters it knew, not this one. So may
+          // the signal have fired.
+          if (this.#handle.isClosed() || signal?.aborted) {
+            resolve();
+            return;
+          }
+          wake = resolve;
+          this.#closing.add(resolve);
+          signal?.addEventListener('abort', onAbort, { once: true });
+          if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
+        }),
+      ]);
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (wake) {
+        this.#closing.delete(wake);
+        signal?.removeEventListener('abort', onAbort);
+      }
+      watch.cancel();
+    }
+  }
+}
+
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined || signal instanceof AbortSignal) return signal;
+  throw new JobsError('invalid_option', `accept's signal is an AbortSignal, got ${describe(signal)}`);
+}
