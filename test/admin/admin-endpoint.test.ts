@@ -102,6 +102,8 @@ test.serial('bad requests get a 4xx JSON error and the app keeps answering', asy
     ['POST', '/api/jobs/email/x', { token, body: '[1,2]' }, 400, 'bad_request'],
     ['POST', '/api/jobs/email/x', { token, body: { priority: -1 } }, 400, 'invalid_priority'],
     ['POST', '/api/jobs/email/x', { token, body: { scheduledTime: 'soon' } }, 400, 'invalid_scheduled_time'],
+    ['POST', '/api/jobs/email/x', { token, body: { scheduledTime: Date.now() } }, 400, 'invalid_scheduled_time'],
+    ['POST', '/api/jobs/email/x', { token, body: { data: 1, delay: 5 } }, 400, 'invalid_option'],
     ['POST', '/api/jobs/unknown-type/x', { token, body: {} }, 400, 'no_type_timeout'],
     ['POST', '/api/jobs/email/x', { token, body: 'x'.repeat(2 * 1024 * 1024) }, 413, 'payload_too_large'],
     ['PUT', '/api/types/email/timeout', { token, body: { seconds: 'ten' } }, 400, 'bad_request'],

@@ -21,6 +21,8 @@ test.serial('/metrics parses as Prometheus text, needs no token, and types every
     jobtree_jobs_added_total: 'counter',
     jobtree_jobs_accepted_total: 'counter',
     jobtree_jobs_finished_total: 'counter',
+    jobtree_job_runs_crashed_total: 'counter',
+    jobtree_jobs_failed_total: 'counter',
     jobtree_jobs_reenqueued_total: 'counter',
     jobtree_jobs_removed_total: 'counter',
     jobtree_job_wait_seconds: 'histogram',

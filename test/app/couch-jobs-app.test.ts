@@ -77,30 +77,52 @@ for (const [name, kind] of [
   });
 }
 
-test.serial('subscribe: the current state and data, then running on accept and on update, then finished', async (t) => {
+test.serial('subscribe: the current state and data, then running on accept and on update, then finished; an ended subscription gives nothing more', async (t) => {
   const { app } = await startTempApp(t);
-  await t.throwsAsync(app.subscribe(T1, 'missing'), { instanceOf: JobsError, code: 'not_found' });
-  await app.add(T1, J1, { a: 1 });
+  await app.add(T1, J1, { z: 1 });
+  await t.throwsAsync(app.subscribe('xyz', J1), { instanceOf: JobsError });
+  await t.throwsAsync(app.subscribe(T1, 'j5'), { instanceOf: JobsError, code: 'not_found' });
+  const first = await app.subscribe(T1, J1);
+  t.is(first.state, 'pending');
+  t.deepEqual(first.data, { z: 1 });
+  t.is(await app.subscribe(T1, J1), first, 'subscribing twice gives the same subscription');
+  await app.unsubscribe(first);
   const sub = await app.subscribe(T1, J1);
+  t.not(sub, first, 'after unsubscribe, subscribing again gives a new subscription');
   t.is(sub.state, 'pending');
-  t.deepEqual(sub.data, { a: 1 });
-  t.is(await app.subscribe(T1, J1), sub, 'subscribing twice gives the same subscription');
+  t.deepEqual(sub.data, { z: 1 });
 
   const job = await app.accept(T1);
-  t.like(await app.wait(sub, 'running', 10_000), { type: T1, id: J1, state: 'running', data: { a: 1 } });
-  const updated = await app.update(job!, { a: 2 });
-  t.like(await app.wait(sub, 'running', 10_000), { state: 'running', data: { a: 2 } });
-  await app.finish(updated, { done: true });
-  t.like(await app.wait(sub, 'finished', 10_000), { state: 'finished', data: { done: true } });
+  t.like(await app.wait(sub, undefined, 5_000), { type: T1, id: J1, state: 'running', data: { z: 1 } });
+  // Every update is a running event of its own.
+  const updated = await app.update(job!, { z: 2 });
+  t.like(await app.wait(sub, undefined, 5_000), { type: T1, id: J1, state: 'running', data: { z: 2 } });
+  await app.finish(updated, { z: 3 });
+  t.like(await app.wait(sub, 'finished', 5_000), { type: T1, id: J1, state: 'finished', data: { z: 3 } });
   t.true(sub.ended);
+  t.is(await app.wait(sub, undefined, 50), 'timeout', 'the final event is handed out once');
+  t.is(await app.wait(sub, 'finished', 50), 'timeout', 'also with a state filter');
 
   const finished = await app.subscribe(T1, J1);
   t.is(finished.state, 'finished');
-  t.deepEqual(finished.data, { done: true });
+  t.deepEqual(finished.data, { z: 3 });
   t.true(finished.ended, 'a finished job gives an already-ended subscription');
   const events = [];
   for await (const event of finished) events.push(event);
   t.deepEqual(events, []);
+  await app.remove(T1, J1);
+  await t.throwsAsync(app.subscribe(T1, J1), { instanceOf: JobsError, code: 'not_found' });
+});
+
+test.serial('a subscription to a finished job answers one wait with its state, then times out', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, J1, {});
+  await app.finish((await app.accept(T1))!, { done: 1 });
+  const sub = await app.subscribe(T1, J1);
+  t.true(sub.ended);
+  t.like(await app.wait(sub, 'finished', 1_000), { state: 'finished', data: { done: 1 } });
+  t.is(await app.wait(sub, 'finished', 50), 'timeout');
+  t.is(await app.wait([sub], undefined, 50), 'timeout');
 });
 
 test.serial('the iterator yields each state change and ends after finished', async (t) => {
@@ -120,42 +142,62 @@ test.serial('the iterator yields each state change and ends after finished', asy
 
 test.serial('remove_when_subscribed_and_pending: removing a pending job sends not_found and ends the subscription', async (t) => {
   const { app } = await startTempApp(t);
-  await app.add(T1, J1, { a: 1 });
+  await app.add(T1, J1, { x: 1 });
   const sub = await app.subscribe(T1, J1);
+  t.is(sub.state, 'pending');
   await app.remove(T1, J1);
-  t.like(await app.wait(sub, undefined, 10_000), { state: 'not_found', data: undefined });
+  t.deepEqual(await app.wait(sub, undefined, 5_000), { type: T1, id: J1, state: 'not_found', data: undefined });
   t.true(sub.ended);
+  t.is(await app.wait(sub, undefined, 50), 'timeout');
 });
 
 test.serial('remove_when_subscribed_and_running: removing a running job sends not_found, and its worker gets halt', async (t) => {
   const { app } = await startTempApp(t);
-  await app.add(T1, J1, { a: 1 });
+  await app.add(T1, J1, { z: 5 });
   const sub = await app.subscribe(T1, J1);
+  t.is(sub.state, 'pending');
   const job = await app.accept(T1);
-  t.like(await app.wait(sub, 'running', 10_000), { state: 'running' });
+  t.like(await app.wait(sub, undefined, 5_000), { state: 'running' });
   await app.remove(T1, J1);
-  t.like(await app.wait(sub, 'not_found', 10_000), { state: 'not_found' });
+  t.deepEqual(await app.wait(sub, undefined, 5_000), { type: T1, id: J1, state: 'not_found', data: undefined });
+  t.is(await app.wait(sub, undefined, 50), 'timeout');
   await t.throwsAsync(app.update(job!), { instanceOf: JobsError, code: 'halt' });
 });
 
 test.serial('subscribe_wait_multiple: waiting on several subscriptions takes the oldest event, keeps the others, and filters by state', async (t) => {
   const { app } = await startTempApp(t);
   await app.add(T1, J1, {});
-  await app.add(T2, J2, {});
+  await app.add(T1, J2, {});
   const s1 = await app.subscribe(T1, J1);
-  const s2 = await app.subscribe(T2, J2);
-  const j1 = await app.accept(T1);
-  const j2 = await app.accept(T2);
-  const first = await app.wait([s1, s2], 'running', 10_000);
-  const second = await app.wait([s1, s2], 'running', 10_000);
-  // Which of the two comes first depends on the notifiers' timing: compare as sets.
-  t.deepEqual([first, second].map((event) => (event === 'timeout' ? 'timeout' : event.id)).sort(), [J1, J2]);
-  await app.finish(j1!);
-  await app.finish(j2!);
-  // The filter applies to every subscription waited on.
-  t.is(await app.wait([s1, s2], 'pending', 300), 'timeout');
-  const done = [await app.wait([s1, s2], 'finished', 10_000), await app.wait([s1, s2], 'finished', 10_000)];
-  t.deepEqual(done.map((event) => (event === 'timeout' ? 'timeout' : event.id)).sort(), [J1, J2]);
+  const s2 = await app.subscribe(T1, J2);
+  t.is(s1.state, 'pending');
+  t.is(s2.state, 'pending');
+  const subs = [s1, s2];
+  // Either job may be taken first: each accept gives one running event.
+  const p1 = await app.accept(T1);
+  t.like(await app.wait(subs, undefined, 5_000), { state: 'running' });
+  t.is(await app.wait(subs, undefined, 50), 'timeout');
+  const p2 = await app.accept(T1);
+  t.like(await app.wait(subs, undefined, 5_000), { state: 'running' });
+  t.is(await app.wait(subs, undefined, 50), 'timeout');
+  const u1 = await app.update(p1!, { q: 5 });
+  const u2 = await app.update(p2!, { r: 6 });
+  // Each update is there, in either order.
+  const updates = [await app.wait(subs, 'running', 5_000), await app.wait(subs, 'running', 5_000)];
+  t.deepEqual(
+    updates.map((event) => (event === 'timeout' ? 'timeout' : JSON.stringify(event.data))).sort(),
+    ['{"q":5}', '{"r":6}'],
+  );
+  // One finish: one finished event only; the filter applies to every subscription.
+  await app.finish(u1);
+  t.like(await app.wait(subs, 'finished', 5_000), { state: 'finished', data: { q: 5 } });
+  t.is(await app.wait(subs, 'finished', 50), 'timeout');
+  // The other finishes, but unsubscribing drops its queued event.
+  await app.finish(u2);
+  await eventually(() => s1.ended && s2.ended, 5_000, 'both subscriptions to end');
+  await app.unsubscribe(s1);
+  await app.unsubscribe(s2);
+  t.is(await app.wait(subs, 'finished', 50), 'timeout');
 });
 
 test.serial('unsubscribe drops the events already queued and ends the subscription', async (t) => {

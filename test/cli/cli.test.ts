@@ -65,7 +65,7 @@ test.serial('against a running app: types, set-timeout, add, jobs, job, remove, 
     if (run.code !== 0) throw new Error(`jobtree ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
     return run;
   };
-  t.deepEqual(json<{ type: string }[]>(await ok('types', '--json')).map((x) => x.type), ['email']);
+  t.deepEqual(json<{ types: { type: string }[] }>(await ok('types', '--json')).types.map((x) => x.type), ['email']);
   t.like(json(await ok('set-timeout', 'sms', '12', '--json')), { type: 'sms', timeout: 12 });
   t.not(app.system.whereis('notifier:sms'), undefined, 'the app itself set it: its notifier runs');
   t.like(json(await ok('add', 'email', 'j1', '{"to":"ada@example.com"}', '--priority', '2', '--json')), { type: 'email', id: 'j1', state: 'pending' });
@@ -92,10 +92,26 @@ test.serial('against a running app: types, set-timeout, add, jobs, job, remove, 
   t.false(dashboard.opened);
 });
 
+test.serial('kill jobs_sup refuses without --force and the app runs on; with --force it stops the app', async (t) => {
+  const { app, dir } = await runningApp(t);
+  const root = app.system.whereis('jobs_sup');
+  const refused = await jobtree('kill', 'jobs_sup', '--path', dir);
+  t.not(refused.code, 0);
+  t.regex(refused.stderr, /--force/);
+  t.is(refused.stderr.trim().split('\n').length, 1);
+  t.is(app.system.whereis('jobs_sup'), root);
+  t.is(await app.add('email', 'after-refusal', {}), 'pending');
+
+  const forced = await jobtree('kill', 'jobs_sup', '--force', '--json', '--path', dir);
+  t.is(forced.code, 0, forced.stderr);
+  t.like(json(forced), { name: 'jobs_sup', killed: root, replacement: null });
+  t.like(await app.stopped, { cause: 'root_exited', reason: 'killed' });
+});
+
 test.serial('--url reaches the app; changes need the token (--token), reads do not', async (t) => {
   const { app } = await runningApp(t);
   const url = app.admin?.url ?? '';
-  t.like(json(await jobtree('types', '--json', '--url', url)), [{ type: 'email' }]);
+  t.like(json(await jobtree('types', '--json', '--url', url)), { types: [{ type: 'email' }] });
   const refused = await jobtree('add', 'email', 'u1', '--url', url);
   t.is(refused.code, 1);
   t.regex(refused.stderr, /^jobtree: unauthorized: .*--token/);
@@ -154,7 +170,23 @@ test.serial('a stale admin.json (its process is gone) does not stop the command 
   await writeFile(join(dir, 'admin.json'), JSON.stringify({ url: 'http://127.0.0.1:9', host: '127.0.0.1', port: 9, pid: 2 ** 22 + 17, startedAt: 0 }));
   const run = await jobtree('types', '--json', '--path', dir);
   t.is(run.code, 0, run.stderr);
-  t.like(json(run), [{ type: 'email' }]);
+  t.like(json(run), { types: [{ type: 'email' }] });
+});
+
+test.serial('types --json prints what GET /api/types answers, { at, types }, from a running app and from a closed store', async (t) => {
+  const { app, dir } = await runningApp(t);
+  await app.add('email', 'a', {});
+  const api = (await (await fetch(`${app.admin?.url}/api/types`)).json()) as { at: number; types: { type: string }[] };
+  const cli = json<{ at: number; types: { type: string }[] }>(await jobtree('types', '--json', '--path', dir));
+  t.deepEqual(Object.keys(cli).sort(), Object.keys(api).sort());
+  t.is(typeof cli.at, 'number');
+  t.deepEqual(Object.keys(cli.types[0] ?? {}).sort(), Object.keys(api.types[0] ?? {}).sort());
+  t.like(cli.types, [{ type: 'email', pending: 1 }]);
+
+  const closed = json<{ at: number; types: { type: string; totals: null }[] }>(await jobtree('types', '--json', '--path', await closedStore(t)));
+  t.deepEqual(Object.keys(closed).sort(), ['at', 'types']);
+  t.true(Math.abs(closed.at - Date.now()) < 60_000, 'at is epoch milliseconds, as the API gives it');
+  t.like(closed.types, [{ type: 'email', pending: 1, finished: 1, totals: null }]);
 });
 
 test.serial('bad usage exits 2 with one line on stderr; --help exits 0 with examples', async (t) => {

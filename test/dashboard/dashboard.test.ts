@@ -1,8 +1,8 @@
 // The dashboard end to end in headless Chromium (Debian's chromium driven by
 // playwright-core): the tree renders, a job added through the API appears
-// without a reload, a kill button restarts the actor on screen, and the
-// scheduler view shows up when the app has a scheduler. Screenshots go to
-// test/dashboard/screenshots/ (ignored by git).
+// without a reload, a kill button restarts the actor on screen, the scheduler
+// view shows up when the app has a scheduler, and killing jobs_sup or core
+// asks first. Screenshots go to test/dashboard/screenshots/ (ignored by git).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { type Browser, chromium } from 'playwright-core';
 import { request, startAdminApp } from '../admin/fixtures/admin-app.js';
+import crashOnce from '../app/fixtures/crash-once-handler.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const INSTALL = fileURLToPath(new URL('../../scripts/install-chromium.sh', import.meta.url));
@@ -109,5 +110,71 @@ if (missing !== undefined) {
     await page.screenshot({ path: `${SHOTS}4-scheduler.png`, fullPage: true });
 
     t.deepEqual(problems, []);
+  });
+
+  test.serial('killing jobs_sup or core asks first and says what happens; dismissed, nothing is killed; accepted, the app stops', async (t) => {
+    t.timeout(180_000);
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const asked: string[] = [];
+    let answer: 'dismiss' | 'accept' = 'dismiss';
+    page.on('dialog', (dialog) => {
+      asked.push(`${dialog.type()}: ${dialog.message()}`);
+      void (answer === 'accept' ? dialog.accept() : dialog.dismiss());
+    });
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+    await page.locator('button[data-kill="jobs_sup"]').waitFor({ timeout: WAIT_MS });
+    const root = app.system.whereis('jobs_sup');
+    const core = app.system.whereis('core');
+
+    await page.locator('button[data-kill="core"]').click();
+    t.is(asked.length, 1);
+    t.regex(asked[0] ?? '', /^confirm: Kill core\?[\s\S]*restarts core[\s\S]*stop the whole app/);
+    await page.locator('button[data-kill="jobs_sup"]').click();
+    t.is(asked.length, 2);
+    t.regex(asked[1] ?? '', /^confirm: Kill jobs_sup[\s\S]*the whole app stops/);
+    t.is(app.system.whereis('core'), core, 'a dismissed kill kills nothing');
+    t.is(app.system.whereis('jobs_sup'), root);
+
+    // Other actors are killed without a question.
+    await page.locator('button[data-kill="notifier_sup"]').click();
+    await page.locator('[data-actor="notifier_sup"][data-restarts="1"]').waitFor({ timeout: WAIT_MS });
+    t.is(asked.length, 2);
+
+    answer = 'accept';
+    await page.locator('button[data-kill="jobs_sup"]').click();
+    t.like(await app.stopped, { cause: 'root_exited', reason: 'killed' });
+    await page.locator('#toast', { hasText: 'the app stopped' }).waitFor({ timeout: WAIT_MS });
+    await page.screenshot({ path: `${SHOTS}5-root-killed.png`, fullPage: true });
+  });
+
+  test.serial('the queues show the jobs succeeded, the runs crashed and the jobs failed since the app started', async (t) => {
+    t.timeout(180_000);
+    // 60 times real time: the crashed run's 30-second backoff lasts half a second.
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 }, clockSpeed: 60 }, { email: 30, sms: 30 });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+
+    await app.process('email', crashOnce, { threads: 1 });
+    await app.add('email', 'once', null);
+    await app.add('sms', 'doomed', {});
+    const job = await app.accept('sms', { timeout: 5_000 });
+    if (job === undefined) throw new Error('no job');
+    await app.finish(job, { outcome: 'failed', error: 'given up by hand', attempts: 1, data: {}, history: [] });
+
+    const total = (type: string, name: string, value: string) => page.locator(`tr[data-queue="${type}"] td[data-total="${name}"]`, { hasText: new RegExp(`^${value}$`) });
+    await total('email', 'finished', '1').waitFor({ timeout: WAIT_MS });
+    await total('email', 'crashed', '1').waitFor({ timeout: WAIT_MS });
+    await total('email', 'failed', '0').waitFor({ timeout: WAIT_MS });
+    await total('sms', 'finished', '0').waitFor({ timeout: WAIT_MS });
+    await total('sms', 'failed', '1').waitFor({ timeout: WAIT_MS });
+    await page.screenshot({ path: `${SHOTS}6-run-outcomes.png`, fullPage: true });
+    t.pass();
   });
 }

@@ -1,7 +1,7 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
 import type { AddOptions, JobState, JsonValue } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 /** A request that takes longer than this means the app is stuck, not busy. */
@@ -26,8 +26,8 @@ export class AppClient implements Backend {
     return { running: true, url: this.#url, pid: value.pid, uptimeMs: value.uptimeMs, now: value.now, threads: value.threads, tree: value.tree, scheduler: value.scheduler };
   }
 
-  async types(): Promise<TypeView[]> {
-    return (await this.#request<{ types: TypeView[] }>('GET', '/api/types')).types;
+  async types(): Promise<TypesView> {
+    return this.#request('GET', '/api/types');
   }
 
   async jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView> {

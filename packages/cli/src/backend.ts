@@ -10,6 +10,13 @@ export interface TypeView extends TypeQueue {
   totals: JobTotals | null;
 }
 
+/** The job types, as `GET /api/types` answers them (and `types --json` prints them). */
+export interface TypesView {
+  /** Epoch ms when the counts were read. */
+  at: number;
+  types: TypeView[];
+}
+
 export interface StatusView {
   /** Whether a running app answered (false: the store was opened directly). */
   running: boolean;
@@ -52,7 +59,7 @@ export interface Backend {
   /** `app`: a running app's endpoint; `store`: the store opened by this command. */
   readonly kind: 'app' | 'store';
   status(): Promise<StatusView>;
-  types(): Promise<TypeView[]>;
+  types(): Promise<TypesView>;
   jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView>;
   job(type: string, id: string): Promise<JobView>;
   add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }>;

@@ -20,6 +20,12 @@ export interface DemoOptions {
 }
 
 const TYPES = ['email', 'thumbnail'];
+/**
+ * Every kill costs jobs_sup one restart (of jobs_server, or of notifier_sup
+ * and jobs_server), and jobs_sup allows 3 in 10 s: a fourth stops the app.
+ * Kills at least this far apart keep it at 3 in any 10 s.
+ */
+const MIN_KILL_SPACING_MS = 3_500;
 
 export async function runDemo(options: DemoOptions): Promise<void> {
   const temporary = options.path === undefined;
@@ -27,6 +33,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const app = await startJobs({ path, admin: { port: options.port } });
   let stopping = false;
   const loops: Promise<void>[] = [];
+  let progress: NodeJS.Timeout | undefined;
   try {
     for (const type of TYPES) await app.setTypeTimeout(type, 10);
     const admin = app.admin;
@@ -66,13 +73,17 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         })(),
       );
     }
-    if (options.killEvery !== undefined) loops.push(killNow(app, options.killEvery * 1000, () => stopping, options.log));
-    const progress = setInterval(() => options.log(`added ${added}, finished ${finished}`), 5_000);
+    if (options.killEvery !== undefined) {
+      const everyMs = Math.max(options.killEvery * 1000, MIN_KILL_SPACING_MS);
+      if (everyMs > options.killEvery * 1000) options.log(`killing every ${everyMs / 1000} s: jobs_sup allows 3 restarts in 10 s, and a fourth would stop the app`);
+      loops.push(killNow(app, everyMs, () => stopping, options.log));
+    }
+    progress = setInterval(() => options.log(`added ${added}, finished ${finished}`), 5_000);
     const timeUp = options.seconds === undefined ? new Promise<void>(() => {}) : sleep(options.seconds * 1000);
     await Promise.race([timeUp, options.stopSignal, ...loops]);
-    clearInterval(progress);
     options.log(`stopping: added ${added}, finished ${finished}`);
   } finally {
+    clearInterval(progress);
     stopping = true;
     await Promise.allSettled(loops);
     await app.close();

@@ -3,4 +3,4 @@
 export { runCli, type CliIo } from './program.js';
 export { CliError, type CliErrorCode } from './cli-error.js';
 export { connect, type TargetOptions } from './connect.js';
-export type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+export type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';

@@ -56,19 +56,26 @@ export function formatStatus(status: StatusView, types: TypeView[]): string {
   return lines.join('\n');
 }
 
+/** Under the types table when a running app gave its totals. */
+const TOTALS_NOTE = 'accepted, succeeded, crashed, failed: since the app started (a crashed run is retried, a failed job was given up)';
+
 export function formatTypes(types: TypeView[]): string {
-  return table(
-    ['type', 'timeout', 'pending', 'running', 'finished', 'accepted', 'finished since start'],
+  const total = (t: TypeView, name: 'accepted' | 'finished' | 'crashed' | 'failed') => (t.totals === null ? '-' : String(t.totals[name]));
+  const rows = table(
+    ['type', 'timeout', 'pending', 'running', 'finished', 'accepted', 'succeeded', 'crashed', 'failed'],
     types.map((t) => [
       t.type,
       t.timeout === undefined || t.timeout === null ? '-' : `${t.timeout}s`,
       String(t.pending),
       String(t.running),
       String(t.finished),
-      t.totals === null ? '-' : String(t.totals.accepted),
-      t.totals === null ? '-' : String(t.totals.finished),
+      total(t, 'accepted'),
+      total(t, 'finished'),
+      total(t, 'crashed'),
+      total(t, 'failed'),
     ]),
   );
+  return types.some((t) => t.totals !== null) ? `${rows}\n${TOTALS_NOTE}` : rows;
 }
 
 export function formatJobs(view: JobsView): string {

@@ -39,6 +39,8 @@ Examples:
   $ jobtree demo --kill-every 10                         a live app to look at`;
 
 const STATES = ['pending', 'running', 'finished'];
+/** The app's root supervisor: killing it stops the app, so `kill` wants --force for it. */
+const ROOT = 'jobs_sup';
 
 /** Runs the command line; resolves with the exit code (it never calls process.exit). */
 export async function runCli(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
@@ -103,15 +105,16 @@ function buildProgram(io: CliIo): Command {
     .action((options: CommonOptions) =>
       run(options, false, async (backend) => {
         const status = await backend.status();
-        const types = await backend.types();
+        const { types } = await backend.types();
         return { json: { ...status, types }, text: formatStatus(status, types) };
       }),
     );
 
   command('types', 'job types: timeout, jobs per state, totals since the app started').action((options: CommonOptions) =>
     run(options, false, async (backend) => {
-      const types = await backend.types();
-      return { json: types, text: types.length === 0 ? 'no job types' : formatTypes(types) };
+      // The shape of GET /api/types, so that a script reads either the same way.
+      const view = await backend.types();
+      return { json: view, text: view.types.length === 0 ? 'no job types' : formatTypes(view.types) };
     }),
   );
 
@@ -187,13 +190,18 @@ function buildProgram(io: CliIo): Command {
 
   command('kill', 'kill an actor by name (fault injection); prints what replaced it; needs a running app')
     .argument('<actor>', 'a registered name: core, notifier_sup, notifier:<type>, activity_monitor:<type>, …')
-    .action((name: string, options: CommonOptions) =>
-      run(options, true, async (backend) => {
-        if (!options.json) io.err(`killing ${name} and waiting for its replacement…\n`);
+    .option('--force', `needed to kill ${ROOT}: that stops the whole app`)
+    .addHelpText('after', `\nKilling ${ROOT}, the root supervisor, stops the app for good (nothing restarts it; with\nonRootExit 'exit' its process exits): it is refused without --force.`)
+    .action(async (name: string, options: CommonOptions & { force?: boolean }) => {
+      if (name === ROOT && options.force !== true) {
+        throw new CliError('usage', `killing ${ROOT} stops the whole app (its calls fail with app_stopped, nothing restarts it): add --force to do it`);
+      }
+      await run(options, true, async (backend) => {
+        if (!options.json) io.err(name === ROOT ? `killing ${ROOT}: the app stops…\n` : `killing ${name} and waiting for its replacement…\n`);
         const report = await backend.kill(name);
-        return { json: report, text: formatKill(report) };
-      }),
-    );
+        return { json: report, text: name === ROOT ? `killed ${ROOT} (${report.killed}); the app stopped` : formatKill(report) };
+      });
+    });
 
   command('dashboard', "print (or --open) the dashboard's URL, with the token; needs a running app")
     .option('--open', 'open it in the desktop browser')
@@ -213,7 +221,7 @@ function buildProgram(io: CliIo): Command {
     .option('--port <n>', 'admin endpoint port (0: any free one)', '0')
     .option('--seconds <n>', 'stop after this many seconds')
     .option('--workers <n>', 'main-thread workers taking jobs', '3')
-    .option('--kill-every <seconds>', 'kill a notifier, an activity monitor or notifier_sup this often')
+    .option('--kill-every <seconds>', 'kill a notifier, an activity monitor or notifier_sup this often (at least 3.5 s apart: jobs_sup allows 3 restarts in 10 s)')
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: () => {} })
     .action(async (options: { path?: string; port: string; seconds?: string; workers: string; killEvery?: string }) => {

@@ -5,7 +5,7 @@
 
 import { existsSync } from 'node:fs';
 import { type AddOptions, type JobInfo, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 export class StoreBackend implements Backend {
@@ -40,8 +40,9 @@ export class StoreBackend implements Backend {
     return { running: false, url: null, pid: null, uptimeMs: null, now: Date.now(), threads: null, tree: null, scheduler: false };
   }
 
-  async types(): Promise<TypeView[]> {
+  async types(): Promise<TypesView> {
     return this.#wrap(async () => {
+      const at = Date.now();
       const out: TypeView[] = [];
       for (const type of await this.#jobs.getTypes()) {
         const counts = await this.#jobs.foldJobs(
@@ -54,7 +55,7 @@ export class StoreBackend implements Backend {
         );
         out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), ...counts, finishedAt: Date.now(), totals: null });
       }
-      return out;
+      return { at, types: out };
     });
   }
 

@@ -37,7 +37,8 @@ export type { SupervisorRequest } from './supervisor-actor.js';
 
 // the jobs application
 export { startJobs, JobsApp, SYSTEM_NAMES, type AppScheduler, type JobsAppSystem } from './jobs/jobs-app.js';
-export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions } from './jobs/app-options.js';
+export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions, RootExitAction } from './jobs/app-options.js';
+export type { AppStop } from './jobs/app-stop.js';
 export { Subscription, type JobStateChange } from './jobs/subscription.js';
 export { type JobEvent, type SubscriptionState, isJobEvent } from './jobs/job-event.js';
 export { subscribeJob, unsubscribeJob, type ActorSubscription } from './jobs/actor-subscription.js';

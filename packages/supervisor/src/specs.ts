@@ -2,6 +2,7 @@
 // and given their defaults once, before anything starts, so that a typo is a
 // clear `invalid_spec` error instead of a supervisor crashing later.
 
+import { OptionNames } from '@jobtree/core';
 import { SupervisorError } from './errors.js';
 import type {
   ActorStart,
@@ -36,8 +37,40 @@ const RESTART_TYPES: readonly RestartType[] = ['permanent', 'transient', 'tempor
 const CHILD_TYPES: readonly ChildType[] = ['worker', 'supervisor'];
 const AUTO_SHUTDOWNS: readonly AutoShutdown[] = ['never', 'any_significant', 'all_significant'];
 
+/** `events` is the nested supervisor's emitter that `supervisorChild` puts in its spec. */
+const CHILD_SPEC = new OptionNames('a child spec', ['id', 'start', 'restart', 'shutdown', 'type', 'significant', 'events'], {
+  args: "a child's args go in its start: actorStart(definition, args)",
+  restartType: 'restart',
+});
+const SUPERVISOR_SPEC = new OptionNames('a supervisor spec', ['strategy', 'intensity', 'period', 'autoShutdown', 'children'], {
+  maxRestarts: 'intensity',
+  maxR: 'intensity',
+  maxT: 'period',
+});
+const CHILD_SPAWN_OPTIONS = new OptionNames("a child's spawn options", ['name', 'placement']);
+const START_SUPERVISOR_OPTIONS = new OptionNames('startSupervisor', ['name', 'link', 'events']);
+const SUPERVISOR_CHILD_OPTIONS = new OptionNames('supervisorChild', ['restart', 'shutdown', 'significant', 'name']);
+
 function invalid(message: string, childId?: string): SupervisorError {
   return new SupervisorError(childId === undefined ? { code: 'invalid_spec', message } : { code: 'invalid_spec', message, childId });
+}
+
+/** Refuses a key of `options` that `names` does not list, with `invalid_spec` naming it. */
+function checkNames(options: object, names: OptionNames, childId?: string): void {
+  const unknown = names.unknownIn(options);
+  if (unknown !== undefined) throw invalid(childId === undefined ? unknown : `child '${childId}': ${unknown}`, childId);
+}
+
+/** `startSupervisor`'s options: an object with only `name`, `link` and `events`. */
+export function checkStartSupervisorOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) throw invalid(`the options of startSupervisor are an object, got ${String(options)}`);
+  checkNames(options, START_SUPERVISOR_OPTIONS);
+}
+
+/** `supervisorChild`'s options: an object with only `restart`, `shutdown`, `significant` and `name`. */
+export function checkSupervisorChildOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) throw invalid(`the options of supervisorChild are an object, got ${String(options)}`);
+  checkNames(options, SUPERVISOR_CHILD_OPTIONS);
 }
 
 function isActorStart(start: unknown): start is ActorStart {
@@ -84,6 +117,10 @@ export function checkChildSpec(spec: unknown, autoShutdown?: AutoShutdown): Chec
   if (isActorStart(raw.start) && (raw.start.options as { link?: unknown } | undefined)?.link !== undefined) {
     throw invalid(`child '${id}': start.options.link is not allowed, the supervisor links its children`, id);
   }
+  checkNames(spec, CHILD_SPEC, id);
+  if (isActorStart(raw.start) && typeof raw.start.options === 'object' && raw.start.options !== null) {
+    checkNames(raw.start.options, CHILD_SPAWN_OPTIONS, id);
+  }
   const restart = raw.restart ?? 'permanent';
   if (!RESTART_TYPES.includes(restart as RestartType)) {
     throw invalid(`child '${id}': restart must be one of ${RESTART_TYPES.join(', ')}, got ${String(restart)}`, id);
@@ -105,6 +142,7 @@ export function checkChildSpec(spec: unknown, autoShutdown?: AutoShutdown): Chec
 export function checkSupervisorSpec(spec: unknown): CheckedSupervisorSpec {
   if (typeof spec !== 'object' || spec === null) throw invalid(`a supervisor spec must be an object, got ${String(spec)}`);
   const raw = spec as Partial<Record<keyof SupervisorSpec, unknown>>;
+  checkNames(spec, SUPERVISOR_SPEC);
   if (!STRATEGIES.includes(raw.strategy as Strategy)) {
     throw invalid(`strategy must be one of ${STRATEGIES.join(', ')}, got ${String(raw.strategy)}`);
   }

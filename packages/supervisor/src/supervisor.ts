@@ -20,7 +20,7 @@ import type {
   SupervisorEvents,
   SupervisorSpec,
 } from './interfaces.js';
-import { checkChildSpec, checkSupervisorSpec } from './specs.js';
+import { checkChildSpec, checkStartSupervisorOptions, checkSupervisorChildOptions, checkSupervisorSpec } from './specs.js';
 import supervisorActor, { type StartupReport, type SupervisorReply, type SupervisorRequest } from './supervisor-actor.js';
 
 // OTP calls its supervisor with timeout infinity: starting a child may take as long as the child's init.
@@ -192,6 +192,7 @@ export async function startSupervisor(
   spec: SupervisorSpec,
   options: StartSupervisorOptions = {},
 ): Promise<Supervisor> {
+  checkStartSupervisorOptions(options);
   checkSupervisorSpec(spec);
   const events = options.events ?? createSupervisorEvents();
   const startup: StartupReport = {};
@@ -244,6 +245,7 @@ export function supervisorChild(
   // A function gives the spec anew at every start: a restarted supervisor
   // then starts the children its owner keeps on record (OTP forgets the
   // children added with start_child when a supervisor restarts).
+  checkSupervisorChildOptions(options);
   const specAtStart = typeof spec === 'function' ? spec : () => spec;
   checkSupervisorSpec(specAtStart());
   const events = createSupervisorEvents();

@@ -2,7 +2,7 @@
 // defaults and their validation.
 
 import { isAbsolute, resolve } from 'node:path';
-import { JobsError } from '@jobtree/core';
+import { JobsError, OptionNames } from '@jobtree/core';
 import type { Logger } from 'pino';
 
 /** pino's levels, plus `silent`. */
@@ -67,7 +67,7 @@ export interface OperationsSettings {
 
 export const OPERATIONS_OPTION_NAMES: ReadonlySet<string> = new Set(['admin', 'logLevel', 'logger']);
 const LOG_LEVELS = new Set<string>(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
-const ADMIN_NAMES = new Set(['port', 'host', 'dataDir', 'refreshMs', 'token']);
+const ADMIN_OPTIONS = new OptionNames('startJobs option admin', ['port', 'host', 'dataDir', 'refreshMs', 'token']);
 
 /** Checks the operations options; `storePath` is the embedded store's directory, if any. */
 export function checkOperationsOptions(given: Record<string, unknown>, storePath: unknown): OperationsSettings {
@@ -91,9 +91,7 @@ function checkAdmin(admin: unknown, storePath: unknown): AdminSettings {
     throw new JobsError('invalid_option', `startJobs option admin is { port, host?, dataDir?, refreshMs?, token? }, got ${show(admin)}`);
   }
   const options = admin as Record<string, unknown>;
-  for (const name of Object.keys(options)) {
-    if (!ADMIN_NAMES.has(name)) throw new JobsError('invalid_option', `startJobs option admin has no field ${show(name)}`);
-  }
+  ADMIN_OPTIONS.check(options);
   const { port, host = '127.0.0.1', dataDir, refreshMs = 1000, token } = options;
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new JobsError('invalid_option', `admin.port is an integer from 0 to 65535, got ${show(port)}`);

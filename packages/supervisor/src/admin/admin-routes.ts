@@ -142,11 +142,9 @@ export function adminRoutes(sources: RouteSources): Route[] {
       summary: 'add a job: { "data": …, "priority"?: 0, "scheduledTime"?: epochSeconds, "continuous"?: false }',
       handle: async ({ params, body }) => {
         const [type, id] = params as [string, string];
-        const options: AddOptions = {};
-        for (const name of ['priority', 'scheduledTime', 'continuous'] as const) {
-          if (body[name] !== undefined) (options as Record<string, unknown>)[name] = body[name];
-        }
-        const state: JobState = await app.add(type, id, (body.data ?? null) as JsonValue, options);
+        // Every other field is an add option: an unknown one is refused (invalid_option), not dropped.
+        const { data, ...options } = body;
+        const state: JobState = await app.add(type, id, (data ?? null) as JsonValue, options as AddOptions);
         return { type, id, state };
       },
     },
@@ -182,10 +180,12 @@ export function adminRoutes(sources: RouteSources): Route[] {
         const name = params[0] as string;
         const before = app.whereis(name);
         if (before === undefined) throw new AdminError('not_found', `no actor is registered as ${name}`);
+        const root = app.tree().name;
         await app.kill(name);
         const deadline = Date.now() + RESTART_WAIT_MS;
         let after = app.whereis(name);
-        while ((after === undefined || after === before) && Date.now() < deadline) {
+        // With the root gone the app stops: nothing will replace anything, and the endpoint closes.
+        while ((after === undefined || after === before) && app.whereis(root) !== undefined && Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, 10));
           after = app.whereis(name);
         }
@@ -200,7 +200,7 @@ export function adminRoutes(sources: RouteSources): Route[] {
 export function errorAnswer(error: unknown): { status: number; body: { error: { code: string; message: string } } } {
   if (error instanceof AdminError) return { status: error.status, body: { error: { code: error.code, message: error.message } } };
   if (error instanceof JobsError) {
-    const status = error.code === 'not_found' ? 404 : error.code === 'closed' ? 503 : error.code.startsWith('invalid_') || error.code === 'no_type_timeout' ? 400 : 409;
+    const status = error.code === 'not_found' ? 404 : error.code === 'closed' || error.code === 'app_stopped' ? 503 : error.code.startsWith('invalid_') || error.code === 'no_type_timeout' ? 400 : 409;
     return { status, body: { error: { code: error.code, message: error.message } } };
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -1,13 +1,15 @@
 // Everything an operator sees of a jobs app, in one place the app owns: the
 // logger (restarts, crashes, re-enqueues, intensity reached), the activity
-// of its jobs handle, and — when `admin` is set — the metrics, the live feed
-// and the admin endpoint. The app calls follow* as its tree starts, start()
-// once it runs and stop() first when it closes.
+// of its jobs handle and its schedulers' crashed runs, and — when `admin` is
+// set — the metrics, the live feed and the admin endpoint. The app calls
+// follow* as its tree starts (followScheduler as each scheduler starts),
+// start() once it runs and stop() first when it closes.
 
 import type { ActorSystemEvents, ExitReason } from '@jobtree/actors';
 import { pino, type Logger } from 'pino';
 import type { EventEmitter } from 'eventemitter3';
 import type { SupervisorEvents } from '../interfaces.js';
+import type { Scheduler } from '../processors/scheduler.js';
 import type { OperationsSettings } from './admin-options.js';
 import { AdminServer } from './admin-server.js';
 import type { AdminTarget } from './admin-target.js';
@@ -75,6 +77,14 @@ export class AppOperations {
       this.logger.warn({ thread, replacement, killed }, 'host thread terminated and replaced');
       this.#feed?.refreshSoon();
     });
+  }
+
+  /**
+   * Counts a scheduler's crashed runs: the job goes back to the queue through
+   * a finish like any other requeue, so only the scheduler can tell a crash.
+   */
+  followScheduler(scheduler: Scheduler): void {
+    scheduler.events.on('job:crashed', ({ id }) => this.activity.recordCrashed(scheduler.type, id));
   }
 
   /** Starts the admin endpoint, when the options asked for one. */

@@ -120,9 +120,27 @@ function renderTree() {
   $('#tree').replaceChildren(list);
 }
 
+/** What killing these actors does beyond a restart: the dashboard asks before it does it. */
+const KILL_WARNINGS = new Map([
+  [
+    'jobs_sup',
+    'Kill jobs_sup, the root supervisor?\n\nNothing restarts it: the whole app stops. Every call fails with app_stopped, subscriptions end, running handlers are signalled, this dashboard loses its app, and with onRootExit \'exit\' the process exits. Only a new start brings it back.',
+  ],
+  [
+    'core',
+    'Kill core?\n\njobs_sup restarts core and every actor started after it: user_sup with your actors and processors (running handlers are cut, their jobs go back to the queue), the activity monitors, the notifiers and jobs_server. More than 3 such restarts within 10 s stop the whole app.',
+  ],
+]);
+
 async function kill(name) {
+  const warning = KILL_WARNINGS.get(name);
+  if (warning !== undefined && !confirm(warning)) return;
   try {
     const result = await api('POST', `/api/actors/${encodeURIComponent(name)}/kill`);
+    if (name === 'jobs_sup') {
+      toast(`jobs_sup: ${result.killed} killed, the app stopped`);
+      return;
+    }
     toast(result.replacement ? `${name}: ${result.killed} killed, now ${result.replacement}` : `${name}: ${result.killed} killed`);
   } catch (error) {
     toast(`kill ${name}: ${error.message}`);
@@ -195,6 +213,7 @@ function renderQueues() {
   body.replaceChildren(
     ...state.queues.map((queue) => {
       const rate = state.rates.get(queue.type) || { accepted: 0, finished: 0, series: [] };
+      const totals = state.lastTotals?.totals[queue.type];
       return el(
         'tr',
         { 'data-queue': queue.type, class: queue.type === state.selectedType ? 'selected' : '', onclick: () => selectType(queue.type) },
@@ -205,6 +224,8 @@ function renderQueues() {
         el('td', { 'data-count': 'finished' }, String(queue.finished)),
         el('td', {}, rate.accepted.toFixed(1)),
         el('td', {}, rate.finished.toFixed(1)),
+        // A type nothing happened to since the app started has no totals yet: zeros.
+        ...['finished', 'crashed', 'failed'].map((name) => el('td', { 'data-total': name }, String(totals?.[name] ?? 0))),
         el('td', {}, spark(rate.series)),
       );
     }),

@@ -54,6 +54,8 @@ const PAGE = `<!doctype html>
   tr.selected td { background: #ebf4ff; }
   tr[data-queue], tr[data-job] { cursor: pointer; }
   canvas.spark { width: 120px; height: 24px; display: block; }
+  #queues-section { overflow-x: auto; }
+  #queues th, #queues td { padding: 3px 4px; }
   .controls { display: flex; gap: 8px; align-items: center; margin-bottom: 6px; }
   pre { background: #f4f4f0; padding: 8px; border-radius: 4px; overflow: auto; max-height: 320px; margin: 6px 0 0; font-size: 12px; }
   .muted { color: var(--muted); }
@@ -76,7 +78,7 @@ const PAGE = `<!doctype html>
   <section id="queues-section">
     <h2>Queues</h2>
     <table id="queues">
-      <thead><tr><th>type</th><th>timeout</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>finished/s</th><th>last minute</th></tr></thead>
+      <thead><tr><th>type</th><th>timeout</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>succeeded/s</th><th title="since the app started: jobs that finished, not given up">succeeded</th><th title="since the app started: runs that crashed, their jobs run again">crashed</th><th title="since the app started: jobs given up once out of attempts">failed</th><th>last minute</th></tr></thead>
       <tbody></tbody>
     </table>
     <p class="muted" id="queues-empty">no job types yet</p>

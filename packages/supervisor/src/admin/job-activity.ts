@@ -1,6 +1,7 @@
 // What the app's jobs handle did, as events and running totals: adds,
 // accepts (with the add -> start wait when the add happened in this process),
-// finishes (with the run time when the accept did), re-enqueues and removes.
+// finishes by what they left (with the run time when the accept happened
+// here), crashed runs the scheduler retries, re-enqueues and removes.
 // Metrics, logs and the live views read it; nothing here touches the store.
 
 import { EventEmitter } from 'eventemitter3';
@@ -9,8 +10,14 @@ export interface JobActivityEventTypes {
   added: [type: string, count: number];
   /** `waits`: seconds from add (or scheduled time, if later) to accept, for the jobs added in this process. */
   accepted: [type: string, count: number, waits: number[]];
-  /** `runs`: seconds from accept to finish, for the jobs accepted in this process. */
-  finished: [type: string, count: number, runs: number[]];
+  /** Finish calls that left their jobs finished, not given up. */
+  finished: [type: string, count: number];
+  /** Finish calls that left their jobs finished with a FailedOutcome: given up. */
+  failed: [type: string, count: number];
+  /** A run crashed; the scheduler puts its job back in the queue to run again after a backoff. */
+  crashed: [type: string, id: string];
+  /** Seconds from accept to finish of the finish calls (whatever they left), for the jobs accepted in this process. */
+  ran: [type: string, runs: number[]];
   reEnqueued: [type: string, ids: string[]];
   removed: [type: string, id: string];
 }
@@ -19,10 +26,23 @@ export interface JobActivityEventTypes {
 export interface JobTotals {
   added: number;
   accepted: number;
+  /** Jobs that finished, not given up. */
   finished: number;
+  /** Runs that crashed and whose jobs run again. */
+  crashed: number;
+  /** Jobs given up: finished with a FailedOutcome. */
+  failed: number;
   reEnqueued: number;
   removed: number;
 }
+
+/**
+ * What a finish call left: the job finished, the job finished with a
+ * FailedOutcome (given up), or the job back in the queue because it was
+ * flagged for resubmission (a crashed run the scheduler retries, a run it
+ * gave back, or a job added again while it ran).
+ */
+export type FinishOutcome = 'finished' | 'failed' | 'requeued';
 
 /** Start times kept per job are bounded: a job added and never accepted here must not grow memory for ever. */
 const MAX_TRACKED = 100_000;
@@ -66,19 +86,32 @@ export class JobActivity {
     this.events.emit('accepted', type, jobs.length, waits);
   }
 
-  recordFinished(type: string, jobs: readonly { id: string; lock: string }[]): void {
+  recordFinished(type: string, jobs: readonly { id: string; lock: string; outcome: FinishOutcome }[]): void {
     if (jobs.length === 0) return;
     const now = Date.now();
     const runs: number[] = [];
+    let finished = 0;
+    let failed = 0;
     for (const job of jobs) {
+      if (job.outcome === 'finished') finished++;
+      else if (job.outcome === 'failed') failed++;
       const key = `${type}\u0000${job.id}\u0000${job.lock}`;
       const acceptedAt = this.#acceptedAt.get(key);
       if (acceptedAt === undefined) continue;
       this.#acceptedAt.delete(key);
       runs.push((now - acceptedAt) / 1000);
     }
-    this.#of(type).finished += jobs.length;
-    this.events.emit('finished', type, jobs.length, runs);
+    const totals = this.#of(type);
+    totals.finished += finished;
+    totals.failed += failed;
+    if (finished > 0) this.events.emit('finished', type, finished);
+    if (failed > 0) this.events.emit('failed', type, failed);
+    if (runs.length > 0) this.events.emit('ran', type, runs);
+  }
+
+  recordCrashed(type: string, id: string): void {
+    this.#of(type).crashed += 1;
+    this.events.emit('crashed', type, id);
   }
 
   recordReEnqueued(type: string, ids: readonly string[]): void {
@@ -95,7 +128,7 @@ export class JobActivity {
   #of(type: string): JobTotals {
     let totals = this.#totals.get(type);
     if (totals === undefined) {
-      totals = { added: 0, accepted: 0, finished: 0, reEnqueued: 0, removed: 0 };
+      totals = { added: 0, accepted: 0, finished: 0, crashed: 0, failed: 0, reEnqueued: 0, removed: 0 };
       this.#totals.set(type, totals);
     }
     return totals;

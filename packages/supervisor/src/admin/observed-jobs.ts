@@ -1,10 +1,13 @@
 // The app's jobs handle: `Jobs` itself, reporting what each call did to a
 // JobActivity after it succeeded. Every path that changes a job's state in
 // this process goes through the app's handle (main-thread calls, the bridge
-// that actors use, the scheduler), so counting here counts them all.
+// that actors use, the scheduler), so counting here counts them all. A
+// crashed run also ends in a finish (its job flagged to run again), which
+// looks like any other requeue here: the scheduler reports the crash itself.
 
 import { type AcceptOptions, type AddOptions, type Database, type Job, type JobSpec, type JobState, Jobs, type ReEnqueueOptions, type Settled, type Versionstamp, type WorkerItem } from '@jobtree/core';
-import type { JobActivity } from './job-activity.js';
+import { isFailedOutcome } from '../processors/failed-outcome.js';
+import type { FinishOutcome, JobActivity } from './job-activity.js';
 
 export class ObservedJobs extends Jobs {
   readonly #activity: JobActivity;
@@ -49,19 +52,21 @@ export class ObservedJobs extends Jobs {
 
   override async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
     const state = await super.finish(job, data);
-    this.#activity.recordFinished(job.type, [job]);
+    this.#activity.recordFinished(job.type, [{ id: job.id, lock: job.lock, outcome: finishOutcome(state, data) }]);
     return state;
   }
 
   override async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
     const outcomes = await super.finishMany(items);
-    const done = items.filter((_item, index) => outcomes[index]?.status === 'fulfilled').map((item) => item.job);
-    const byType = new Map<string, Job[]>();
-    for (const job of done) {
+    const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome }[]>();
+    items.forEach(({ job, data }, index) => {
+      const outcome = outcomes[index];
+      if (outcome?.status !== 'fulfilled') return;
+      const done = { id: job.id, lock: job.lock, outcome: finishOutcome(outcome.value, data) };
       const list = byType.get(job.type);
-      if (list === undefined) byType.set(job.type, [job]);
-      else list.push(job);
-    }
+      if (list === undefined) byType.set(job.type, [done]);
+      else list.push(done);
+    });
     for (const [type, jobs] of byType) this.#activity.recordFinished(type, jobs);
     return outcomes;
   }
@@ -71,4 +76,10 @@ export class ObservedJobs extends Jobs {
     this.#activity.recordReEnqueued(type, ids);
     return ids;
   }
+}
+
+/** A job flagged for resubmission goes back to the queue: it did not finish, whatever the data. */
+function finishOutcome(state: 'pending' | 'finished', data: unknown): FinishOutcome {
+  if (state === 'pending') return 'requeued';
+  return isFailedOutcome(data) ? 'failed' : 'finished';
 }

@@ -2,7 +2,7 @@
 // and their validation.
 
 import { availableParallelism } from 'node:os';
-import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError } from '@jobtree/core';
+import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError, OptionNames } from '@jobtree/core';
 import { OPERATIONS_OPTION_NAMES, type OperationsOptions, type OperationsSettings, checkOperationsOptions } from '../admin/admin-options.js';
 
 /** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
@@ -50,11 +50,27 @@ export interface JobsAppSettings {
    * @default 1
    */
   clockSpeed: number;
+  /**
+   * What happens when the root supervisor jobs_sup ends on its own (it was
+   * killed, or it exceeded its restart intensity): the app always stops
+   * (`app.stopped` resolves, calls reject with JobsError `app_stopped`, an
+   * error line is logged, threads and store are released). With `'exit'` the
+   * process then exits with code 1, so that a process manager (systemd,
+   * Kubernetes, pm2) starts it again, like a permanent OTP application taking
+   * its node down. `'stop'` is the default because a library must not end a
+   * process it does not own: the program decides through `app.stopped`.
+   * `app.close()` never exits the process.
+   * @default 'stop'
+   */
+  onRootExit: RootExitAction;
 }
+
+/** What the process does once the app stopped because jobs_sup ended: keep running, or exit non-zero. */
+export type RootExitAction = 'stop' | 'exit';
 
 export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings> & OperationsOptions;
 
-export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads'>> = {
+export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRootExit'>> = {
   typeCheckPeriodMs: 15_000,
   typeCheckMaxJitterMs: 5_000,
   activityMonitorMaxJitterMs: 10_000,
@@ -71,6 +87,13 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads'>> = {
 
 const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
 const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database']);
+/** For the message about an unknown option: every name, and the one meant. */
+const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit'], {
+  concurrency: 'threads',
+  workers: 'threads',
+  dir: 'path',
+  port: "the admin endpoint's port goes in admin: { port }",
+});
 
 /** Splits and checks `startJobs`' options; every mistake is a JobsError `invalid_option`. */
 export function checkStartOptions(options: unknown): { store: JobsStoreOptions; settings: JobsAppSettings; operations: OperationsSettings } {
@@ -82,6 +105,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   const store: Record<string, unknown> = {};
   const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism() };
   const operations: Record<string, unknown> = {};
+  let onRootExit: RootExitAction = 'stop';
   for (const [name, value] of Object.entries(given)) {
     if (value === undefined) continue;
     if (STORE_NAMES.has(name)) {
@@ -92,7 +116,12 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       operations[name] = value;
       continue;
     }
-    if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', `startJobs has no option ${show(name)}`);
+    if (name === 'onRootExit') {
+      if (value !== 'stop' && value !== 'exit') throw new JobsError('invalid_option', `startJobs option onRootExit is 'stop' or 'exit', got ${show(value)}`);
+      onRootExit = value;
+      continue;
+    }
+    if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
     const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
@@ -101,7 +130,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   }
   return {
     store: store as JobsStoreOptions,
-    settings: settings as unknown as JobsAppSettings,
+    settings: { ...settings, onRootExit } as unknown as JobsAppSettings,
     operations: checkOperationsOptions(operations, store.path),
   };
 }

@@ -55,14 +55,18 @@ import {
   type SchedulerStats,
   startScheduler,
 } from '../processors/index.js';
+import { resolveProcessorOptions } from '../processors/processor-options.js';
+import { checkSchedulerStart } from '../processors/scheduler.js';
 import processorServer from './processor-server.js';
 import type { Logger } from 'pino';
-import type { ChildSpec, SupervisorSpec } from '../interfaces.js';
+import type { ChildSpec, IntensityReachedEvent, SupervisorSpec } from '../interfaces.js';
 import { Supervisor, actorStart, createSupervisorEvents, startSupervisor, supervisorChild } from '../supervisor.js';
 import { adminTarget } from '../admin/admin-target.js';
 import { type AdminEndpoint, AppOperations } from '../admin/app-operations.js';
 import { ObservedJobs } from '../admin/observed-jobs.js';
 import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from './app-options.js';
+import { type AppStop, CLOSED, appStopped, rootExited } from './app-stop.js';
+import { CallsInFlight } from './calls-in-flight.js';
 import coreServer from './core-server.js';
 import type { SubscriptionState } from './job-event.js';
 import { JobsBridge } from './jobs-bridge.js';
@@ -130,6 +134,12 @@ export interface AppScheduler {
   stats(): Record<string, SchedulerStats>;
 }
 
+/**
+ * How long an app whose root died (with `onRootExit: 'exit'`) spends
+ * releasing its threads and store before the process exits anyway.
+ */
+const EXIT_RELEASE_LIMIT_MS = 10_000;
+
 /** Starts the jobs application. Rejects with a JobsError `invalid_option` for bad options. */
 export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
   const { store, settings, operations } = checkStartOptions(options);
@@ -162,6 +172,15 @@ export class JobsApp {
   #root: Supervisor | undefined;
   #hub: SubscriptionHub | undefined;
   #closing: Promise<void> | undefined;
+  /** Set when jobs_sup ended on its own: every call rejects with it. */
+  #stop: AppStop | undefined;
+  /** jobs_sup gave up restarting (its exit reason, `shutdown`, does not say it). */
+  #intensityReached: IntensityReachedEvent | undefined;
+  readonly #stopped: Promise<AppStop>;
+  #resolveStopped!: (stop: AppStop) => void;
+  readonly #calls = new CallsInFlight();
+  /** Every scheduler started and not stopped yet, the orphans of killed processors included. */
+  readonly #liveSchedulers = new Set<Scheduler>();
   readonly #operations: AppOperations;
   readonly system: JobsAppSystem;
   /** The schedulers that `process` started, by job type, and what they report. */
@@ -182,6 +201,9 @@ export class JobsApp {
     this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
     // The main thread's calls never wait for a restarting core: they use the newest handle.
     this.#jobs = this.#newHandle();
+    this.#stopped = new Promise((resolve) => {
+      this.#resolveStopped = resolve;
+    });
     this.#clock = { speed: settings.clockSpeed, origin: Date.now() };
     this.#actors.events.on('exited', (event) => {
       for (const bridge of this.#bridges) bridge.ownerExited(event.id);
@@ -197,6 +219,9 @@ export class JobsApp {
     const s = this.#settings;
     const clock = this.#clock;
     const rootEvents = createSupervisorEvents();
+    rootEvents.on('intensity_reached', (event) => {
+      this.#intensityReached = event;
+    });
     this.#tree.follow([], rootEvents);
     this.#operations.followSupervisor(SYSTEM_NAMES.root, rootEvents);
     // user_sup restarts (killed, or with core) with every child started through the app so far.
@@ -252,11 +277,27 @@ export class JobsApp {
       },
       { name: SYSTEM_NAMES.root, events: rootEvents },
     );
+    void this.#actors.monitor(this.#root.ref).then((reason) => this.#rootExited(reason));
     this.#hub = new SubscriptionHub(this.#actors, {
       notifierOf: (type, previous) => this.#notifierOf(type, previous),
       resubscribeTimeoutMs: s.resubscribeTimeoutMs,
     });
     await this.#operations.start(adminTarget(this));
+  }
+
+  /**
+   * Resolves once the app has stopped, with why: `closed` after `app.close()`,
+   * `root_exited` when its root supervisor jobs_sup ended on its own (killed,
+   * or out of restart intensity). Such a stop is the app's end, as in OTP: it
+   * logs the reason at error level, rejects every call in flight and every
+   * later one with JobsError `app_stopped`, ends open subscriptions with that
+   * error, signals running handlers (cause `shutdown`), stops the threads and
+   * closes the store if the app opened it; with `onRootExit: 'exit'` the
+   * process then exits with code 1. Start a new app to carry on. It never
+   * rejects, so leaving it unawaited is safe.
+   */
+  get stopped(): Promise<AppStop> {
+    return this.#stopped;
   }
 
   /** The admin endpoint (URL, token, metrics), when started with the `admin` option. */
@@ -284,102 +325,102 @@ export class JobsApp {
 
   /** Sets a type's timeout; the jobs server starts its activity monitor and notifier before this resolves. */
   async setTypeTimeout(type: string, seconds: number): Promise<void> {
-    await this.jobs.setTypeTimeout(type, seconds);
-    await this.#checkTypes();
+    await this.#calls.track(this.jobs.setTypeTimeout(type, seconds));
+    await this.#calls.track(this.#checkTypes());
   }
 
   async getTypeTimeout(type: string): Promise<number | undefined> {
-    return this.jobs.getTypeTimeout(type);
+    return this.#calls.track(this.jobs.getTypeTimeout(type));
   }
 
   /** Removes a type's timeout; its activity monitor and notifier stop before this resolves. */
   async clearTypeTimeout(type: string): Promise<void> {
-    await this.jobs.clearTypeTimeout(type);
-    await this.#checkTypes();
+    await this.#calls.track(this.jobs.clearTypeTimeout(type));
+    await this.#calls.track(this.#checkTypes());
   }
 
   async getTypes(): Promise<string[]> {
-    return this.jobs.getTypes();
+    return this.#calls.track(this.jobs.getTypes());
   }
 
   async add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
-    return this.jobs.add(type, id, data, options);
+    return this.#calls.track(this.jobs.add(type, id, data, options));
   }
 
   async remove(type: string, id: string): Promise<boolean> {
-    return this.jobs.remove(type, id);
+    return this.#calls.track(this.jobs.remove(type, id));
   }
 
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
   resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
   async resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
-    if (typeof typeOrJob === 'object' && typeOrJob !== null) return this.jobs.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined);
-    return this.jobs.resubmit(typeOrJob, idOrOptions as string, options);
+    if (typeof typeOrJob === 'object' && typeOrJob !== null) return this.#calls.track(this.jobs.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined));
+    return this.#calls.track(this.jobs.resubmit(typeOrJob, idOrOptions as string, options));
   }
 
   async getJobState(type: string, id: string): Promise<JobState | undefined> {
-    return this.jobs.getJobState(type, id);
+    return this.#calls.track(this.jobs.getJobState(type, id));
   }
 
   async getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
-    return this.jobs.getJobData(type, id);
+    return this.#calls.track(this.jobs.getJobData(type, id));
   }
 
   async getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
-    return this.jobs.getJob(type, id);
+    return this.#calls.track(this.jobs.getJob(type, id));
   }
 
   async getJobs(type?: string): Promise<JobInfo[]> {
-    return this.jobs.getJobs(type);
+    return this.#calls.track(this.jobs.getJobs(type));
   }
 
   async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
-    return this.jobs.foldJobs(type, fold, initial);
+    return this.#calls.track(this.jobs.foldJobs(type, fold, initial));
   }
 
   async pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
-    return this.jobs.pendingCount(type, options);
+    return this.#calls.track(this.jobs.pendingCount(type, options));
   }
 
   async getActiveJobIds(type: string): Promise<string[]> {
-    return this.jobs.getActiveJobIds(type);
+    return this.#calls.track(this.jobs.getActiveJobIds(type));
   }
 
   async accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
-    return this.jobs.accept(type, options);
+    return this.#calls.track(this.jobs.accept(type, options));
   }
 
   async update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
-    return this.jobs.update(job, data);
+    return this.#calls.track(this.jobs.update(job, data));
   }
 
   async finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
-    return this.jobs.finish(job, data);
+    return this.#calls.track(this.jobs.finish(job, data));
   }
 
   /** Adds many jobs of one type in as few transactions as the limits allow (see `Jobs.addMany`). */
   async addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
-    return this.jobs.addMany(type, jobs);
+    return this.#calls.track(this.jobs.addMany(type, jobs));
   }
 
   /** Takes up to `max` due jobs of a type in one transaction (see `Jobs.acceptMany`). */
   async acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
-    return this.jobs.acceptMany(type, max, options);
+    return this.#calls.track(this.jobs.acceptMany(type, max, options));
   }
 
   /** `update` for many jobs, one outcome each (see `Jobs.updateMany`). */
   async updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
-    return this.jobs.updateMany(items);
+    return this.#calls.track(this.jobs.updateMany(items));
   }
 
   /** `finish` for many jobs, one outcome each (see `Jobs.finishMany`). */
   async finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
-    return this.jobs.finishMany(items);
+    return this.#calls.track(this.jobs.finishMany(items));
   }
 
   /** State and data of many jobs of a type, in one transaction. */
   async getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
-    return this.jobs.getJobStates(type, ids);
+    return this.#calls.track(this.jobs.getJobStates(type, ids));
   }
 
   /**
@@ -404,12 +445,12 @@ export class JobsApp {
    * Subscribing twice to one job gives the same subscription.
    */
   async subscribe<T extends string>(type: T, id: string): Promise<Subscription<T>> {
-    return this.#subscriptions().subscribe(type, id) as Promise<Subscription<T>>;
+    return this.#calls.track(this.#subscriptions().subscribe(type, id)) as Promise<Subscription<T>>;
   }
 
   /** Ends a subscription and drops the events it had queued. */
   async unsubscribe(sub: Subscription): Promise<void> {
-    return this.#subscriptions().unsubscribe(sub);
+    return this.#calls.track(this.#subscriptions().unsubscribe(sub));
   }
 
   /**
@@ -422,7 +463,7 @@ export class JobsApp {
     state?: SubscriptionState,
     timeoutMs = Number.POSITIVE_INFINITY,
   ): Promise<JobStateChange<T> | 'timeout'> {
-    return this.#subscriptions().wait(subs, state, timeoutMs) as Promise<JobStateChange<T> | 'timeout'>;
+    return this.#calls.track(this.#subscriptions().wait(subs, state, timeoutMs)) as Promise<JobStateChange<T> | 'timeout'>;
   }
 
   // --- processors ------------------------------------------------------------------
@@ -434,9 +475,11 @@ export class JobsApp {
    * scheduler lives in the tree as `processor:<type>` under `user_sup`: if it
    * is killed, its handlers are cut off, their jobs go back to the queue and
    * a new scheduler starts. `app.close()` stops it gracefully first.
-   * Rejects with `SchedulerError` `invalid_option` for bad options or a type
-   * without a timeout, and with `JobsError` `invalid_option` when the type
-   * already has a processor.
+   * Rejects, before anything starts, with `SchedulerError` `invalid_option`
+   * for an unknown or bad option or a type without a timeout,
+   * `SchedulerError` `invalid_handler` for a handler that is none (or a
+   * module file that does not exist), and with `JobsError` `invalid_option`
+   * when the type already has a processor.
    */
   async process<T extends string, D = JobDataOf<T>, R = unknown>(
     type: T,
@@ -447,18 +490,25 @@ export class JobsApp {
     const name = `processor:${type}`;
     if (this.#actors.whereis(name) !== undefined) throw new JobsError('invalid_option', `job type ${JSON.stringify(type)} already has a processor`);
     const clock = clockFromSpec(this.#clock);
+    // Checked here, not only in the child's start: a mistake is the caller's
+    // SchedulerError, and no processor starts (to fail, or to fail its jobs).
+    resolveProcessorOptions(options);
+    await checkSchedulerStart({ clock, ...options, jobs: this.#jobs, type, handler } as Parameters<typeof checkSchedulerStart>[0]);
     let previous: Scheduler | undefined;
     const start = async (actor: ActorId): Promise<Scheduler> => {
       const scheduler = await startScheduler<T, D, R>({ clock, ...options, jobs: this.#jobs, type, handler } as Parameters<typeof startScheduler<T, D, R>>[0]);
       // A restarted processor keeps the crash records of the one it replaces (attempts, backoffs).
       if (previous !== undefined) scheduler.continueFrom(previous);
       previous = scheduler;
+      this.#operations.followScheduler(scheduler);
       this.#schedulers.set(type, { scheduler, actor });
+      this.#liveSchedulers.add(scheduler);
       return scheduler;
     };
     const stop = async (scheduler: Scheduler, reason: ExitReason): Promise<void> => {
       // A killed user_sup (or core) leaves no time for grace: handlers are cut, their jobs go back at once.
       await scheduler.stop(reason === 'killed' ? { graceMs: 0 } : {});
+      this.#liveSchedulers.delete(scheduler);
       if (this.#schedulers.get(type)?.scheduler === scheduler) this.#schedulers.delete(type);
     };
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
@@ -482,8 +532,14 @@ export class JobsApp {
     for (const [type, current] of this.#schedulers) {
       if (current.actor !== actor) continue;
       this.#schedulers.delete(type);
-      if (reason === 'killed') void current.scheduler.stop({ graceMs: 0 }).catch(() => {});
+      if (reason === 'killed') void this.#stopScheduler(current.scheduler);
     }
+  }
+
+  /** Stops a scheduler at once (its handlers are signalled, their jobs go back to the queue). */
+  async #stopScheduler(scheduler: Scheduler): Promise<void> {
+    await scheduler.stop({ graceMs: 0 }).catch(() => {});
+    this.#liveSchedulers.delete(scheduler);
   }
 
   #schedulerFacade(): AppScheduler {
@@ -504,10 +560,11 @@ export class JobsApp {
    * Stops the tree in reverse start order, ends every subscription, waits
    * for transactions in flight, stops every thread and closes the store (if
    * the app opened it). Running jobs stay running in the store; the next
-   * start's activity monitors re-enqueue them. Idempotent.
+   * start's activity monitors re-enqueue them. Idempotent; on an app that
+   * stopped because jobs_sup died it resolves once that stop is done.
    */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
+    this.#closing ??= this.#close().finally(() => this.#resolveStopped(CLOSED));
     return this.#closing;
   }
 
@@ -518,6 +575,61 @@ export class JobsApp {
     await this.#actors.shutdown();
     for (const handle of this.#handles) await handle.close();
     if (this.#ownsDatabase) await this.#database.close();
+  }
+
+  /**
+   * jobs_sup is gone. Unless the app is closing (its root then stops with
+   * it), the app stops: OTP stops an application whose top supervisor died.
+   */
+  #rootExited(reason: ExitReason): void {
+    if (this.#closing !== undefined) return;
+    const stop = rootExited(SYSTEM_NAMES.root, reason, this.#intensityReached);
+    this.#stop = stop;
+    const exit = this.#settings.onRootExit === 'exit';
+    this.#operations.logger.error(
+      { supervisor: SYSTEM_NAMES.root, reason, onRootExit: this.#settings.onRootExit },
+      `the jobs app stopped: ${stop.message}${exit ? '; the process exits' : ''}`,
+    );
+    const error = appStopped(stop);
+    this.#calls.rejectAll(error);
+    if (exit) setTimeout(() => this.#exitProcess(), EXIT_RELEASE_LIMIT_MS);
+    this.#closing = this.#release(error).then(() => {
+      this.#resolveStopped(stop);
+      // After the callbacks on app.stopped have run.
+      if (exit) setImmediate(() => this.#exitProcess());
+    });
+  }
+
+  /** What is left of a dead tree: subscriptions, handlers, threads, the admin endpoint, the store. */
+  async #release(error: JobsError): Promise<void> {
+    const steps: (() => Promise<void>)[] = [
+      async () => this.#hub?.close(error),
+      async () => {
+        await Promise.all([...this.#liveSchedulers].map((scheduler) => this.#stopScheduler(scheduler)));
+      },
+      () => this.#actors.shutdown(),
+      async () => {
+        for (const handle of this.#handles) await handle.close();
+      },
+      // Last but the store: the answer to the request that killed the root (a kill route) goes out first.
+      () => this.#operations.stop(),
+      async () => {
+        if (this.#ownsDatabase) await this.#database.close();
+      },
+    ];
+    // One step that fails must not keep the others from releasing what they hold.
+    for (const step of steps) {
+      await step().catch((cause: unknown) => this.#operations.logger.error({ err: cause }, 'releasing the stopped jobs app failed'));
+    }
+  }
+
+  #exitProcess(): void {
+    try {
+      this.#operations.logger.flush();
+    } catch {
+      // a logger without a buffer to flush
+    }
+    process.exit(1);
   }
 
   // --- internals -------------------------------------------------------------------
@@ -583,6 +695,7 @@ export class JobsApp {
   }
 
   #checkOpen(): void {
+    if (this.#stop !== undefined) throw appStopped(this.#stop);
     if (this.#closing !== undefined) throw new JobsError('closed', 'the jobs app is closed');
   }
 

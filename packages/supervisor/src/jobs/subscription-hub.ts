@@ -32,6 +32,10 @@ export class SubscriptionHub {
   readonly #early = new Map<string, { events: JobEvent[]; at: number }>();
   #seq = 0;
   #closed = false;
+  /** What subscriptions end with and calls reject with once closed (undefined: a clean close). */
+  #closeError: JobsError | undefined;
+  /** Subscriptions whose notifier died, while they are being moved to its successor. */
+  readonly #moving = new Set<Subscription>();
   readonly #loop: Promise<void>;
 
   constructor(system: ActorSystem, options: SubscriptionHubOptions) {
@@ -119,9 +123,11 @@ export class SubscriptionHub {
       if (best !== undefined) return best.sub.take(best.event as Parameters<Subscription['take']>[0]);
       const failed = list.find((sub) => sub.ended && sub.error !== undefined);
       if (failed !== undefined) throw failed.error;
-      // An ended subscription with nothing queued: its last state is final.
-      const done = list.find((sub) => sub.ended && isTerminal(sub.state) && (state === undefined || sub.state === state));
-      if (done !== undefined) return { type: done.type, id: done.id, state: done.state, data: done.data };
+      // An already-ended subscription (made on a finished job) answers one wait with its final state.
+      for (const sub of list) {
+        const final = sub.takeFinal(state);
+        if (final !== undefined) return final;
+      }
       if (list.every((sub) => sub.ended)) return 'timeout';
       const remaining = deadline - performance.now();
       if (remaining <= 0) return 'timeout';
@@ -137,11 +143,17 @@ export class SubscriptionHub {
     }
   }
 
-  /** Ends every subscription (their iterators finish) and closes the inbox. */
-  async close(): Promise<void> {
+  /**
+   * Ends every subscription and closes the inbox. Without `error` their
+   * iterators finish; with one (the app stopped) they throw it, and later
+   * calls reject with it.
+   */
+  async close(error?: JobsError): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const sub of this.#byRef.values()) sub.end();
+    this.#closeError = error;
+    for (const sub of [...this.#byRef.values(), ...this.#moving]) sub.end(error);
+    this.#moving.clear();
     this.#byRef.clear();
     this.#byJob.clear();
     this.#inbox.close();
@@ -198,7 +210,11 @@ export class SubscriptionHub {
     this.#notifiers.delete(type);
     const orphans = [...this.#byRef].filter(([, sub]) => sub.type === type);
     for (const [ref, sub] of orphans) this.#forget(ref, sub);
-    void this.#resubscribe(type, dead, orphans.map(([, sub]) => sub));
+    const subs = orphans.map(([, sub]) => sub);
+    for (const sub of subs) this.#moving.add(sub);
+    void this.#resubscribe(type, dead, subs).finally(() => {
+      for (const sub of subs) this.#moving.delete(sub);
+    });
   }
 
   async #resubscribe(type: string, dead: ActorId, subs: Subscription[]): Promise<void> {
@@ -258,7 +274,7 @@ export class SubscriptionHub {
   }
 
   #checkOpen(): void {
-    if (this.#closed) throw new JobsError('closed', 'the jobs app is closed');
+    if (this.#closed) throw this.#closeError ?? new JobsError('closed', 'the jobs app is closed');
   }
 }
 

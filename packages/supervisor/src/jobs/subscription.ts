@@ -43,6 +43,8 @@ export class Subscription<T extends string = string> implements AsyncIterable<Jo
   readonly #queue: QueuedEvent[] = [];
   readonly #waiters = new Set<Waiter>();
   #ended = false;
+  /** Whether the final state (a terminal event, or the state of an already-ended subscription) was handed out. */
+  #finalTaken = false;
   #error: JobsError | undefined;
 
   /** @internal made by the app's `subscribe` */
@@ -103,10 +105,23 @@ export class Subscription<T extends string = string> implements AsyncIterable<Jo
     this.#wake();
   }
 
-  /** @internal drops queued events (unsubscribe) and ends */
+  /** @internal drops queued events (unsubscribe) and ends: nothing more is handed out */
   drop(): void {
     this.#queue.length = 0;
+    this.#finalTaken = true;
     this.end();
+  }
+
+  /**
+   * @internal the final state of an ended subscription with nothing queued,
+   * handed out once (a subscription made on a finished job answers one
+   * `wait`); undefined after that, after unsubscribe, and while it is live
+   */
+  takeFinal(state: SubscriptionState | undefined): JobStateChange<T> | undefined {
+    if (!this.#ended || this.#finalTaken || this.#queue.length > 0 || !isTerminal(this.#state)) return undefined;
+    if (state !== undefined && this.#state !== state) return undefined;
+    this.#finalTaken = true;
+    return { type: this.type, id: this.id, state: this.#state, data: this.#data as JobDataOf<T> | undefined };
   }
 
   /** @internal the oldest queued event matching `state`, removed; its seq tells its age */
@@ -120,6 +135,7 @@ export class Subscription<T extends string = string> implements AsyncIterable<Jo
     if (at >= 0) this.#queue.splice(at, 1);
     this.#state = event.state;
     this.#data = event.data;
+    if (isTerminal(event.state)) this.#finalTaken = true;
     return { type: this.type, id: event.id, state: event.state, data: event.data as JobDataOf<T> | undefined };
   }
 

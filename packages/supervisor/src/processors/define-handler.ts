@@ -1,8 +1,9 @@
 // A handler module's default export: the function and the URL worker
 // threads load it from, typed by the job data and the result.
 
+import { access } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { JsonValue } from '@jobtree/core';
 import { SchedulerError } from './errors.js';
 import type { Handler, HandlerDefinition } from './interfaces.js';
@@ -33,4 +34,27 @@ export function handlerUrl(handler: HandlerDefinition<never, unknown> | string |
   }
   if (typeof handler === 'object' && handler !== null && typeof handler.url === 'string') return handler.url;
   throw new SchedulerError('invalid_handler', 'a handler is a defineHandler() definition, or a module URL or path');
+}
+
+/**
+ * Refuses a handler module file that is not there, at start: the worker
+ * threads would otherwise fail to load it for every job, each job spending
+ * its attempts (with backoff) on "Cannot find module". The module is not
+ * imported here (its top level runs in the worker threads only); the URL
+ * is resolved as an import would resolve it (a loader such as tsx may map
+ * `.js` to `.ts`). Modules that are not files are left to the threads.
+ */
+export async function checkHandlerModule(url: string): Promise<void> {
+  if (!url.startsWith('file:')) return;
+  let resolved = url;
+  try {
+    resolved = import.meta.resolve(url);
+  } catch {
+    // Left as given: the file check below says whether it is there.
+  }
+  try {
+    await access(fileURLToPath(resolved));
+  } catch {
+    throw new SchedulerError('invalid_handler', `the handler module ${fileURLToPath(url)} does not exist`);
+  }
 }

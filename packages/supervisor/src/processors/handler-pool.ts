@@ -74,8 +74,8 @@ interface Lane {
 /**
  * A batch that one lane runs through within this long (by the lanes' measured
  * time per run) goes to that lane whole. Every message to a lane whose thread
- * sleeps costs the main thread a wake-up of that thread (0.1 to 0.6 ms on a
- * loaded 2-core VM), more than a second thread would save on so little work.
+ * sleeps costs the main thread a wake-up of that thread, more than a second
+ * thread would save on so little work.
  * Longer batches, and every batch until a lane has first run dry, are spread
  * job by job over the least busy lanes.
  */

@@ -9,8 +9,9 @@
 import { type Job, JobsError, type Jobs, type JsonValue } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
 import { systemClock } from '../clock.js';
-import { handlerUrl } from './define-handler.js';
+import { checkHandlerModule, handlerUrl } from './define-handler.js';
 import { SchedulerError } from './errors.js';
+import { isFailedOutcome } from './failed-outcome.js';
 import { HandlerPool } from './handler-pool.js';
 import type { HistoryEvent } from './history.js';
 import type {
@@ -24,7 +25,7 @@ import type {
 } from './interfaces.js';
 import type { LaneRun, SerializedError } from './lane-protocol.js';
 import { historyJson, jobSummary } from './job-summary.js';
-import { type ResolvedProcessorOptions, resolveProcessorOptions } from './processor-options.js';
+import { type ResolvedProcessorOptions, START_SCHEDULER_OPTIONS, checkStopOptions, resolveProcessorOptions } from './processor-options.js';
 import { ScheduleTable, type SchedulerStats } from './schedule-table.js';
 
 /** The scheduler's events, one namespace per subject. */
@@ -87,16 +88,30 @@ const MAX_UNEXPLAINED_LOSSES = 3;
 export async function startScheduler<T extends string, D = JsonValue, R = unknown>(
   options: StartSchedulerOptions<D, R, T> & { handler: HandlerFor<T, D, R> },
 ): Promise<Scheduler> {
+  const { url, resolved, timeoutMs } = await checkSchedulerStart(options);
+  return new Scheduler(options.jobs, options.type, url, resolved, timeoutMs);
+}
+
+/**
+ * Everything `startScheduler` checks before it starts anything: the
+ * options (an unknown key, a bad value: `invalid_option`), the handler
+ * (`invalid_handler`, also for a module file that does not exist) and the
+ * type's activity timeout (`invalid_option` without one).
+ */
+export async function checkSchedulerStart(
+  options: StartSchedulerOptions<never, unknown>,
+): Promise<{ url: string; resolved: ResolvedProcessorOptions; timeoutMs: number }> {
   if (typeof options !== 'object' || options === null || typeof options.jobs?.acceptMany !== 'function') {
     throw new SchedulerError('invalid_option', 'startScheduler needs { jobs, type, handler }');
   }
-  const url = handlerUrl(options.handler as never);
-  const resolved = resolveProcessorOptions(options);
+  const resolved = resolveProcessorOptions(options, START_SCHEDULER_OPTIONS);
+  const url = handlerUrl(options.handler);
+  await checkHandlerModule(url);
   const timeout = await options.jobs.getTypeTimeout(options.type);
   if (timeout === undefined) {
     throw new SchedulerError('invalid_option', `job type ${JSON.stringify(options.type)} has no activity timeout: call setTypeTimeout first`);
   }
-  return new Scheduler(options.jobs, options.type, url, resolved, timeout * 1000);
+  return { url, resolved, timeoutMs: timeout * 1000 };
 }
 
 export class Scheduler {
@@ -222,6 +237,11 @@ export class Scheduler {
    * Nothing is lost. A second call returns the same promise.
    */
   stop(options: StopOptions = {}): Promise<void> {
+    try {
+      checkStopOptions(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     this.#stopped ??= this.#stop(options.graceMs ?? this.#options.graceMs);
     return this.#stopped;
   }
@@ -750,10 +770,6 @@ export class Scheduler {
 
 function isHalt(error: unknown): boolean {
   return error instanceof JobsError && error.code === 'halt';
-}
-
-function isFailedOutcome(data: unknown): boolean {
-  return typeof data === 'object' && data !== null && (data as { outcome?: unknown }).outcome === 'failed';
 }
 
 function describeError(error: SerializedError): string {
