@@ -42,6 +42,37 @@ test('a relative handler path is refused with invalid_handler', async (t) => {
   t.is(error?.code, 'invalid_handler');
 });
 
+test('an unknown processor option is refused with invalid_option naming it and the option meant', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('t', 3);
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ concurrency: 10 }, /"concurrency".*maxJobs/],
+    [{ maxjobs: 10 }, /"maxjobs".*maxJobs/],
+    [{ gracems: 10 }, /"gracems".*graceMs/],
+    [{ retries: 2 }, /"retries".*attempts/],
+    [{ attempts: { oneshot: 2 } }, /"oneshot".*oneShot/],
+  ];
+  for (const [options, message] of cases) {
+    const error = await t.throwsAsync(startScheduler({ jobs: h.jobs, type: 't', handler: fixture('noop'), ...options }), {
+      instanceOf: SchedulerError,
+      message,
+    });
+    t.is(error?.code, 'invalid_option', JSON.stringify(options));
+  }
+  const stopped = await h.start('t', 'noop');
+  await t.throwsAsync(stopped.stop({ grace: 0 } as never), { instanceOf: SchedulerError, message: /"grace".*graceMs/ });
+});
+
+test('a handler module that does not exist is refused at start with invalid_handler, before any job spends its attempts', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('t', 3);
+  for (const handler of ['/no/such/module.mjs', new URL('file:///no/such/module.mjs'), fixture('no-such-fixture')]) {
+    const error = await t.throwsAsync(startScheduler({ jobs: h.jobs, type: 't', handler }), { instanceOf: SchedulerError });
+    t.is(error?.code, 'invalid_handler', String(handler));
+    t.regex(error?.message ?? '', /no such|does not exist|not found/i);
+  }
+});
+
 test('a module without a handler export makes every job crash with invalid_handler', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('t', 'not-a-handler', { attempts: 1 });
