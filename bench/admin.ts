@@ -14,7 +14,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startJobs } from '@jobtree/supervisor';
+import { startJobs } from 'jobtree';
 import { formatTable } from './table.js';
 
 const CLIENTS_FLAG = '--sse-clients';

@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { type JobsApp, type StartJobsOptions, startJobs } from '@jobtree/supervisor';
+import { type JobsApp, type StartJobsOptions, startJobs } from 'jobtree';
 import { type Cell, formatTable } from './table.js';
 
 const quick = process.argv.includes('--quick');

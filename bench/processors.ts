@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Jobs, openJobs } from '@jobtree/core';
 import { Piscina } from 'piscina';
-import { type Scheduler, startScheduler } from '../packages/supervisor/src/processors/index.js';
+import { type Scheduler, startScheduler } from '../packages/jobtree/src/processors/index.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
 
 const { values: args } = parseArgs({

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type JobsApp, type Subscription, type TreeNode, formatTree, startJobs } from '@jobtree/supervisor';
+import { type JobsApp, type Subscription, type TreeNode, formatTree, startJobs } from 'jobtree';
 import emailWorker from './actors/email-worker.js';
 
 const { values } = parseArgs({ options: { path: { type: 'string' } } });

@@ -4,7 +4,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createActorSystem } from '@jobtree/actors';
-import { actorStart, startSupervisor } from '@jobtree/supervisor';
+import { actorStart, startSupervisor } from 'jobtree';
 import counter, { type CounterMessage } from './actors/counter.js';
 
 const system = createActorSystem({ threads: 2 });

@@ -10,7 +10,7 @@
 
 import { type ActorContext, defineActor } from '@jobtree/actors';
 import { type Job, JobsError } from '@jobtree/core';
-import { jobsCore } from '@jobtree/supervisor';
+import { jobsCore } from 'jobtree';
 
 export interface EmailWorkerArgs {
   type: string;

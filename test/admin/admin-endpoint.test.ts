@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
 import { JobsError } from '@jobtree/core';
-import { ADMIN_RECORD_FILE, ADMIN_TOKEN_FILE, AdminError, readAdminRecord, readAdminToken, startJobs } from '@jobtree/supervisor';
+import { ADMIN_RECORD_FILE, ADMIN_TOKEN_FILE, AdminError, readAdminRecord, readAdminToken, startJobs } from 'jobtree';
 import { eventually, followEvents, request, startAdminApp } from './fixtures/admin-app.js';
 
 test.serial('reads need no token and answer the tree, the types with counts, the jobs of a type and one job with its data', async (t) => {

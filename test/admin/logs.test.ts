@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import test from 'ava';
 import { pino } from 'pino';
-import type { JobsApp } from '@jobtree/supervisor';
+import type { JobsApp } from 'jobtree';
 import { eventually, startAdminApp } from './fixtures/admin-app.js';
 import idle from './fixtures/idle-actor.js';
 

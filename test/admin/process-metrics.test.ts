@@ -7,9 +7,9 @@
 import { createRequire } from 'node:module';
 import test from 'ava';
 import { EventEmitter } from 'node:events';
-import { AppMetrics, type MetricsSources } from '../../packages/supervisor/src/admin/app-metrics.js';
-import type { JobActivity } from '../../packages/supervisor/src/admin/job-activity.js';
-import type { QueueSampler } from '../../packages/supervisor/src/admin/queue-sampler.js';
+import { AppMetrics, type MetricsSources } from '../../packages/jobtree/src/admin/app-metrics.js';
+import type { JobActivity } from '../../packages/jobtree/src/admin/job-activity.js';
+import type { QueueSampler } from '../../packages/jobtree/src/admin/queue-sampler.js';
 
 const perfHooks = createRequire(import.meta.url)('node:perf_hooks') as typeof import('node:perf_hooks');
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AcceptOptions, type Job, openJobs } from '@jobtree/core';
 import test from 'ava';
-import { JobsBridge } from '../../packages/supervisor/src/jobs/jobs-bridge.js';
+import { JobsBridge } from '../../packages/jobtree/src/app/jobs-bridge.js';
 
 test('an owner that dies while its accept waits ends the store accept at once, so a later job is not bounced', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-bridge-cancel-'));

@@ -3,7 +3,7 @@
 // rest keeps its ids, and that the app keeps working afterwards.
 
 import test from 'ava';
-import type { JobsApp } from '@jobtree/supervisor';
+import type { JobsApp } from 'jobtree';
 import spinner from './fixtures/spinner.js';
 import { T1, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 

@@ -42,7 +42,7 @@ test.serial('close() during processing loses no job: what was running is finishe
   for (let i = 0; i < 8; i++) await app.add(T1, `job-${i}`, { name: `n${i}`, slowMs: 2_000 });
   await eventually(async () => (await app.getActiveJobIds(T1)).length > 0, 20_000, 'a running job');
   await app.close();
-  const { startJobs } = await import('@jobtree/supervisor');
+  const { startJobs } = await import('jobtree');
   const again = await startJobs({ path: dir, threads: 1, logLevel: 'silent' });
   t.teardown(() => again.close());
   const jobs = await again.getJobs(T1);

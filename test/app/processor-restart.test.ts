@@ -5,7 +5,7 @@
 // every kill of the processor, until the drain ran out of time.)
 
 import test from 'ava';
-import type { ProcessorOptions } from '@jobtree/supervisor';
+import type { ProcessorOptions } from 'jobtree';
 import crashOnce from './fixtures/crash-once-handler.js';
 import { T1, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 

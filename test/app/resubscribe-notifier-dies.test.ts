@@ -6,7 +6,7 @@
 
 import { type ActorId, createActorSystem } from '@jobtree/actors';
 import test from 'ava';
-import { SubscriptionHub } from '../../packages/supervisor/src/jobs/subscription-hub.js';
+import { SubscriptionHub } from '../../packages/jobtree/src/app/subscription-hub.js';
 import fakeNotifier from './fixtures/fake-notifier.js';
 
 test('a subscription whose new notifier dies while resubscribing moves on to the next notifier', async (t) => {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { pino } from 'pino';
 import { JobsError } from '@jobtree/core';
-import { type StartJobsOptions, startJobs } from '@jobtree/supervisor';
+import { type StartJobsOptions, startJobs } from 'jobtree';
 import abortMarker from '../processors/fixtures/abort-marker.js';
 import { T1, T2, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 

@@ -3,7 +3,7 @@
 
 import test from 'ava';
 import { JobsError } from '@jobtree/core';
-import type { JobEvent } from '@jobtree/supervisor';
+import type { JobEvent } from 'jobtree';
 import subscriber, { type SubscriberMessage } from './fixtures/subscriber-actor.js';
 import { T1, eventually, startTempApp } from './fixtures/temp-app.js';
 
@@ -76,7 +76,7 @@ test.serial('a running job left by close() is re-enqueued by the next start', as
   await app.add(T1, 'j', {});
   t.truthy(await app.accept(T1));
   await app.close();
-  const { startJobs } = await import('@jobtree/supervisor');
+  const { startJobs } = await import('jobtree');
   const again = await startJobs({ path: dir, threads: 1, activityMonitorMaxJitterMs: 0 });
   t.teardown(() => again.close());
   await eventually(async () => (await again.getJobState(T1, 'j')) === 'pending', 10_000, 'the job to be pending again');
@@ -108,7 +108,7 @@ test.serial('subscribe and wait check their arguments', async (t) => {
 });
 
 test('startJobs rejects bad options with invalid_option', async (t) => {
-  const { startJobs } = await import('@jobtree/supervisor');
+  const { startJobs } = await import('jobtree');
   for (const bad of [null, 'x', { threads: 0 }, { threads: 1.5 }, { typeMonitorHoldoffMs: -1 }, { typeCheckPeriodMs: Number.NaN }, { bogus: 1 }]) {
     await t.throwsAsync(startJobs(bad as never), { instanceOf: JobsError, code: 'invalid_option' }, JSON.stringify(bad));
   }

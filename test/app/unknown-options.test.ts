@@ -11,7 +11,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { ActorError, createActorSystem } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
-import { SchedulerError, SupervisorError, actorStart, startJobs, startSupervisor, supervisorChild } from '@jobtree/supervisor';
+import { SchedulerError, SupervisorError, actorStart, startJobs, startSupervisor, supervisorChild } from 'jobtree';
 import worker from '../supervisor/fixtures/worker.js';
 import greet from './fixtures/greet-handler.js';
 import { T1, startTempApp } from './fixtures/temp-app.js';

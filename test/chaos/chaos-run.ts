@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ConsistencyAnomaly, checkJobsConsistency, type JobInfo, openDatabase } from '@jobtree/core';
-import { type JobsApp, type Scheduler, startJobs } from '@jobtree/supervisor';
+import { type JobsApp, type Scheduler, startJobs } from 'jobtree';
 import { type Fault, type FaultKind, makeSchedule } from './fault-schedule.js';
 import { fastClock } from './fast-clock.js';
 import { FaultyDatabase } from './faulty-database.js';

@@ -7,7 +7,7 @@
 //   node --import tsx test/chaos/crash-child.ts --path DIR --history FILE --seed N --round R --mode load|drain
 
 import { parseArgs } from 'node:util';
-import { startJobs } from '@jobtree/supervisor';
+import { startJobs } from 'jobtree';
 import { CRASH_TYPE, SUBS_PER_ROUND } from './crash-loop.js';
 import chaosWorker from './fixtures/chaos-worker.js';
 import { HistoryLog } from './history.js';

@@ -4,7 +4,7 @@
 // still drain in time. Only the scheduler takes it; the activity monitors
 // and the store run on real time.
 
-import type { Clock } from '../../packages/supervisor/src/processors/index.js';
+import type { Clock } from '../../packages/jobtree/src/processors/index.js';
 
 export function fastClock(speed: number): Clock {
   const start = Date.now();

@@ -9,7 +9,7 @@
 // recorded as `lost`, which leaves the streak as it was.
 
 import test from 'ava';
-import { consecutiveCrashes, type HistoryEvent } from '../../packages/supervisor/src/processors/index.js';
+import { consecutiveCrashes, type HistoryEvent } from '../../packages/jobtree/src/processors/index.js';
 
 const AT = 1_800_000_000_000;
 const HEALTH_THRESHOLD_S = 120;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { JobsError } from '@jobtree/core';
-import { startJobs } from '@jobtree/supervisor';
+import { startJobs } from 'jobtree';
 
 const T = 'subs';
 

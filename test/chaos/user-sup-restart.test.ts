@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { startJobs } from '@jobtree/supervisor';
+import { startJobs } from 'jobtree';
 import chaosHandler from './fixtures/chaos-handler.js';
 import chaosWorker from './fixtures/chaos-worker.js';
 

@@ -5,7 +5,7 @@
 // to their end.
 
 import { type Job, JobsError } from '@jobtree/core';
-import type { JobsApp, Subscription } from '@jobtree/supervisor';
+import type { JobsApp, Subscription } from 'jobtree';
 import type { HistoryLog } from './history.js';
 import type { Prng } from './prng.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { openJobs } from '@jobtree/core';
-import { type JobsApp, startJobs } from '@jobtree/supervisor';
+import { type JobsApp, startJobs } from 'jobtree';
 import { existsSync } from 'node:fs';
 import { json, jobtree, startJobtree } from './fixtures/run-cli.js';
 

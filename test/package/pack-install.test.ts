@@ -143,7 +143,7 @@ test.after.always('remove the temporary app and tarballs', () => {
 
 test.serial('each tarball holds built JavaScript, declarations and worker entries, with a manifest pointing at them', async (t) => {
   const { packed, sourceDirs, scratch } = theInstall();
-  t.deepEqual([...packed.keys()].sort(), ['@jobtree/actors', '@jobtree/cli', '@jobtree/core', '@jobtree/supervisor']);
+  t.deepEqual([...packed.keys()].sort(), ['@jobtree/actors', '@jobtree/cli', '@jobtree/core', 'jobtree']);
   for (const [name, tarball] of packed) {
     const files = (await exec('tar', ['tzf', tarball], scratch)).split('\n').filter(Boolean);
     t.true(files.includes('package/dist/index.js'), `${name} ships dist/index.js`);

@@ -8,7 +8,7 @@ import {
   type StartSchedulerOptions,
   defineHandler,
   startScheduler,
-} from '../../packages/supervisor/src/processors/index.js';
+} from '../../packages/jobtree/src/processors/index.js';
 
 interface Thumb {
   url: string;

@@ -10,7 +10,7 @@ import {
   latestCrashTime,
   oldestJobFirst,
   withEvent,
-} from '../../packages/supervisor/src/processors/index.js';
+} from '../../packages/jobtree/src/processors/index.js';
 
 const added = (): HistoryEvent => ({ type: 'added', at: 0 });
 const started = (s = 0): HistoryEvent => ({ type: 'started', at: s * 1000 });

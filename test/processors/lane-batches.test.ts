@@ -4,8 +4,8 @@
 // least busy lanes, and so is every batch before the pool knows how long
 // runs take.
 import test from 'ava';
-import { HandlerPool, type HandlerPoolOptions } from '../../packages/supervisor/src/processors/handler-pool.js';
-import type { LaneRun } from '../../packages/supervisor/src/processors/lane-protocol.js';
+import { HandlerPool, type HandlerPoolOptions } from '../../packages/jobtree/src/processors/handler-pool.js';
+import type { LaneRun } from '../../packages/jobtree/src/processors/lane-protocol.js';
 import { fixture } from './scheduler-harness.js';
 
 let serials = 0;

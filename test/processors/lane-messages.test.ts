@@ -2,10 +2,10 @@
 // (flat arrays of plain values, not job objects), and its signal, made only
 // when the handler first reads it.
 import test from 'ava';
-import { HandlerAbortError } from '../../packages/supervisor/src/processors/errors.js';
-import type { HandlerJob } from '../../packages/supervisor/src/processors/index.js';
-import { type LaneRun, type PackedRuns, packRun, unpackRuns } from '../../packages/supervisor/src/processors/lane-protocol.js';
-import { RunSignal } from '../../packages/supervisor/src/processors/run-signal.js';
+import { HandlerAbortError } from '../../packages/jobtree/src/processors/errors.js';
+import type { HandlerJob } from '../../packages/jobtree/src/processors/index.js';
+import { type LaneRun, type PackedRuns, packRun, unpackRuns } from '../../packages/jobtree/src/processors/lane-protocol.js';
+import { RunSignal } from '../../packages/jobtree/src/processors/run-signal.js';
 import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
 
 test('a packed batch unpacks, after a structured clone, to every field of every job', (t) => {

@@ -2,7 +2,7 @@
 // one-shot runs end quickly, started the moment a slot frees, never run
 // beyond maxJobs, and given back on stop.
 import test from 'ava';
-import type { Scheduler } from '../../packages/supervisor/src/processors/index.js';
+import type { Scheduler } from '../../packages/jobtree/src/processors/index.js';
 import { harness, nextEvent } from './scheduler-harness.js';
 
 const COUNT = 400;

@@ -1,6 +1,6 @@
 // Processor options and start-up checks fail early with typed errors.
 import test from 'ava';
-import { SchedulerError, startScheduler } from '../../packages/supervisor/src/processors/index.js';
+import { SchedulerError, startScheduler } from '../../packages/jobtree/src/processors/index.js';
 import { fixture, harness } from './scheduler-harness.js';
 
 test('bad processor options are refused with invalid_option naming the option', async (t) => {

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import type { FailedOutcome } from '../../packages/supervisor/src/processors/index.js';
+import type { FailedOutcome } from '../../packages/jobtree/src/processors/index.js';
 import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
 
 test('a one-shot job runs its handler and finishes with its result', async (t) => {

@@ -7,7 +7,7 @@ import {
   type ScheduleEntry,
   ScheduleTable,
   SchedulerError,
-} from '../../packages/supervisor/src/processors/index.js';
+} from '../../packages/jobtree/src/processors/index.js';
 
 const added = (): HistoryEvent => ({ type: 'added', at: 0 });
 const started = (s: number): HistoryEvent => ({ type: 'started', at: s * 1000 });

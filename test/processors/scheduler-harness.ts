@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { type Jobs, openJobs } from '@jobtree/core';
-import type { Clock } from '../../packages/supervisor/src/clock.js';
+import type { Clock } from '../../packages/jobtree/src/clock.js';
 import {
   type ProcessorOptions,
   type Scheduler,
   type SchedulerEventTypes,
   startScheduler,
-} from '../../packages/supervisor/src/processors/index.js';
+} from '../../packages/jobtree/src/processors/index.js';
 
 export const fixture = (name: string): URL => new URL(`./fixtures/${name}.ts`, import.meta.url);
 

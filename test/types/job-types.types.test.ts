@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { Job, JobDataOf, JsonValue } from '@jobtree/core';
 import { openJobs } from '@jobtree/core';
-import { startJobs } from '@jobtree/supervisor';
+import { startJobs } from 'jobtree';
 
 declare module '@jobtree/core' {
   interface JobTypes {

@@ -237,7 +237,7 @@ type StartScheduler = (options: { jobs: Jobs; type: string; handler: string; max
  * processors variant cannot run.
  */
 export async function findProcessors(): Promise<StartProcessors | string> {
-  const supervisor: Record<string, unknown> = await import('@jobtree/supervisor');
+  const supervisor: Record<string, unknown> = await import('jobtree');
   if (typeof supervisor.startScheduler !== 'function') return '@jobtree/supervisor does not export startScheduler yet';
   const startScheduler = supervisor.startScheduler as StartScheduler;
   return async (jobs, type, handler, maxJobs) => {

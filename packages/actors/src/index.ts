@@ -29,3 +29,7 @@ export { defineActor } from './define-actor.js';
 export { ActorError, type ActorErrorCode, describeReason } from './errors.js';
 export { errorInfo, isExitReason } from './exit-reason.js';
 export { MAX_TIMER_MS } from './max-timer.js';
+// the known names of an options object (also used by @jobtree/supervisor's specs)
+export { OptionNames } from './option-names.js';
+// the first module of every thread jobtree starts (also the jobs application's handler threads)
+export { THREAD_ENTRY, threadEntry, type ThreadEntryData } from './thread-entry.js';

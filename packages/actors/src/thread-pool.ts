@@ -3,6 +3,7 @@
 // every live thread with a MessageChannel of its own, so actors on two hosts
 // talk directly and the main thread is never a hop in between.
 
+import { THREAD_ENTRY, threadEntry } from './thread-entry.js';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { ActorHost } from './actor-host.js';
 import { exposeCore } from './core-bridge.js';
@@ -53,22 +54,8 @@ export interface ThreadPoolOptions {
   onExit: (thread: HostThread) => void;
 }
 
-const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
-const HOST_ENTRY = new URL('./host-entry.mjs', import.meta.url);
-const HOST_MODULE = new URL(RUNNING_TYPESCRIPT ? './host-thread.ts' : './host-thread.js', import.meta.url).href;
-/** tsx's register API, for host threads to load `.ts` (see host-entry.mjs). */
-// Also when the package runs built but the app runs under tsx: its actor or
-// handler modules may then be TypeScript.
-const TSX_API =
-  RUNNING_TYPESCRIPT || process.execArgv.some((arg) => arg.includes('tsx')) ? resolveOrUndefined('tsx/esm/api') : undefined;
-
-function resolveOrUndefined(specifier: string): string | undefined {
-  try {
-    return import.meta.resolve(specifier);
-  } catch {
-    return undefined;
-  }
-}
+/** Each host thread runs host-thread.ts (see thread-entry.mjs). */
+const HOST_ENTRY = threadEntry(import.meta.url, './host-thread');
 
 export class ThreadPool {
   #threads = new Map<ThreadId, HostThread>();
@@ -115,8 +102,8 @@ export class ThreadPool {
       core: workerCore,
       shutdownTimeoutMs: this.#options.shutdownTimeoutMs,
     };
-    const worker = new Worker(HOST_ENTRY, {
-      workerData: { ...workerData, entry: { tsxApi: TSX_API, hostModule: HOST_MODULE } },
+    const worker = new Worker(THREAD_ENTRY, {
+      workerData: { ...workerData, entry: HOST_ENTRY },
       transferList: transfer,
       name: `jobtree-host-${id}`,
       ...(this.#execArgv === undefined ? {} : { execArgv: this.#execArgv }),

@@ -2,7 +2,7 @@
 // and given their defaults once, before anything starts, so that a typo is a
 // clear `invalid_spec` error instead of a supervisor crashing later.
 
-import { OptionNames } from '@jobtree/core';
+import { OptionNames } from '@jobtree/actors';
 import { SupervisorError } from './errors.js';
 import type {
   ActorStart,

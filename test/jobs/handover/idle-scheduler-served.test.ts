@@ -4,7 +4,7 @@
 // transaction of the scheduler's in between, and finishes as usual.
 
 import test from 'ava';
-import { startScheduler } from '../../../packages/supervisor/src/processors/index.js';
+import { startScheduler } from '../../../packages/jobtree/src/processors/index.js';
 import { fixture } from '../../processors/scheduler-harness.js';
 import { openHandoverJobs } from './handover-setup.js';
 

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { JobsError } from '@jobtree/core';
-import { type JobsApp, startJobs } from '@jobtree/supervisor';
+import { type JobsApp, startJobs } from '../app/jobs-app.js';
 
 export interface DemoOptions {
   path: string | undefined;

@@ -3,7 +3,9 @@
 // Both answer with the same plain shapes, which `--json` prints as they are.
 
 import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
-import type { JobTotals, TreeNode, TypeQueue } from '@jobtree/supervisor';
+import type { JobTotals } from '../admin/job-activity.js';
+import type { TypeQueue } from '../admin/queue-sampler.js';
+import type { TreeNode } from '../app/live-tree.js';
 
 export interface TypeView extends TypeQueue {
   /** Totals since the app started; null when read from a closed store. */

@@ -8,7 +8,7 @@
 import type { ActorSystemEvents, ExitReason } from '@jobtree/actors';
 import { pino, type Logger } from 'pino';
 import type { EventEmitter } from 'eventemitter3';
-import type { SupervisorEvents } from '../interfaces.js';
+import type { SupervisorEvents } from '@jobtree/supervisor';
 import type { Scheduler } from '../processors/scheduler.js';
 import type { OperationsSettings } from './admin-options.js';
 import { AdminServer } from './admin-server.js';

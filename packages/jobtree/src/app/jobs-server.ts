@@ -8,7 +8,7 @@
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor, describeReason } from '@jobtree/actors';
 import { clockFromSpec, type ClockSpec } from '../clock.js';
-import { Supervisor, actorStart, createSupervisorEvents } from '../supervisor.js';
+import { Supervisor, actorStart, createSupervisorEvents } from '@jobtree/supervisor';
 import activityMonitor, { type ActivityMonitorArgs } from './activity-monitor.js';
 import { badMessage, hasType, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';

@@ -10,6 +10,7 @@
 
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
+import { THREAD_ENTRY, threadEntry } from '@jobtree/actors';
 import { Piscina } from 'piscina';
 import type { AbortCause } from './interfaces.js';
 import {
@@ -81,14 +82,8 @@ interface Lane {
  */
 export const ONE_LANE_BATCH_MS = 5;
 
-const RUNNING_TYPESCRIPT = import.meta.url.endsWith('.ts');
-const LANE_ENTRY = new URL('./lane-entry.mjs', import.meta.url);
-const LANE_MODULE = new URL(RUNNING_TYPESCRIPT ? './lane-worker.ts' : './lane-worker.js', import.meta.url).href;
-/** tsx's register API, for lane threads to load `.ts` (see lane-entry.mjs). */
-// Also when the package runs built but the app runs under tsx: its actor or
-// handler modules may then be TypeScript.
-const TSX_API =
-  RUNNING_TYPESCRIPT || process.execArgv.some((arg) => arg.includes('tsx')) ? resolveOrUndefined('tsx/esm/api') : undefined;
+/** Each handler thread runs the lane (see lane-worker.ts). */
+const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
 
 export class HandlerPool {
   readonly #options: HandlerPoolOptions;
@@ -103,13 +98,13 @@ export class HandlerPool {
   constructor(options: HandlerPoolOptions) {
     this.#options = options;
     this.#pool = new Piscina<LaneTask, void>({
-      filename: LANE_ENTRY.href,
+      filename: THREAD_ENTRY.href,
       minThreads: options.threads,
       maxThreads: options.threads,
       // One lane per thread: a lane's thread is what a stuck handler costs.
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
-      workerData: { tsxApi: TSX_API, laneModule: LANE_MODULE },
+      workerData: { entry: LANE_ENTRY },
     });
     if (Number.isFinite(options.stuckThreadMs)) {
       const every = Math.max(10, Math.min(1000, options.stuckThreadMs / 4));
@@ -345,12 +340,4 @@ export class HandlerPool {
 
 function send(lane: Lane, message: ToLane): void {
   if (!lane.dead) lane.port.postMessage(message);
-}
-
-function resolveOrUndefined(specifier: string): string | undefined {
-  try {
-    return import.meta.resolve(specifier);
-  } catch {
-    return undefined;
-  }
 }

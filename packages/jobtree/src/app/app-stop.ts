@@ -5,7 +5,7 @@
 
 import { type ExitReason, describeReason } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
-import type { IntensityReachedEvent } from '../interfaces.js';
+import type { IntensityReachedEvent } from '@jobtree/supervisor';
 
 /** Why a jobs app stopped, as `app.stopped` resolves with it. */
 export interface AppStop {

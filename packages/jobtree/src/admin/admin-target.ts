@@ -2,7 +2,7 @@
 // itself), so that the endpoint does not depend on the app's module.
 
 import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
-import type { TreeNode } from '../jobs/live-tree.js';
+import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
 export interface AdminTarget {

@@ -4,7 +4,7 @@
 // often it was restarted.
 
 import type { ActorId, ActorSystem, ThreadId } from '@jobtree/actors';
-import type { ChildType, SupervisorEvents } from '../interfaces.js';
+import type { ChildType, SupervisorEvents } from '@jobtree/supervisor';
 
 /** One place in the tree. */
 export interface TreeNode {

@@ -1,7 +1,7 @@
 // Text output of the commands (`--json` prints the backend's values instead).
 
 import type { JobInfo } from '@jobtree/core';
-import type { TreeNode } from '@jobtree/supervisor';
+import type { TreeNode } from '../app/live-tree.js';
 import type { JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
 
 export function duration(ms: number | null | undefined): string {

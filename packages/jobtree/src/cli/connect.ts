@@ -3,7 +3,7 @@
 // it records there) when one runs and answers, else the store itself.
 
 import { resolve } from 'node:path';
-import { processAlive, readAdminRecord, readAdminToken } from '@jobtree/supervisor';
+import { processAlive, readAdminRecord, readAdminToken } from '../admin/admin-record.js';
 import { AppClient } from './app-client.js';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
