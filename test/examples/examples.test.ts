@@ -25,6 +25,11 @@ test('the app demo processes jobs with worker actors, survives kills, and re-enq
   t.regex(out, /closed\s*$/);
 });
 
+test('the quick start runs a handler through app.process and reads its result through a subscription', async (t) => {
+  const out = await runExample('examples/quick-start.ts');
+  t.regex(out, /cat\.jpg: \{ width: 128, url: 'https:\/\/cdn\.example\/cat\.jpg\?w=128' \}/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);

@@ -3,7 +3,7 @@
 // workspace, run with plain `node` (no tsx anywhere), and type-checked as a
 // TypeScript consumer against the published declaration files.
 
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -31,28 +31,6 @@ interface WorkspacePackage {
   manifest: Manifest;
 }
 
-/** The publishable workspace packages, each after the ones it depends on (pnpm pack builds a package's references). */
-function workspacePackages(): WorkspacePackage[] {
-  const packagesDir = join(ROOT, 'packages');
-  const all = readdirSync(packagesDir)
-    .map((name) => join(packagesDir, name))
-    .filter((dir) => existsSync(join(dir, 'package.json')))
-    .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest }))
-    .filter((pkg) => pkg.manifest.private !== true);
-  const byName = new Map(all.map((pkg) => [pkg.manifest.name, pkg]));
-  const ordered: WorkspacePackage[] = [];
-  const visit = (pkg: WorkspacePackage): void => {
-    if (ordered.includes(pkg)) return;
-    for (const dep of Object.keys(pkg.manifest.dependencies ?? {})) {
-      const inner = byName.get(dep);
-      if (inner !== undefined) visit(inner);
-    }
-    ordered.push(pkg);
-  };
-  all.forEach(visit);
-  return ordered;
-}
-
 /** The environment of a child that must behave as a user's shell would: no tsx, no settings from the running pnpm/npm script. */
 function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -61,16 +39,6 @@ function userEnv(): NodeJS.ProcessEnv {
     env[key] = value;
   }
   return env;
-}
-
-/** pnpm as the README's commands provide it (on PATH inside `pnpm test`), or through npx. */
-function pnpmCommand(): [string, string[]] {
-  try {
-    execFileSync('pnpm', ['--version'], { stdio: 'ignore' });
-    return ['pnpm', []];
-  } catch {
-    return ['npx', ['--yes', 'pnpm@10']];
-  }
 }
 
 /** The `.mjs` files under a package's src/, relative to it. */
@@ -108,31 +76,36 @@ function theInstall(): Installed {
   return installed;
 }
 
-test.before('pack every package and install the tarballs with npm into an app outside the workspace', async (t) => {
+test.before('pack every package with the pack script, and install jobtree alone by name with npm into an app outside the workspace', async (t) => {
   t.timeout(3 * STEP_TIMEOUT_MS);
   const scratch = mkdtempSync(join(tmpdir(), 'jobtree-pack-'));
   const tarballs = join(scratch, 'tarballs');
   const app = join(scratch, 'app');
-  mkdirSync(tarballs);
   installed = { scratch, app, packed: new Map(), sourceDirs: new Map() };
 
-  // Pack: each pack runs the package's prepack (a clean build into dist/).
-  const [pnpm, pnpmArgs] = pnpmCommand();
-  for (const { dir, manifest } of workspacePackages()) {
-    installed.sourceDirs.set(manifest.name, join(dir, 'src'));
-    const before = new Set(readdirSync(tarballs));
-    await exec(pnpm, [...pnpmArgs, 'pack', '--pack-destination', tarballs], dir);
-    const tarball = readdirSync(tarballs).find((file) => !before.has(file));
-    if (tarball === undefined) throw new Error(`pnpm pack wrote no tarball for ${manifest.name}`);
-    installed.packed.set(manifest.name, join(tarballs, tarball));
+  // The script README.md gives users: each pack runs the package's prepack (a clean build into dist/).
+  const printed = await exec(process.execPath, [join(ROOT, 'scripts', 'pack.mjs'), tarballs], ROOT);
+  const { tarballs: written } = JSON.parse(printed.trim().split('\n').at(-1) ?? '{}') as { tarballs: Record<string, string> };
+  for (const [name, tarball] of Object.entries(written)) {
+    installed.packed.set(name, tarball);
+    const dir = readdirSync(join(ROOT, 'packages')).find(
+      (entry) => existsSync(join(ROOT, 'packages', entry, 'package.json')) &&
+        (JSON.parse(readFileSync(join(ROOT, 'packages', entry, 'package.json'), 'utf8')) as Manifest).name === name,
+    );
+    if (dir !== undefined) installed.sourceDirs.set(name, join(ROOT, 'packages', dir, 'src'));
   }
 
-  // Install like a user: npm, from the registry for third-party dependencies.
-  // --ignore-scripts: lmdb's native code comes prebuilt in optional packages;
-  // the only install script that would do work is foundationdb's source build.
+  // Install like a user: `npm install jobtree`, its third-party dependencies
+  // from the registry. Until the @jobtree packages are published, npm's
+  // overrides point their names at the tarballs, the way a registry would
+  // serve them. --ignore-scripts: lmdb's native code comes prebuilt in
+  // optional packages; the only install script that would do work is
+  // foundationdb's source build.
   cpSync(FIXTURE, app, { recursive: true });
-  const dependencies = Object.fromEntries([...installed.packed].map(([name, tarball]) => [name, `file:${tarball}`]));
-  const manifest = { name: 'jobtree-pack-test-app', private: true, type: 'module', dependencies };
+  const jobtree = installed.packed.get('jobtree');
+  if (jobtree === undefined) throw new Error('the pack script packed no jobtree');
+  const overrides = Object.fromEntries([...installed.packed].filter(([name]) => name !== 'jobtree').map(([name, tarball]) => [name, `file:${tarball}`]));
+  const manifest = { name: 'jobtree-pack-test-app', private: true, type: 'module', dependencies: { jobtree: `file:${jobtree}` }, overrides };
   writeFileSync(join(app, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await exec('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--prefer-offline'], app);
 });
@@ -143,7 +116,7 @@ test.after.always('remove the temporary app and tarballs', () => {
 
 test.serial('each tarball holds built JavaScript, declarations and worker entries, with a manifest pointing at them', async (t) => {
   const { packed, sourceDirs, scratch } = theInstall();
-  t.deepEqual([...packed.keys()].sort(), ['@jobtree/actors', '@jobtree/cli', '@jobtree/core', 'jobtree']);
+  t.deepEqual([...packed.keys()].sort(), ['@jobtree/actors', '@jobtree/core', '@jobtree/supervisor', 'jobtree']);
   for (const [name, tarball] of packed) {
     const files = (await exec('tar', ['tzf', tarball], scratch)).split('\n').filter(Boolean);
     t.true(files.includes('package/dist/index.js'), `${name} ships dist/index.js`);
@@ -164,7 +137,32 @@ test.serial('each tarball holds built JavaScript, declarations and worker entrie
       `${name} has no workspace: ranges`,
     );
     t.false('tsx' in deps, `${name} does not depend on tsx`);
+    const published = manifest as Manifest & { license?: string; repository?: unknown; engines?: Record<string, string>; files?: string[] };
+    t.is(published.license, 'Apache-2.0', `${name} names its license`);
+    t.truthy(published.repository, `${name} names its repository`);
+    t.truthy(published.engines?.node, `${name} names the Node versions it runs on`);
+    t.true(files.includes('package/LICENSE') && files.includes('package/README.md'), `${name} ships its README and LICENSE`);
   }
+  const supervisor = JSON.parse(await exec('tar', ['xzfO', packed.get('@jobtree/supervisor') ?? '', 'package/package.json'], scratch)) as Manifest;
+  t.deepEqual(Object.keys(supervisor.dependencies ?? {}).sort(), ['@jobtree/actors', 'eventemitter3'], '@jobtree/supervisor is OTP alone');
+});
+
+test.serial('the app has jobtree alone in its manifest, and the jobtree bin is the CLI, run with plain node', async (t) => {
+  const { app, scratch } = theInstall();
+  const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as Manifest;
+  t.deepEqual(Object.keys(manifest.dependencies ?? {}), ['jobtree']);
+  const bin = join(app, 'node_modules', '.bin', 'jobtree');
+  t.true(existsSync(bin), 'npm links the jobtree bin');
+  const help = await exec(bin, ['--help'], app);
+  t.regex(help, /Usage: jobtree/);
+  // Against a closed store that an app made: add a job and read it back.
+  const store = join(scratch, 'cli-store');
+  const makeStore = `const { openJobs } = await import('jobtree'); const jobs = await openJobs({ path: ${JSON.stringify(store)} }); await jobs.close();`;
+  await exec(process.execPath, ['--input-type=module', '-e', makeStore], app);
+  await exec(bin, ['set-timeout', 'mail', '30', '--path', store], app);
+  await exec(bin, ['add', 'mail', 'm1', '{"to":"a@b.c"}', '--path', store], app);
+  const shown = await exec(bin, ['job', 'mail', 'm1', '--path', store, '--json'], app);
+  t.like(JSON.parse(shown), { id: 'm1', state: 'pending', data: { to: 'a@b.c' } });
 });
 
 test.serial('a plain Node app runs jobs, actors, supervisors, the jobs application and a handler module with no tsx installed', async (t) => {
