@@ -1,7 +1,7 @@
 // jobtree in the peer benchmark, through the packages' public API only:
 // `openJobs` from @jobtree/core with in-process workers (N concurrent
 // accept -> finish loops), the batch calls and the core's LocalQueue when
-// the core has them, and the scheduler of @jobtree/supervisor (handlers in
+// the core has them, and the scheduler of jobtree's processors (handlers in
 // worker threads) when it exports one.
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -224,7 +224,7 @@ interface RunningProcessors {
 /** Starts processors for `type` on `jobs`' store, with `handler` (a module URL) and at most `maxJobs` running. */
 type StartProcessors = (jobs: Jobs, type: string, handler: string, maxJobs: number) => Promise<RunningProcessors>;
 
-/** The scheduler of @jobtree/supervisor, as far as this benchmark uses it. */
+/** The scheduler of jobtree's processors, as far as this benchmark uses it. */
 interface SchedulerSlice {
   events: { on(event: 'job:finished', listener: (event: { id: string; state: string }) => void): unknown };
   stop(): Promise<void>;
@@ -232,14 +232,14 @@ interface SchedulerSlice {
 type StartScheduler = (options: { jobs: Jobs; type: string; handler: string; maxJobs: number }) => Promise<SchedulerSlice>;
 
 /**
- * How this build of @jobtree/supervisor runs handlers in worker threads:
- * its exported `startScheduler`, when there is one; otherwise why the
- * processors variant cannot run.
+ * How this build of jobtree runs handlers in worker threads: its exported
+ * `startScheduler`, when there is one; otherwise why the processors variant
+ * cannot run.
  */
 export async function findProcessors(): Promise<StartProcessors | string> {
-  const supervisor: Record<string, unknown> = await import('jobtree');
-  if (typeof supervisor.startScheduler !== 'function') return '@jobtree/supervisor does not export startScheduler yet';
-  const startScheduler = supervisor.startScheduler as StartScheduler;
+  const jobtree: Record<string, unknown> = await import('jobtree');
+  if (typeof jobtree.startScheduler !== 'function') return 'this build of jobtree does not export startScheduler';
+  const startScheduler = jobtree.startScheduler as StartScheduler;
   return async (jobs, type, handler, maxJobs) => {
     const scheduler = await startScheduler({ jobs, type, handler, maxJobs });
     return {
