@@ -1,0 +1,69 @@
+// The core's handles on the database. The `core` child of the tree attaches
+// a bridge over a fresh `Jobs` handle each time it restarts; the main
+// thread's calls use the newest handle and never wait for a restarting core,
+// and a killed core's handle keeps serving the calls already running on it
+// until the app ends.
+
+import type { ActorSystem } from '@jobtree/actors';
+import type { Database, Jobs } from '@jobtree/core';
+import type { JobActivity } from '../admin/job-activity.js';
+import { ObservedJobs } from '../admin/observed-jobs.js';
+import type { CoreServerArgs } from './core-server.js';
+import { JobsBridge } from './jobs-bridge.js';
+
+export class CoreHandles {
+  readonly #database: Database;
+  readonly #activity: JobActivity;
+  readonly #actors: ActorSystem;
+  readonly #closing: () => boolean;
+  /** Every handle ever made, closed when the app ends. */
+  readonly #all = new Set<Jobs>();
+  readonly #bridges = new Set<JobsBridge>();
+  #current: Jobs;
+
+  /** @param closing whether the app is closing: a bridge withdrawn then closes its handle */
+  constructor(database: Database, activity: JobActivity, actors: ActorSystem, closing: () => boolean) {
+    this.#database = database;
+    this.#activity = activity;
+    this.#actors = actors;
+    this.#closing = closing;
+    this.#current = this.#newHandle();
+    actors.events.on('exited', (event) => {
+      for (const bridge of this.#bridges) bridge.ownerExited(event.id);
+    });
+  }
+
+  /** The newest handle, the one the main thread's calls use. */
+  get current(): Jobs {
+    return this.#current;
+  }
+
+  /** What the `core` child does at its start and its stop. */
+  readonly core: CoreServerArgs = {
+    attach: () => {
+      // A restarted core re-attaches to the database with a fresh handle.
+      if (this.#bridges.size > 0) this.#current = this.#newHandle();
+      const bridge = new JobsBridge(this.#current);
+      this.#bridges.add(bridge);
+      this.#actors.setCore(bridge);
+      return bridge;
+    },
+    detach: async (bridge) => {
+      this.#bridges.delete(bridge);
+      this.#actors.setCore(undefined);
+      if (!this.#closing()) return;
+      await bridge.jobs.close();
+    },
+  };
+
+  /** Closes every handle, in the order they were made. */
+  async closeAll(): Promise<void> {
+    for (const handle of this.#all) await handle.close();
+  }
+
+  #newHandle(): Jobs {
+    const handle = new ObservedJobs(this.#database, this.#activity);
+    this.#all.add(handle);
+    return handle;
+  }
+}
