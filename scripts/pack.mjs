@@ -51,7 +51,8 @@ const tarballs = {};
 for (const { dir, manifest } of packagesInOrder()) {
   const before = new Set(readdirSync(destination));
   process.stderr.write(`packing ${manifest.name}@${manifest.version} (building it first)…\n`);
-  execFileSync(command, [...prefix, 'pack', '--pack-destination', destination], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The build's diagnostics (tsc prints them on stdout) go to stderr: stdout is the tarballs' list.
+  execFileSync(command, [...prefix, 'pack', '--pack-destination', destination], { cwd: dir, stdio: ['ignore', 2, 'inherit'] });
   const written = readdirSync(destination).filter((file) => !before.has(file) && file.endsWith('.tgz'));
   // A tarball of the same version from an earlier run is overwritten in place.
   const tarball = written[0] ?? `${manifest.name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`;

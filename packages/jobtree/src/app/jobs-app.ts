@@ -5,6 +5,7 @@
 // subscriptions, the processors of `app.process` (processor-registry.ts),
 // and the live tree and your actors (`app.system`, app-system.ts).
 
+import { setMaxListeners } from 'node:events';
 import type { ActorSystem, ExitReason } from '@jobtree/actors';
 import { createActorSystem } from '@jobtree/actors';
 import {
@@ -113,6 +114,8 @@ export class JobsApp {
     this.#database = database;
     this.#ownsDatabase = ownsDatabase;
     this.#settings = settings;
+    // Every lookup waiting for a notifier listens to it: any number may wait at once.
+    setMaxListeners(0, this.#ended.signal);
     this.#actors = createActorSystem({ threads: settings.threads, killTimeoutMs: settings.killTimeoutMs });
     this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
     this.#core = new CoreHandles(database, this.#operations.activity, this.#actors, () => this.#closing !== undefined);

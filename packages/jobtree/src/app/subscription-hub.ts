@@ -221,20 +221,21 @@ export class SubscriptionHub {
     const deadline = performance.now() + this.#options.resubscribeTimeoutMs;
     let gone = dead;
     let waiting = subs;
-    let lastError = 'no notifier was started again';
+    let lastError = 'no notifier came back in time, or the type has no timeout any more';
     // A successor that dies while it is asked (it was killed in turn) is
     // replaced by the next one, until the deadline, as in subscribe().
     while (waiting.length > 0 && !this.#closed && performance.now() < deadline) {
       let notifier: ActorId | undefined;
       try {
+        // The lookup itself waits (on name changes, not a timer) for a successor, until its own deadline.
         notifier = await this.#options.notifierOf(type, gone);
       } catch (error) {
         lastError = error instanceof Error ? error.message : String(error);
       }
       if (this.#closed) return;
       if (notifier === undefined || notifier === gone) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        continue;
+        // No successor in time, or the type lost its timeout: nothing will deliver these events.
+        break;
       }
       this.#watchNotifier(type, notifier);
       const again: Subscription[] = [];
