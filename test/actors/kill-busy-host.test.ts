@@ -2,7 +2,8 @@
 // the host takes it between two handlers, however long its batch, and the
 // watchdog terminates a thread (with every co-hosted actor) only when it is
 // stuck, not when it is slow (see host-status.ts and ActorSystem's watchdog).
-// Short kill timeouts make the old failure (a busy host deemed stuck) certain.
+// Short kill timeouts make the failure it guards against (a busy host deemed
+// stuck) certain.
 
 import { type ActorRef, type ActorSystem, createActorSystem } from '@jobtree/actors';
 import test from 'ava';

@@ -1,8 +1,7 @@
 // Short jobs beside a run that lasts (a long one-shot job, a continuous
-// job): the other slot keeps taking and running them. Found by review of an
-// attempt at queueing jobs inside the handler threads, which left short jobs
-// waiting behind the long run while a slot was free; that attempt was
-// withdrawn, and this pins the behaviour any such change must keep.
+// job): the other slot keeps taking and running them. Queueing jobs inside
+// the handler threads would leave short jobs waiting behind the long run
+// while a slot is free; this pins the behaviour any such change must keep.
 
 import { setEnvironmentData } from 'node:worker_threads';
 import test from 'ava';
