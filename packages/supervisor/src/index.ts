@@ -33,4 +33,4 @@ export {
   startSupervisor,
   supervisorChild,
 } from './supervisor.js';
-export type { SupervisorRequest } from './supervisor-actor.js';
+export type { SupervisorRequest } from './supervisor-protocol.js';

@@ -21,7 +21,8 @@ import type {
   SupervisorSpec,
 } from './interfaces.js';
 import { checkChildSpec, checkStartSupervisorOptions, checkSupervisorChildOptions, checkSupervisorSpec } from './specs.js';
-import supervisorActor, { type StartupReport, type SupervisorReply, type SupervisorRequest } from './supervisor-actor.js';
+import supervisorActor, { type StartupReport } from './supervisor-actor.js';
+import type { SupervisorReply, SupervisorRequest } from './supervisor-protocol.js';
 
 // OTP calls its supervisor with timeout infinity: starting a child may take as long as the child's init.
 import { MAX_TIMER_MS as CALL_TIMEOUT_MS } from '@jobtree/actors';

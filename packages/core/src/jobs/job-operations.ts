@@ -117,7 +117,7 @@ export async function ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Prom
 /**
  * `value`, the encoded record read at the job's data key, if `job.lock` still
  * owns it; else `halt`. Synchronous, so each finish and update awaits its
- * read directly (an async helper was a promise and a frame more per job).
+ * read directly (an async helper would be a promise and a frame more per job).
  */
 function owned(keys: TypeKeys, job: Job, value: Buffer | undefined): Buffer {
   if (value !== undefined && recordRunningUnder(value, job.lock)) return value;

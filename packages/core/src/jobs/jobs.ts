@@ -8,9 +8,15 @@
 // accept-batcher.ts); each call still gets its own answer. An accept left
 // waiting is served by the write that enqueues its job, in that write's
 // transaction (parked-accepts.ts). The class is the API: it checks the
-// arguments and runs the writes and reads itself, and hands accepts to
-// AcceptCalls (accept-calls.ts) and the activity calls to ActivityCalls
-// (activity-calls.ts).
+// arguments and runs the single writes itself, and hands accepts to
+// AcceptCalls (accept-calls.ts), the batch writes to BatchCalls
+// (batch-calls.ts), the reads to ReadCalls (read-calls.ts), the type
+// timeouts to TypeTimeoutCalls (type-timeout-calls.ts) and the activity
+// calls to ActivityCalls (activity-calls.ts).
+//
+// Over 500 lines for one reason: this is the public class, every method of
+// the API with its documentation, and a class's methods cannot be spread
+// over files; what is left here besides them is the single writes' hot path.
 
 import { JobsError } from '../errors.js';
 import { openDatabase } from '../storage/open-database.js';
@@ -19,49 +25,39 @@ import type { Versionstamp } from '../keys/versionstamp.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 import { AcceptCalls } from './accept-calls.js';
 import { ActivityCalls } from './activity-calls.js';
-import { AdaptiveBatchSize, runBatch } from './batch-size.js';
+import { BatchCalls } from './batch-calls.js';
+import { type AdaptiveBatchSize, runBatch } from './batch-size.js';
 import { FINISH_COUNTED } from './counted-finish.js';
-import { decodeJobData, encodeJobData } from './job-data.js';
 import { closedError } from './handle-context.js';
 import type { HandleContext } from './handle-context.js';
 import {
   ADD_OPTIONS,
-  JOB_SPEC_OPTIONS,
   NEW_JOBS_OPTIONS,
-  PENDING_COUNT_OPTIONS,
   RESUBMIT_OPTIONS,
-  WORKER_ITEM,
   WORKER_RESUBMIT_OPTIONS,
-  checkArray,
-  checkBooleanOption,
-  checkFunction,
   checkId,
   checkJobScheduledTime,
   checkJobShape,
   checkOpenJobsOptions,
   checkOptions,
   checkPriority,
-  checkScheduledTime,
   checkType,
-  checkTypeTimeout,
   describe,
   isDatabaseLike,
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import { decodeJobRecord } from './job-record.js';
 import type { JobState } from './job-record.js';
-import { flagOwnJob, jobInfo, readJobInfo, removeJob, resubmitJob } from './job-operations.js';
-import { readRecord } from './job-transitions.js';
-import type { Changes } from './job-transitions.js';
-import { JobsInTransaction, float64, readJobStates } from './jobs-in-transaction.js';
+import { flagOwnJob, removeJob, resubmitJob } from './job-operations.js';
+import { JobsInTransaction } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
 import { ParkedAccepts } from './parked-accepts.js';
-import { countPendingPage } from './pending-queue.js';
+import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
+import { TypeTimeoutCalls } from './type-timeout-calls.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
-import { AddCall, FinishCall, UpdateCall, writeBytes } from './write-calls.js';
+import { addRequest, finishRequest, jobChanges, updateRequest, writeBytes } from './write-calls.js';
 import type {
   AcceptOptions,
   AddOptions,
@@ -96,16 +92,15 @@ export class Jobs {
   readonly #writes: WriteBatcher;
   readonly #accepts: AcceptCalls;
   readonly #activity: ActivityCalls;
+  readonly #reads: ReadCalls;
+  readonly #batches: BatchCalls;
+  readonly #typeTimeouts: TypeTimeoutCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
   readonly #views = new WeakMap<Transaction, JobsInTransaction>();
   readonly #context: JobsContext;
   #closed = false;
-  // One adaptive size per kind of bulk work: they cost differently per item
-  // (re-enqueues: see ActivityCalls).
-  readonly #scanBatch = new AdaptiveBatchSize({ initial: 500 });
-  readonly #countBatch = new AdaptiveBatchSize({ initial: 5_000, max: 100_000 });
 
   /**
    * Prefer {@link openJobs}. `ownsDatabase`: whether `close()` also closes
@@ -120,7 +115,7 @@ export class Jobs {
     this.#writes = new WriteBatcher(database, this.#turn, this.#parked, this.#failureOf);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
-      changes: (data, addOptions) => this.#changes(data, addOptions),
+      changes: jobChanges,
     };
     const handle: HandleContext = {
       database,
@@ -128,11 +123,15 @@ export class Jobs {
       checkOpen: () => this.#checkOpen(),
       failure: (error) => this.#failure(error),
       typeKeys: (type) => this.#typeKeys(type),
+      jobKeys: (job) => this.#jobKeys(job),
       run: (body) => this.#run(body),
       runBatch: (size, body) => this.#runBatch(size, body),
     };
     this.#accepts = new AcceptCalls(handle, this.#parked, this.#turn);
     this.#activity = new ActivityCalls(handle);
+    this.#reads = new ReadCalls(handle, this.#keys);
+    this.#batches = new BatchCalls(handle, this.#writes);
+    this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
   }
 
   /** The database this handle runs its transactions on. */
@@ -163,30 +162,23 @@ export class Jobs {
   // --- type timeouts -------------------------------------------------------
 
   /** Sets the activity timeout of a type; required before `add` for it. */
-  async setTypeTimeout(type: string, seconds: number): Promise<void> {
-    const keys = this.#typeKeys(type);
-    const value = float64(checkTypeTimeout(seconds));
-    await this.#run((tx) => tx.set(keys.typeTimeout, value));
+  setTypeTimeout(type: string, seconds: number): Promise<void> {
+    return this.#typeTimeouts.setTypeTimeout(type, seconds);
   }
 
   /** The activity timeout of a type in seconds, or `undefined` when it has none. */
-  async getTypeTimeout(type: string): Promise<number | undefined> {
-    const keys = this.#typeKeys(type);
-    const value = await this.#run((tx) => tx.get(keys.typeTimeout));
-    return value === undefined ? undefined : value.readDoubleBE(0);
+  getTypeTimeout(type: string): Promise<number | undefined> {
+    return this.#typeTimeouts.getTypeTimeout(type);
   }
 
   /** Removes a type's timeout: later `add`s of that type fail with `no_type_timeout`; its jobs stay. */
-  async clearTypeTimeout(type: string): Promise<void> {
-    const keys = this.#typeKeys(type);
-    await this.#run((tx) => tx.clear(keys.typeTimeout));
+  clearTypeTimeout(type: string): Promise<void> {
+    return this.#typeTimeouts.clearTypeTimeout(type);
   }
 
   /** Types that have a timeout, in key order. */
-  async getTypes(): Promise<string[]> {
-    const subspace = this.#keys.typeTimeouts;
-    const rows = await this.#run((tx) => tx.getRange(subspace.range().begin, subspace.range().end));
-    return rows.map((row) => String(subspace.unpack(row.key)[0]));
+  getTypes(): Promise<string[]> {
+    return this.#typeTimeouts.getTypes();
   }
 
   // --- creation ------------------------------------------------------------
@@ -200,7 +192,8 @@ export class Jobs {
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     // Not `async`: an async wrapper around the write's promise costs a promise and two turns per job.
     try {
-      return this.#write(this.#addRequest(type, id, data, checkOptions(options, ADD_OPTIONS)));
+      const checked = checkOptions(options, ADD_OPTIONS);
+      return this.#write(addRequest(this.#typeKeys(type), id, data, checked));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -214,25 +207,8 @@ export class Jobs {
    * cleared meanwhile) the call rejects with that job's error after all
    * others settled: more than one transaction's worth is not atomic.
    */
-  async addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
-    this.#typeKeys(type);
-    // The spec is its own options (#changes reads only the option fields): no rest object per job.
-    const requests = checkArray(jobs, 'addMany\'s jobs').map((spec) => {
-      const checked = checkOptions(spec, JOB_SPEC_OPTIONS);
-      return this.#addRequest(type, checked.id, checked.data, checked);
-    });
-    const outcomes = await this.#guarded(this.#writes.submitAll(requests));
-    return outcomes.map((outcome) => {
-      if (outcome.status === 'rejected') throw this.#failure(outcome.reason);
-      return outcome.value;
-    });
-  }
-
-  /** `options` are checked already (as `add`'s or as a job of `addMany`). */
-  #addRequest(type: string, id: string, data: unknown, options: AddOptions): WriteRequest<JobState> {
-    const keys = this.#typeKeys(type);
-    checkId(id);
-    return new AddCall(keys, id, this.#changes(data, options), nowSeconds());
+  addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
+    return this.#batches.addMany(type, jobs);
   }
 
   /**
@@ -274,7 +250,7 @@ export class Jobs {
     const keys = this.#typeKeys(typeOrJob);
     const id = checkId(idOrOptions);
     const checked = checkOptions(options, RESUBMIT_OPTIONS);
-    const changes = this.#changes(checked.data, checked);
+    const changes = jobChanges(checked.data, checked);
     const now = nowSeconds();
     return this.#write({
       scope: keys.type,
@@ -287,26 +263,18 @@ export class Jobs {
   // --- monitoring ----------------------------------------------------------
 
   /** `'pending' | 'running' | 'finished'`, or `undefined` for a job that does not exist. */
-  async getJobState(type: string, id: string): Promise<JobState | undefined> {
-    const keys = this.#typeKeys(type);
-    checkId(id);
-    const record = await this.#run((tx) => readRecord(tx, keys, id));
-    return record?.state;
+  getJobState(type: string, id: string): Promise<JobState | undefined> {
+    return this.#reads.getJobState(type, id);
   }
 
   /** The job's data as last written, or `undefined` for a job that does not exist. */
-  async getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
-    const keys = this.#typeKeys(type);
-    checkId(id);
-    const record = await this.#run((tx) => readRecord(tx, keys, id));
-    return record === undefined ? undefined : (decodeJobData(record.data) as JobDataOf<T>);
+  getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
+    return this.#reads.getJobData(type, id);
   }
 
   /** State, data, priority, schedule and flags of a job, read in one transaction. */
-  async getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
-    const keys = this.#typeKeys(type);
-    checkId(id);
-    return this.#run((tx) => readJobInfo(tx, keys, id)) as Promise<JobInfo<T> | undefined>;
+  getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
+    return this.#reads.getJob(type, id);
   }
 
   /**
@@ -314,10 +282,8 @@ export class Jobs {
    * (one consistent snapshot): `{ id, state, data }` for each id, in order,
    * with `state` and `data` undefined for a job that does not exist.
    */
-  async getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
-    const keys = this.#typeKeys(type);
-    for (const id of checkArray(ids, 'ids')) checkId(id);
-    return this.#run((tx) => readJobStates(tx, keys, ids));
+  getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
+    return this.#reads.getJobStates(type, ids);
   }
 
   /**
@@ -325,44 +291,18 @@ export class Jobs {
    * types are read in several transactions of adaptive size, so the result
    * is not one snapshot.
    */
-  async getJobs(type?: string): Promise<JobInfo[]> {
-    const jobs: JobInfo[] = [];
-    await this.#scanJobs(type, (job) => {
-      jobs.push(job);
-    });
-    return jobs;
+  getJobs(type?: string): Promise<JobInfo[]> {
+    return this.#reads.getJobs(type);
   }
 
   /** Folds over the jobs of a type, like `getJobs` without holding them all. */
-  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
-    checkFunction(fold, "foldJobs' fold");
-    let accumulator = initial;
-    await this.#scanJobs(type, (job) => {
-      accumulator = fold(accumulator, job);
-    });
-    return accumulator;
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+    return this.#reads.foldJobs(type, fold, initial);
   }
 
   /** Pending jobs of a type, optionally only those due by `maxSchedTime`, counting at most `limit`. */
-  async pendingCount(type: string, pendingCountOptions?: PendingCountOptions): Promise<number> {
-    const keys = this.#typeKeys(type);
-    const options = checkOptions(pendingCountOptions, PENDING_COUNT_OPTIONS);
-    const maxScheduledTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
-    const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    if (limit !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(limit) && limit >= 0)) {
-      throw new JobsError('invalid_option', `pendingCount's limit is an integer >= 0 or Infinity, got ${describe(limit)}`);
-    }
-    let count = 0;
-    let start: Buffer | undefined = keys.pending.range().begin;
-    while (start !== undefined && count < limit) {
-      const from: Buffer = start;
-      const page = await this.#runBatch(this.#countBatch, (tx, size) =>
-        countPendingPage(tx.snapshot(), keys, from, size, maxScheduledTime),
-      );
-      count += page.count;
-      start = page.next;
-    }
-    return Math.min(count, limit);
+  pendingCount(type: string, pendingCountOptions?: PendingCountOptions): Promise<number> {
+    return this.#reads.pendingCount(type, pendingCountOptions);
   }
 
   /** Ids of the running jobs of a type, least recently active first. */
@@ -407,7 +347,7 @@ export class Jobs {
   update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
     // Not `async`, as `add`: a bad handle or data still rejects, never throws.
     try {
-      return this.#write(this.#updateRequest(job, data)) as Promise<Job<T>>;
+      return this.#write(updateRequest(this.#jobKeys(job), job, data)) as Promise<Job<T>>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -422,7 +362,7 @@ export class Jobs {
   finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     // Not `async`, as `add`: a bad handle or data still rejects, never throws.
     try {
-      return this.#write(this.#finishRequest(job, data));
+      return this.#write(finishRequest(this.#jobKeys(job), job, data));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -431,7 +371,7 @@ export class Jobs {
   /** `finish`, telling `counter` once it has settled (see counted-finish.ts). @internal */
   [FINISH_COUNTED](job: Job, data: unknown, counter: WriteCounter): Promise<'pending' | 'finished'> {
     try {
-      return this.#write(this.#finishRequest(job, data), counter);
+      return this.#write(finishRequest(this.#jobKeys(job), job, data), counter);
     } catch (error) {
       counter.settled();
       return Promise.reject(error);
@@ -444,47 +384,13 @@ export class Jobs {
    * its own outcome, a stale job its own `halt`, a bad handle or bad data its
    * own `invalid_*` error, and the others commit.
    */
-  async updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
-    return this.#writeMany(items, (item) => this.#updateRequest(item.job, item.data)) as Promise<Settled<Job<T>>[]>;
+  updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
+    return this.#batches.updateMany(items);
   }
 
   /** `finish` for many jobs, as {@link updateMany} does `update`. */
-  async finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
-    return this.#writeMany(items, (item) => this.#finishRequest(item.job, item.data));
-  }
-
-  #updateRequest(job: Job, data: unknown): WriteRequest<Job> {
-    const keys = this.#jobKeys(job);
-    return new UpdateCall(keys, job, data === undefined ? undefined : encodeJobData(data));
-  }
-
-  #finishRequest(job: Job, data: unknown): WriteRequest<'pending' | 'finished'> {
-    const keys = this.#jobKeys(job);
-    return new FinishCall(keys, job, data === undefined ? undefined : encodeJobData(data));
-  }
-
-  /** Runs the valid items together; an item whose input is bad gets its own error and takes no part. */
-  async #writeMany<T>(items: readonly WorkerItem[], request: (item: WorkerItem) => WriteRequest<T>): Promise<Settled<T>[]> {
-    this.#checkOpen();
-    checkArray(items, 'items');
-    const outcomes = new Array<Settled<T>>(items.length);
-    const requests: WriteRequest<T>[] = [];
-    const positions: number[] = [];
-    items.forEach((item, index) => {
-      try {
-        requests.push(request(checkOptions(item, WORKER_ITEM)));
-        positions.push(index);
-      } catch (error) {
-        if (!(error instanceof JobsError) || error.code === 'closed') throw error;
-        outcomes[index] = { status: 'rejected', reason: error };
-      }
-    });
-    const settled = await this.#guarded(this.#writes.submitAll(requests));
-    settled.forEach((outcome, index) => {
-      outcomes[positions[index] as number] =
-        outcome.status === 'rejected' ? { status: 'rejected', reason: this.#failure(outcome.reason) as Error } : outcome;
-    });
-    return outcomes;
+  finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#batches.finishMany(items);
   }
 
   /** Whether the handle says the job was flagged to run again (see {@link Job.resubmit}). */
@@ -600,19 +506,6 @@ export class Jobs {
     return keys;
   }
 
-  #changes(data: unknown, options: AddOptions): Changes {
-    // The common add (no data, no options) shares one object: bodies only read it.
-    if (data === undefined && options.priority === undefined && options.scheduledTime === undefined && options.continuous === undefined) {
-      return NO_CHANGES;
-    }
-    return {
-      data: data === undefined ? undefined : encodeJobData(data),
-      priority: checkPriority(options.priority),
-      scheduledTime: checkJobScheduledTime(options.scheduledTime),
-      continuous: checkBooleanOption(options.continuous, 'continuous'),
-    };
-  }
-
   #run<T>(body: (tx: Transaction) => Promise<T> | T): Promise<T> {
     this.#checkOpen();
     return this.#guarded(this.#database.doTransaction(body));
@@ -628,37 +521,9 @@ export class Jobs {
     this.#checkOpen();
     return this.#guarded(runBatch(this.#database, size, body));
   }
-
-  async #scanJobs(type: string | undefined, visit: (job: JobInfo) => void): Promise<void> {
-    const subspace = type === undefined ? this.#keys.data : this.#typeKeys(type).data;
-    this.#checkOpen();
-    const end = subspace.range().end;
-    let start: Buffer | undefined = subspace.range().begin;
-    while (start !== undefined) {
-      const from: Buffer = start;
-      // Decoding happens outside the transaction body, so a retried batch
-      // never calls `visit` twice.
-      const rows = await this.#runBatch(this.#scanBatch, async (tx, size) => {
-        const page = await tx.snapshot().getRange(from, end, { limit: size });
-        return { page, full: page.length === size };
-      });
-      for (const row of rows.page) {
-        const tuple = subspace.unpack(row.key);
-        const jobType = type ?? String(tuple[0]);
-        const id = String(type === undefined ? tuple[1] : tuple[0]);
-        visit(jobInfo(jobType, id, decodeJobRecord(row.value)));
-      }
-      const last = rows.page.at(-1);
-      start = rows.full && last ? Buffer.concat([last.key, Buffer.of(0)]) : undefined;
-    }
-  }
-
 }
 
-// --- reads and small helpers ---------------------------------------------
-
-/** What an add with no data and no options changes (see #changes). */
-const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });
+// --- small helpers ---------------------------------------------------------
 
 function nowSeconds(): number {
   return Date.now() / 1000;

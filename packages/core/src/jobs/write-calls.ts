@@ -10,10 +10,13 @@
 // finish on the embedded engine read their record at once (`readFirst`,
 // before any call of the batch writes) and then run whole in `settleInto`,
 // with no promise at all; elsewhere they go through `get`'s promise.
+// The functions at the end make these requests from a call's arguments.
 
 import { readsAtOnce } from '../storage/fast-paths.js';
 import type { Transaction } from '../storage/interfaces.js';
-import type { Job } from './interfaces.js';
+import type { AddOptions, Job } from './interfaces.js';
+import { encodeJobData } from './job-data.js';
+import { checkBooleanOption, checkId, checkJobScheduledTime, checkPriority } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { addJobRead, finishJobRead, updateJobRead } from './job-operations.js';
 import { RECORD_HEADER_BYTES } from './job-record.js';
@@ -21,7 +24,7 @@ import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
 import type { SharedReads } from './shared-reads.js';
-import type { BodyOutcomes, SettlingRequest } from './write-requests.js';
+import type { BodyOutcomes, SettlingRequest, WriteRequest } from './write-requests.js';
 
 /**
  * About how many bytes a write of one job costs in a transaction: its record
@@ -191,4 +194,37 @@ export class FinishCall extends OwnJobCall<'pending' | 'finished'> implements Se
   protected written(tx: Transaction, _userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): 'pending' | 'finished' {
     return finishJobRead(tx, this.keys, this.job, this.data, key, value, shared);
   }
+}
+
+/** What an add with no data and no options changes (see jobChanges). */
+const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });
+
+/** What an add or a creator's resubmit asks to change, checked and encoded; `options` are checked for their names already. */
+export function jobChanges(data: unknown, options: AddOptions): Changes {
+  // The common add (no data, no options) shares one object: bodies only read it.
+  if (data === undefined && options.priority === undefined && options.scheduledTime === undefined && options.continuous === undefined) {
+    return NO_CHANGES;
+  }
+  return {
+    data: data === undefined ? undefined : encodeJobData(data),
+    priority: checkPriority(options.priority),
+    scheduledTime: checkJobScheduledTime(options.scheduledTime),
+    continuous: checkBooleanOption(options.continuous, 'continuous'),
+  };
+}
+
+/** An `add` (or a job of `addMany`) of `id`; `keys` are its type's, `options` checked for their names already. */
+export function addRequest(keys: TypeKeys, id: string, data: unknown, options: AddOptions): WriteRequest<JobState> {
+  checkId(id);
+  return new AddCall(keys, id, jobChanges(data, options), Date.now() / 1000);
+}
+
+/** An `update` (or an item of `updateMany`); `keys` are the job's type's, its handle checked. */
+export function updateRequest(keys: TypeKeys, job: Job, data: unknown): WriteRequest<Job> {
+  return new UpdateCall(keys, job, data === undefined ? undefined : encodeJobData(data));
+}
+
+/** A `finish` (or an item of `finishMany`); `keys` are the job's type's, its handle checked. */
+export function finishRequest(keys: TypeKeys, job: Job, data: unknown): WriteRequest<'pending' | 'finished'> {
+  return new FinishCall(keys, job, data === undefined ? undefined : encodeJobData(data));
 }

@@ -1,4 +1,6 @@
-// The embedded engine's resolver and group commit.
+// The embedded engine's resolver and group commit. What a batch holds and
+// how its transactions' writes become key changes is commit-batch.ts; the
+// retries that wait for a commit to become durable, retry-waiters.ts.
 //
 // A committing transaction is checked against the conflict log (every batch
 // newer than its read version, including batches not yet durable), then
@@ -57,12 +59,15 @@
 // (rather than a turn after it) keeps short.
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
-import { applyAdd } from '../atomic-add.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { writeVersionstamp } from '../versionstamp.js';
-import { type BatchWrites, ConflictLog } from './conflict-log.js';
-import { type KeyChange, type LmdbStore, type StoreSnapshot, type StoreWrite, type WriteContents, lastChanges } from './lmdb-store.js';
-import { type PendingWrites, clearedAfterStamp } from './pending-writes.js';
+import { type Batch, type StampedChange, applyPending, changesOf, newBatch } from './commit-batch.js';
+import type { CommitRequest, CommitTicket } from './commit-request.js';
+import { ConflictLog } from './conflict-log.js';
+import { type LmdbStore, type StoreWrite, type WriteContents, lastChanges } from './lmdb-store.js';
+import { clearedAfterStamp } from './pending-writes.js';
+import { RetryWaiters } from './retry-waiters.js';
+import type { StoreSnapshot } from './store-snapshot.js';
 import { type KeyWatch, WatchRegistry } from './watch-registry.js';
 
 /** Batch order is a 16-bit field of the versionstamp. */
@@ -73,106 +78,6 @@ const RETIRED_SWEEP_LENGTH = 64;
 const LOG_MARGIN_MS = 1_000;
 /** A batch still in the conflict log this long after becoming durable keeps only its keys (see `ConflictLog.compactDurableBefore`). */
 const LOG_COMPACT_AFTER_MS = 50;
-
-/** Everything the resolver needs from a committing transaction. */
-export interface CommitRequest {
-  /** The read version, or undefined when the transaction never read. */
-  readonly readVersion: number | undefined;
-  /** Point read conflicts, as latin1 strings of the keys. */
-  readonly readKeys: readonly string[];
-  /** Range read conflicts, `[start, end)`. */
-  readonly readRanges: ReadonlyArray<readonly [Buffer, Buffer]>;
-  readonly writes: PendingWrites;
-  readonly writeConflictKeys: readonly Buffer[];
-  readonly watches: readonly KeyWatch[];
-  /** The snapshot the transaction read from (for the value its watches saw). */
-  readonly snapshot: StoreSnapshot | undefined;
-}
-
-/** An accepted commit: its versionstamp is known at once, its durability later. */
-export interface CommitTicket {
-  version: number;
-  /** The transaction's place in its batch. */
-  order: number;
-  /**
-   * Resolves once the batch is durable; rejects when it failed. Shared by
-   * every transaction of the batch (one promise per batch, not per commit).
-   */
-  durable: Promise<void>;
-}
-
-/** A versionstamped key, resolved once the commit has joined a batch. */
-interface StampedChange extends KeyChange {
-  key: Buffer;
-}
-
-interface Member {
-  request: CommitRequest;
-  order: number;
-  stampedKeys: StampedChange[];
-  /** Per watch, the value the transaction saw; filled when the batch is built. */
-  seen: Array<Buffer | undefined>;
-}
-
-/** A transaction that lost a conflict, waiting to retry. */
-interface RetryWaiter {
-  /** Wake once this version is durable. */
-  version: number;
-  /** Failed attempts so far: higher goes first. */
-  priority: number;
-  /** What the lost attempt read: a retry would read it again. */
-  readKeys: readonly string[];
-  readRanges: ReadonlyArray<readonly [Buffer, Buffer]>;
-  resolve: () => void;
-}
-
-interface Batch {
-  version: number;
-  writes: BatchWrites;
-  members: Member[];
-  /** What every member's commit waits for; settled when the batch is published. */
-  durable: Promise<void>;
-  resolveDurable: () => void;
-  rejectDurable: (error: unknown) => void;
-  /** The key changes of the members applied so far, in order, one array per application. */
-  parts: KeyChange[][];
-  /**
-   * The last change of each key (by latin1 string), built from `parts` only
-   * when something needs it (an atomic add, a range clear, a watch), and
-   * kept up to date from then on: most batches never need it.
-   */
-  changes: Map<string, KeyChange> | undefined;
-  /** Members whose changes are computed (and, while streaming, handed to lmdb), in batch order. */
-  applied: number;
-  /** The asynchronous lmdb write of this batch, once started. */
-  storeWrite: StoreWrite | undefined;
-  /**
-   * How many of `parts` lmdb took whole before its write failed, if it
-   * failed: those are in the store, and their watches fire (see `#publish`).
-   */
-  writtenParts: number;
-  /**
-   * lmdb's transaction for this batch is open (its write started, and the
-   * event turn has not ended): a member that joins is written at once.
-   */
-  streaming: boolean;
-  /** The store right after this batch, taken when lmdb committed it. */
-  snapshot: StoreSnapshot | undefined;
-  flushed: boolean;
-  error: unknown;
-}
-
-/** The batch's last change of each key (see `Batch.changes`), built now if it was not yet. */
-function changesOf(batch: Batch): Map<string, KeyChange> {
-  batch.changes ??= lastChanges(batch.parts, batch.parts.length);
-  return batch.changes;
-}
-
-/** The value of `key` once the changes built so far are applied over `base`. */
-function valueAfter(changes: Map<string, KeyChange>, base: StoreSnapshot, key: Buffer, keyString: string): Buffer | undefined {
-  const change = changes.get(keyString);
-  return change === undefined ? base.get(key) : change.value;
-}
 
 export class CommitPipeline {
   readonly #store: LmdbStore;
@@ -199,8 +104,7 @@ export class CommitPipeline {
   #closing = false;
   #closed = false;
   /** Retries waiting for a version to become durable (see `waitForDurable`). */
-  #durableWaiters: RetryWaiter[] = [];
-  #recheckQueued = false;
+  readonly #retries: RetryWaiters;
   /** The newest batch that was published or failed. */
   #passedVersion = 0;
   #idleWaiters: Array<() => void> = [];
@@ -217,6 +121,11 @@ export class CommitPipeline {
     const snapshot = store.snapshot(version);
     this.#published = snapshot.retain();
     this.#head = snapshot.retain();
+    this.#retries = new RetryWaiters(
+      this.#log,
+      () => this.#passedVersion,
+      () => this.#lastVersion,
+    );
   }
 
   /** The version of the last durable commit: the read version of new transactions. */
@@ -244,15 +153,7 @@ export class CommitPipeline {
 
   /**
    * Resolves when a transaction that lost a conflict should retry: once the
-   * version it conflicted with is durable, so that the retry reads what it
-   * lost to (retrying sooner would read the same old version and lose again).
-   *
-   * Losers on a hot key would otherwise all retry at once and all but one
-   * lose again. So the waiter with the most failed attempts is woken first,
-   * and the others a macrotask later, each only if its last read set does
-   * not already conflict with a newer, not yet durable commit (typically
-   * the first one's); if it does, it waits for that commit in turn, keeping
-   * its place. Every transaction gets its turn and few retries are wasted.
+   * version it conflicted with is durable (see retry-waiters.ts).
    */
   waitForDurable(
     version: number,
@@ -261,41 +162,7 @@ export class CommitPipeline {
     readRanges: ReadonlyArray<readonly [Buffer, Buffer]>,
   ): Promise<void> {
     if (version <= this.#passedVersion || this.#closing) return Promise.resolve();
-    return new Promise((resolve) => this.#durableWaiters.push({ version, priority, readKeys, readRanges, resolve }));
-  }
-
-  /** Wakes the first retry whose wait is over (`passed`: durable, or failed and so never to be read). */
-  #wakeDurableWaiters(passed: number): void {
-    if (!this.#durableWaiters.some((w) => w.version <= passed)) return;
-    this.#wakeWaiters(1);
-    if (this.#durableWaiters.some((w) => w.version <= this.#passedVersion) && !this.#recheckQueued) {
-      this.#recheckQueued = true;
-      setImmediate(() => {
-        this.#recheckQueued = false;
-        this.#wakeWaiters(Number.POSITIVE_INFINITY);
-      });
-    }
-  }
-
-  /**
-   * Wakes up to `limit` waiters whose version has passed, highest priority
-   * first, skipping (and re-arming for the newest version) those whose last
-   * read set conflicts with a commit that is not durable yet.
-   */
-  #wakeWaiters(limit: number): void {
-    const ready = this.#durableWaiters.filter((w) => w.version <= this.#passedVersion);
-    // Stable sort: equal priorities keep their arrival order.
-    ready.sort((a, b) => b.priority - a.priority);
-    const woken = new Set<RetryWaiter>();
-    for (const waiter of ready) {
-      if (woken.size >= limit) break;
-      // Only commits after #passedVersion count: older ones are readable now (or failed, never to be read).
-      if (this.#log.conflicts(this.#passedVersion, waiter.readKeys, waiter.readRanges)) waiter.version = this.#lastVersion;
-      else woken.add(waiter);
-    }
-    if (woken.size === 0) return;
-    this.#durableWaiters = this.#durableWaiters.filter((w) => !woken.has(w));
-    for (const waiter of woken) waiter.resolve();
+    return this.#retries.wait(version, priority, readKeys, readRanges);
   }
 
   /** The durable snapshot, retained for a transaction; it must `release()` it. */
@@ -357,8 +224,7 @@ export class CommitPipeline {
   /** Waits for every accepted commit to be durable, then frees the snapshots. */
   async close(): Promise<void> {
     this.#closing = true;
-    for (const waiter of this.#durableWaiters) waiter.resolve();
-    this.#durableWaiters = [];
+    this.#retries.wakeAll();
     if (!this.#isIdle()) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     this.#closed = true;
     this.#watches.cancelAll();
@@ -369,32 +235,7 @@ export class CommitPipeline {
   #openBatch(): Batch {
     const version = Math.max(this.#lastVersion + 1, Date.now() * 1000);
     this.#lastVersion = version;
-    let resolveDurable!: () => void;
-    let rejectDurable!: (error: unknown) => void;
-    const durable = new Promise<void>((resolve, reject) => {
-      resolveDurable = resolve;
-      rejectDurable = reject;
-    });
-    // Every member awaits it; this only keeps a failed batch whose members
-    // all gave up from counting as an unhandled rejection.
-    durable.catch(() => {});
-    const batch: Batch = {
-      version,
-      writes: this.#log.open(version),
-      members: [],
-      durable,
-      resolveDurable,
-      rejectDurable,
-      parts: [],
-      changes: undefined,
-      applied: 0,
-      storeWrite: undefined,
-      writtenParts: 0,
-      streaming: false,
-      snapshot: undefined,
-      flushed: false,
-      error: undefined,
-    };
+    const batch = newBatch(version, this.#log.open(version));
     this.#open = batch;
     return batch;
   }
@@ -486,7 +327,7 @@ export class CommitPipeline {
     const base = this.#head;
     // After a failed early write nothing more of the batch is written.
     if (batch.storeWrite?.error !== undefined) return { changes: [], base };
-    return { changes: this.#applyPending(batch, base), base };
+    return { changes: applyPending(batch, base), base };
   }
 
   /**
@@ -499,21 +340,13 @@ export class CommitPipeline {
     if (write.error !== undefined) return;
     const from = batch.parts.length;
     const base = this.#head;
-    this.#store.writeEarly(() => ({ changes: this.#applyPending(batch, base), base }));
+    this.#store.writeEarly(() => ({ changes: applyPending(batch, base), base }));
     if (write.error === undefined) {
       batch.writtenParts = batch.parts.length;
     } else if (batch.parts.length > from) {
       batch.parts.length = from;
       batch.changes = undefined;
     }
-  }
-
-  /** Applies the members not applied yet, in batch order; returns the key changes they make, in order. */
-  #applyPending(batch: Batch, base: StoreSnapshot): KeyChange[] {
-    const out: KeyChange[] = [];
-    batch.parts.push(out);
-    while (batch.applied < batch.members.length) this.#apply(batch, batch.members[batch.applied++] as Member, base, out);
-    return out;
   }
 
   /**
@@ -546,73 +379,6 @@ export class CommitPipeline {
     this.#advance();
   }
 
-  /**
-   * Applies one member's writes over the batch's changes so far and `base`
-   * (atomic adds read the latest value here, which is what makes them
-   * conflict-free), pushing each key change it makes onto `out`, and
-   * records the value each of its watches saw. A key several members
-   * change is pushed once per member: lmdb applies them in order.
-   */
-  #apply(batch: Batch, member: Member, base: StoreSnapshot, out: KeyChange[]): void {
-    const { writes, watches } = member.request;
-    for (const [start, end] of writes.clears) {
-      const changes = changesOf(batch);
-      // Replaced, not changed in place: a change may be a transaction's own mutation object (below).
-      for (const [keyString, change] of changes) {
-        if (change.value !== undefined && Buffer.compare(start, change.key) <= 0 && Buffer.compare(change.key, end) < 0) {
-          const cleared = { key: change.key, value: undefined };
-          changes.set(keyString, cleared);
-          out.push(cleared);
-        }
-      }
-      for (const { key } of base.range(start, end, false)) {
-        const keyString = key.toString('latin1');
-        if (!changes.has(keyString)) {
-          const cleared = { key, value: undefined };
-          changes.set(keyString, cleared);
-          out.push(cleared);
-        }
-      }
-    }
-    // Values, not entries: a [key, value] pair per key was most of what a
-    // batch allocated here. The key strings are looked up only when the
-    // batch keeps its map of changes (rarely: see `Batch.changes`).
-    for (const mutation of writes.points.values()) {
-      let change: KeyChange;
-      switch (mutation.kind) {
-        case 'set':
-        case 'clear':
-          // The mutation is a KeyChange already ({ key, value }); reusing it saves an object per key.
-          change = mutation;
-          break;
-        case 'add': {
-          const keyString = mutation.key.toString('latin1');
-          const changes = changesOf(batch);
-          change = { key: mutation.key, value: applyAdd(valueAfter(changes, base, mutation.key, keyString), mutation.operand) };
-          out.push(change);
-          changes.set(keyString, change);
-          continue;
-        }
-        case 'stamped-value':
-          // Stamped in place, as the keys are in `commit`: the template is the transaction's own copy.
-          writeVersionstamp(mutation.template, mutation.offset, batch.version, member.order);
-          change = { key: mutation.key, value: mutation.template };
-          break;
-      }
-      out.push(change);
-      batch.changes?.set(mutation.key.toString('latin1'), change);
-    }
-    for (const stamped of member.stampedKeys) {
-      out.push(stamped);
-      batch.changes?.set(stamped.key.toString('latin1'), stamped);
-    }
-    for (const watch of watches) {
-      const wrote = writes.touches(watch.key) || member.stampedKeys.some((c) => c.key.equals(watch.key));
-      if (wrote) member.seen.push(valueAfter(changesOf(batch), base, watch.key, watch.keyString));
-      else member.seen.push((member.request.snapshot ?? base).get(watch.key));
-    }
-  }
-
   /** Publishes, in version order, every batch that is committed and flushed. */
   #advance(): void {
     for (;;) {
@@ -635,7 +401,7 @@ export class CommitPipeline {
       });
       batch.rejectDurable(failure);
       this.#log.compact(batch.writes);
-      this.#wakeDurableWaiters(batch.version);
+      this.#retries.wake(batch.version);
       return;
     }
     const previous = this.#published;
@@ -668,7 +434,7 @@ export class CommitPipeline {
     this.#log.forget(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS, this.#oldestReadVersion());
     // Kept a while longer for an older read version: keep the batch's keys, not its transactions' values.
     this.#log.compactDurableBefore(now - LOG_COMPACT_AFTER_MS);
-    this.#wakeDurableWaiters(batch.version);
+    this.#retries.wake(batch.version);
   }
 
   /** The oldest version a live transaction may read at (and so resolve from). */

@@ -1,7 +1,6 @@
-// One transaction on the embedded engine: reads at one read version (the
-// durable snapshot current at its first read), overlaid with its own
-// buffered writes; conflict ranges recorded for the resolver; everything
-// else happens in commit-pipeline.ts.
+// One transaction on the embedded engine: reads at one read version (the durable snapshot
+// current at its first read), overlaid with its own buffered writes (range reads:
+// range-reads.ts); conflict ranges recorded for the resolver; the rest is commit-pipeline.ts.
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { addOperand, applyAdd } from '../atomic-add.js';
@@ -21,64 +20,19 @@ import {
 import type { TransactionFastPaths } from '../fast-paths.js';
 import type { Attempt, RetryHint } from '../retry-loop.js';
 import { versionstamp } from '../versionstamp.js';
-import type { CommitPipeline, CommitRequest, CommitTicket } from './commit-pipeline.js';
-import type { StoreSnapshot } from './lmdb-store.js';
-import { type PointMutation, PendingWrites } from './pending-writes.js';
+import type { CommitPipeline } from './commit-pipeline.js';
+import type { CommitRequest, CommitTicket } from './commit-request.js';
+import { PendingVersionstamp } from './pending-versionstamp.js';
+import { PendingWrites } from './pending-writes.js';
+import { keyOf, mergeRange, readConflictRange } from './range-reads.js';
+import { SnapshotReads } from './snapshot-reads.js';
+import type { StoreSnapshot } from './store-snapshot.js';
 import { KeyWatch } from './watch-registry.js';
 
 type State = 'open' | 'committing' | 'committed' | 'failed';
 
 const NO_KEYS: readonly Buffer[] = [];
 const NO_WATCHES: readonly KeyWatch[] = [];
-
-/** A pair's key (a plain function: see Hot paths in the package README). */
-function keyOf(pair: KeyValue): Buffer {
-  return pair.key;
-}
-
-/** The smallest key after `key`: `key + \x00`. */
-function keyAfter(key: Buffer): Buffer {
-  const next = Buffer.allocUnsafe(key.length + 1);
-  key.copy(next);
-  next[key.length] = 0;
-  return next;
-}
-
-/**
- * Adds what a buffered point mutation makes of a key to a range read's
- * results (`stored`: the value in the snapshot); true once `limit` is reached.
- */
-function emitPoint(mutation: PointMutation, stored: Buffer | undefined, limit: number, out: KeyValue[]): boolean {
-  let value: Buffer | undefined;
-  if (mutation.kind === 'set') value = Buffer.from(mutation.value);
-  else if (mutation.kind === 'add') value = applyAdd(stored, mutation.operand);
-  else if (mutation.kind === 'stamped-value') {
-    throw new FdbError(FdbErrorCode.accessed_unreadable, 'the range contains a key whose versionstamped value is unknown');
-  }
-  if (value !== undefined) out.push({ key: Buffer.from(mutation.key), value });
-  return out.length >= limit;
-}
-
-/**
- * `tx.snapshot()`: the same reads without read conflicts. A class rather
- * than an object of arrow functions, which tsx (esbuild keepNames) would
- * name one by one with `Object.defineProperty` for every transaction.
- */
-class SnapshotReads implements ReadTransaction {
-  readonly #tx: EmbeddedTransaction;
-
-  constructor(tx: EmbeddedTransaction) {
-    this.#tx = tx;
-  }
-
-  get(key: Bytes): Promise<Buffer | undefined> {
-    return this.#tx.readKey(key, false);
-  }
-
-  getRange(start: Bytes, end: Bytes, options?: RangeOptions): Promise<KeyValue[]> {
-    return this.#tx.readRange(start, end, options, false);
-  }
-}
 
 export class EmbeddedTransaction implements Transaction, TransactionFastPaths, Attempt, RetryHint {
   readonly #pipeline: CommitPipeline;
@@ -92,7 +46,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
   #writeConflictKeys: Buffer[] | undefined;
   #conflictBytes = 0;
   #watches: KeyWatch[] | undefined;
-  #stamp: { promise: Promise<Buffer>; resolve: (stamp: Buffer) => void; reject: (error: unknown) => void } | undefined;
+  #stamp: PendingVersionstamp | undefined;
   #snapshotView: SnapshotReads | undefined;
   /** When the commit conflicted: the newest version then (a retry should read at least this). */
   #conflictedBefore: number | undefined;
@@ -208,12 +162,10 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     }
     const results: KeyValue[] = [];
     if (Buffer.compare(start, end) < 0) {
-      if (writes?.touchesRange(start, end)) this.#mergeRange(writes, snapshot, start, end, reverse, limit, results);
-      else {
-        snapshot.collect(start, end, reverse, limit, results);
-      }
+      if (writes?.touchesRange(start, end)) mergeRange(writes, snapshot, start, end, reverse, limit, results);
+      else snapshot.collect(start, end, reverse, limit, results);
     }
-    if (conflict) this.#addRangeReadConflict(start, end, reverse, limit, results.length, results[results.length - 1]?.key);
+    if (conflict) this.#addReadRange(readConflictRange(start, end, reverse, limit, results.length, results[results.length - 1]?.key));
     return results;
   }
 
@@ -235,56 +187,8 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const snapshot = this.#readSnapshot();
     const results: Buffer[] = [];
     if (Buffer.compare(start, end) < 0) snapshot.collectKeys(start, end, limit, results);
-    if (conflict) this.#addRangeReadConflict(start, end, false, limit, results.length, results[results.length - 1]);
+    if (conflict) this.#addReadRange(readConflictRange(start, end, false, limit, results.length, results[results.length - 1]));
     return results;
-  }
-
-  /** A range read's conflict: only the part actually read, as a limited read says nothing about keys past its last result. */
-  #addRangeReadConflict(start: Buffer, end: Buffer, reverse: boolean, limit: number, count: number, last: Buffer | undefined): void {
-    if (count >= limit && last !== undefined) {
-      if (reverse) this.#addReadRange(last, end);
-      else this.#addReadRange(start, keyAfter(last));
-    } else {
-      this.#addReadRange(start, end);
-    }
-  }
-
-  /** A range read through the buffered writes: snapshot entries merged with point mutations, minus cleared ranges. */
-  #mergeRange(
-    writes: PendingWrites,
-    snapshot: StoreSnapshot,
-    start: Buffer,
-    end: Buffer,
-    reverse: boolean,
-    limit: number,
-    out: KeyValue[],
-  ): void {
-    const points = writes.pointsInside(start, end);
-    if (reverse) points.reverse();
-    // Comparisons are multiplied by this, so that "comes first" is `< 0` in both directions.
-    const direction = reverse ? -1 : 1;
-    let next = 0;
-    for (const entry of snapshot.range(start, end, reverse)) {
-      for (
-        let point = points[next];
-        point !== undefined && Buffer.compare(point.key, entry.key) * direction < 0;
-        point = points[++next]
-      ) {
-        if (emitPoint(point, undefined, limit, out)) return;
-      }
-      const point = points[next];
-      if (point?.key.equals(entry.key)) {
-        next++;
-        if (emitPoint(point, entry.value, limit, out)) return;
-        continue;
-      }
-      if (writes.cleared(entry.key)) continue;
-      out.push(entry);
-      if (out.length >= limit) return;
-    }
-    for (let point = points[next]; point !== undefined; point = points[++next]) {
-      if (emitPoint(point, undefined, limit, out)) return;
-    }
   }
 
   /** The snapshot reads go to, taken by the first read; later reads check the transaction's age first unless `checkAge` is false. */
@@ -317,9 +221,9 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     this.#conflictBytes += length;
   }
 
-  #addReadRange(start: Buffer, end: Buffer): void {
-    this.#readRanges.push([start, end]);
-    this.#conflictBytes += start.length + end.length;
+  #addReadRange(range: [Buffer, Buffer]): void {
+    this.#readRanges.push(range);
+    this.#conflictBytes += range[0].length + range[1].length;
   }
 
   // --- writes ------------------------------------------------------------
@@ -423,18 +327,9 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
 
   getVersionstamp(): Promise<Buffer> {
     if (this.#stamp === undefined) {
-      let resolve!: (stamp: Buffer) => void;
-      let reject!: (error: unknown) => void;
-      const promise = new Promise<Buffer>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      // Usually awaited only after doTransaction resolves; an attempt that is
-      // retried rejects it, and nobody may be listening.
-      promise.catch(() => {});
-      this.#stamp = { promise, resolve, reject };
+      this.#stamp = new PendingVersionstamp();
       if (this.#state === 'committed' || this.#state === 'failed') {
-        reject(new FdbError(FdbErrorCode.client_invalid_operation, 'getVersionstamp() must be called before commit'));
+        this.#stamp.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'getVersionstamp() must be called before commit'));
       }
     }
     return this.#stamp.promise;
@@ -455,7 +350,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     checkRange(s, e);
     this.#checkOpen();
     this.#readSnapshot();
-    if (Buffer.compare(s, e) < 0) this.#addReadRange(copyBytes(s), copyBytes(e));
+    if (Buffer.compare(s, e) < 0) this.#addReadRange([copyBytes(s), copyBytes(e)]);
   }
 
   addWriteConflictKey(key: Bytes): void {

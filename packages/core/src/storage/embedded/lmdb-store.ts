@@ -1,27 +1,16 @@
-// The embedded engine's on-disk layout over lmdb, and its read snapshots.
-//
-// Layout (one lmdb environment, two named databases):
-// - `data`: user keys as raw bytes (lmdb compares keys with memcmp, which is
-//   FoundationDB's order). lmdb-js caps keys at 1978 bytes while FoundationDB
-//   allows 10,000, so a key longer than LONG_KEY_PREFIX bytes lives in a
-//   *bucket* stored under its first LONG_KEY_PREFIX bytes + 0xff: that bucket
-//   key sorts after every key of <= LONG_KEY_PREFIX bytes that is smaller than
-//   the long keys it holds and before every one that is larger, so a plain
-//   lmdb range scan visits buckets exactly where their keys belong. No short
-//   key can have that length, which is how a scan tells buckets apart.
-// - `meta`: the last commit version (written in the same lmdb transaction as
-//   the data, so a reopened store never reuses a version) and the value of
-//   the empty key, which lmdb cannot store as a key.
+// The embedded engine's writes to lmdb: one lmdb transaction per commit
+// batch, filled while the event turn lasts (see `write`) or written in place
+// (`writeNow`), in the layout of store-layout.ts; and its read snapshots
+// (store-snapshot.ts).
 
 import { open } from 'lmdb';
-import type { DatabaseOptions, Database as LmdbDatabase, RangeOptions, RootDatabase, Transaction as LmdbReadTxn } from 'lmdb';
+import type { DatabaseOptions, Database as LmdbDatabase, RootDatabase } from 'lmdb';
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { KeyValue } from '../interfaces.js';
 import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
+import { LONG_KEY_PREFIX, META_EMPTY_KEY, bucketKeyOf, decodeBucket, encodeBucket } from './store-layout.js';
+import { StoreSnapshot, copyOut } from './store-snapshot.js';
 
-/** Keys longer than this are stored in buckets (see above). */
-export const LONG_KEY_PREFIX = 1900;
-const BUCKET_KEY_BYTES = LONG_KEY_PREFIX + 1;
 /** lmdb reader slots (lmdb's default is 126); each costs 64 bytes in the lock file. */
 const MAX_READERS = 4096;
 const META_VERSION = Buffer.from('last-commit-version');
@@ -37,8 +26,6 @@ const VERSION_LEASE = 1_000_000;
  * the event turn (as a write must) without changing a page.
  */
 const TURN_OPENER = Buffer.from('turn-opener');
-const META_EMPTY_KEY = Buffer.from('empty-key');
-const EMPTY = Buffer.alloc(0);
 
 function ignore(): void {}
 
@@ -61,21 +48,6 @@ const COPYING_BINARY = {
   },
 };
 
-/**
- * A copy of the first `length` bytes of lmdb's reusable buffer, in a Buffer
- * from Node's pool. Through an exact view: the reusable buffer's
- * `byteLength` is its whole area, which `Buffer#copy` would go by. An empty
- * value is a fresh view of an empty buffer: `Buffer.allocUnsafe(0)` takes a
- * slow path, dearer than a pooled small copy, and every pending job's entry
- * is empty.
- */
-function copyOut(bytes: Uint8Array, length: number): Buffer {
-  if (length === 0) return EMPTY.subarray(0, 0);
-  const value = Buffer.allocUnsafe(length);
-  value.set(new Uint8Array(bytes.buffer, bytes.byteOffset, length));
-  return value;
-}
-
 /** The last change of each key in the first `count` of `parts`, by latin1 string. */
 export function lastChanges(parts: readonly (readonly KeyChange[])[], count = parts.length): Map<string, KeyChange> {
   const changes = new Map<string, KeyChange>();
@@ -83,229 +55,10 @@ export function lastChanges(parts: readonly (readonly KeyChange[])[], count = pa
   return changes;
 }
 
-function bucketKeyOf(key: Buffer): Buffer {
-  const bucket = Buffer.allocUnsafe(BUCKET_KEY_BYTES);
-  key.copy(bucket, 0, 0, LONG_KEY_PREFIX);
-  bucket[LONG_KEY_PREFIX] = 0xff;
-  return bucket;
-}
-
-function decodeBucket(bytes: Buffer): KeyValue[] {
-  const entries: KeyValue[] = [];
-  let at = 0;
-  while (at < bytes.length) {
-    const keyLength = bytes.readUInt32BE(at);
-    const key = bytes.subarray(at + 4, at + 4 + keyLength);
-    at += 4 + keyLength;
-    const valueLength = bytes.readUInt32BE(at);
-    const value = bytes.subarray(at + 4, at + 4 + valueLength);
-    at += 4 + valueLength;
-    entries.push({ key, value });
-  }
-  return entries;
-}
-
-function encodeBucket(entries: KeyValue[]): Buffer {
-  let size = 0;
-  for (const entry of entries) size += 8 + entry.key.length + entry.value.length;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const entry of entries) {
-    at = out.writeUInt32BE(entry.key.length, at);
-    at += entry.key.copy(out, at);
-    at = out.writeUInt32BE(entry.value.length, at);
-    at += entry.value.copy(out, at);
-  }
-  return out;
-}
-
-/**
- * lmdb-js's `getBinaryFast` takes the same options as `get` (the read
- * transaction); its typings leave them out.
- */
-interface FastBinaryReads {
-  getBinaryFast(key: Buffer, options: { transaction: LmdbReadTxn }): Buffer | undefined;
-}
-
 /** The final value of one key after a batch: a Buffer, or `undefined` for deleted. */
 export interface KeyChange {
   key: Buffer;
   value: Buffer | undefined;
-}
-
-/** A consistent read view of the store at one commit version. */
-export class StoreSnapshot {
-  readonly version: number;
-  readonly #data: LmdbDatabase<Buffer, Buffer>;
-  readonly #fastData: FastBinaryReads;
-  readonly #meta: LmdbDatabase<Buffer, Buffer>;
-  readonly #txn: LmdbReadTxn;
-  readonly #readOptions: { transaction: LmdbReadTxn };
-  /** References held (readers, and the pipeline's "head" and "published" roles); freed at zero. */
-  #users = 0;
-  #released = false;
-  readonly #onRelease: (snapshot: StoreSnapshot) => void;
-
-  constructor(
-    version: number,
-    data: LmdbDatabase<Buffer, Buffer>,
-    meta: LmdbDatabase<Buffer, Buffer>,
-    txn: LmdbReadTxn,
-    onRelease: (snapshot: StoreSnapshot) => void,
-  ) {
-    this.version = version;
-    this.#data = data;
-    this.#fastData = data as unknown as FastBinaryReads;
-    this.#meta = meta;
-    this.#txn = txn;
-    this.#readOptions = { transaction: txn };
-    this.#onRelease = onRelease;
-  }
-
-  /** Takes one more reference; pair with `release()`. */
-  retain(): this {
-    this.#users++;
-    return this;
-  }
-
-  /** Drops a reference; the lmdb read transaction ends with the last one. */
-  release(): void {
-    this.#users--;
-    if (this.#users <= 0) this.end();
-  }
-
-  /** Whether the lmdb read transaction has ended (nobody reads at this version any more). */
-  get ended(): boolean {
-    return this.#released;
-  }
-
-  /** Ends the lmdb read transaction now, whoever still holds the snapshot (the store is closing). */
-  end(): void {
-    if (this.#released) return;
-    this.#released = true;
-    this.#onRelease(this);
-    this.#txn.done();
-  }
-
-  get(key: Buffer): Buffer | undefined {
-    if (key.length === 0) return this.#meta.get(META_EMPTY_KEY, this.#readOptions);
-    if (key.length <= LONG_KEY_PREFIX) {
-      // lmdb's own copy (`get`) is a Uint8Array slice: a fresh ArrayBuffer
-      // per read. Copying out of its reusable buffer into a Buffer from
-      // Node's pool costs a fraction of that for small values.
-      const shared = this.#fastData.getBinaryFast(key, this.#readOptions);
-      // Its `length` is the value's.
-      return shared === undefined ? undefined : copyOut(shared, shared.length);
-    }
-    const bucket = this.#data.get(bucketKeyOf(key), this.#readOptions);
-    if (bucket === undefined) return undefined;
-    for (const entry of decodeBucket(bucket)) if (entry.key.equals(key)) return Buffer.from(entry.value);
-    return undefined;
-  }
-
-  /** The encoded bucket stored under `bucketKey`, if any. */
-  rawBucket(bucketKey: Buffer): Buffer | undefined {
-    return this.#data.get(bucketKey, this.#readOptions);
-  }
-
-  /**
-   * `range`, the first `limit` pairs pushed onto `out`: without a generator
-   * step and an object of its own per pair (every accept reads a page of
-   * the pending queue this way).
-   */
-  collect(start: Buffer, end: Buffer, reverse: boolean, limit: number, out: KeyValue[]): void {
-    if (start.length === 0 || Buffer.compare(start, end) >= 0) {
-      // The empty key lives in the meta table: the general path.
-      for (const entry of this.range(start, end, reverse)) {
-        out.push(entry);
-        if (out.length >= limit) return;
-      }
-      return;
-    }
-    if (out.length >= limit) return;
-    for (const entry of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
-      if (entry.key.length !== BUCKET_KEY_BYTES) {
-        // lmdb's own pair: a fresh object holding fresh copies of the key and value.
-        out.push(entry);
-        if (out.length >= limit) return;
-        continue;
-      }
-      const entries = decodeBucket(entry.value);
-      if (reverse) entries.reverse();
-      for (const inner of entries) {
-        if (Buffer.compare(inner.key, start) >= 0 && Buffer.compare(inner.key, end) < 0) {
-          out.push({ key: Buffer.from(inner.key), value: Buffer.from(inner.value) });
-          if (out.length >= limit) return;
-        }
-      }
-    }
-  }
-
-  /**
-   * The keys `collect` would read, forward, through lmdb-js's keys-only
-   * range (`getKeys`): no value is copied out of lmdb and no pair object is
-   * made per entry.
-   * Every entry of the pending queue is empty, and an accept reads a page
-   * of them. A bucket of long keys is read whole, as its keys are inside.
-   */
-  collectKeys(start: Buffer, end: Buffer, limit: number, out: Buffer[]): void {
-    if (start.length === 0 || Buffer.compare(start, end) >= 0) {
-      // The empty key lives in the meta table: the general path.
-      for (const entry of this.range(start, end, false)) {
-        out.push(entry.key);
-        if (out.length >= limit) return;
-      }
-      return;
-    }
-    if (out.length >= limit) return;
-    for (const key of this.#data.getKeys(this.#rangeOptions(start, end, false))) {
-      if (key.length !== BUCKET_KEY_BYTES) {
-        // lmdb's own copy of the key.
-        out.push(key);
-        if (out.length >= limit) return;
-        continue;
-      }
-      const bucket = this.#data.get(key, this.#readOptions);
-      if (bucket === undefined) continue;
-      for (const inner of decodeBucket(bucket)) {
-        if (Buffer.compare(inner.key, start) >= 0 && Buffer.compare(inner.key, end) < 0) {
-          out.push(Buffer.from(inner.key));
-          if (out.length >= limit) return;
-        }
-      }
-    }
-  }
-
-  /** lmdb's range options for `[start, end)` (long bounds turned into their buckets; an empty start: from the first key). */
-  #rangeOptions(start: Buffer, end: Buffer, reverse: boolean): RangeOptions {
-    const low = start.length === 0 ? undefined : start.length > LONG_KEY_PREFIX ? bucketKeyOf(start) : start;
-    // A long end bound must still include its own bucket (whose entries are filtered by the caller).
-    const highExclusive = end.length > LONG_KEY_PREFIX ? Buffer.concat([bucketKeyOf(end), Buffer.of(0)]) : end;
-    return reverse
-      ? { start: highExclusive, end: low, reverse: true, exclusiveStart: true, inclusiveEnd: true, transaction: this.#txn }
-      : { start: low, end: highExclusive, transaction: this.#txn };
-  }
-
-  /** Pairs with `start <= key < end`, in key order or reversed. Stop early by breaking out of the loop. */
-  *range(start: Buffer, end: Buffer, reverse: boolean): Generator<KeyValue> {
-    if (Buffer.compare(start, end) >= 0) return;
-    const empty = start.length === 0 ? this.#meta.get(META_EMPTY_KEY, this.#readOptions) : undefined;
-    if (empty !== undefined && !reverse) yield { key: EMPTY, value: empty };
-    for (const { key, value } of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
-      if (key.length !== BUCKET_KEY_BYTES) {
-        yield { key, value };
-        continue;
-      }
-      const entries = decodeBucket(value);
-      if (reverse) entries.reverse();
-      for (const entry of entries) {
-        if (Buffer.compare(entry.key, start) >= 0 && Buffer.compare(entry.key, end) < 0) {
-          yield { key: Buffer.from(entry.key), value: Buffer.from(entry.value) };
-        }
-      }
-    }
-    if (empty !== undefined && reverse) yield { key: EMPTY, value: empty };
-  }
 }
 
 /** What a write's `fill` supplies: the batch's final key values, and the store as it was before it. */

@@ -1,0 +1,181 @@
+// A commit batch of the embedded engine: the transactions that share one
+// lmdb write (and so one fsync) and one commit version, each at its place in
+// the batch, and how their writes become the batch's key changes, in
+// batch order, over the store as lmdb last committed it. When a batch is
+// opened, written and published is the pipeline's business
+// (commit-pipeline.ts).
+
+import { applyAdd } from '../atomic-add.js';
+import { writeVersionstamp } from '../versionstamp.js';
+import type { CommitRequest } from './commit-request.js';
+import type { BatchWrites } from './conflict-log.js';
+import { type KeyChange, type StoreWrite, lastChanges } from './lmdb-store.js';
+import type { StoreSnapshot } from './store-snapshot.js';
+
+/** A versionstamped key, resolved once the commit has joined a batch. */
+export interface StampedChange extends KeyChange {
+  key: Buffer;
+}
+
+/** A transaction in a batch. */
+export interface Member {
+  request: CommitRequest;
+  order: number;
+  stampedKeys: StampedChange[];
+  /** Per watch, the value the transaction saw; filled when the batch is built. */
+  seen: Array<Buffer | undefined>;
+}
+
+/** The transactions that share one lmdb write, and what becomes of them. */
+export interface Batch {
+  version: number;
+  writes: BatchWrites;
+  members: Member[];
+  /** What every member's commit waits for; settled when the batch is published. */
+  durable: Promise<void>;
+  resolveDurable: () => void;
+  rejectDurable: (error: unknown) => void;
+  /** The key changes of the members applied so far, in order, one array per application. */
+  parts: KeyChange[][];
+  /**
+   * The last change of each key (by latin1 string), built from `parts` only
+   * when something needs it (an atomic add, a range clear, a watch), and
+   * kept up to date from then on: most batches never need it.
+   */
+  changes: Map<string, KeyChange> | undefined;
+  /** Members whose changes are computed (and, while streaming, handed to lmdb), in batch order. */
+  applied: number;
+  /** The asynchronous lmdb write of this batch, once started. */
+  storeWrite: StoreWrite | undefined;
+  /**
+   * How many of `parts` lmdb took whole before its write failed, if it
+   * failed: those are in the store, and their watches fire (see `CommitPipeline`).
+   */
+  writtenParts: number;
+  /**
+   * lmdb's transaction for this batch is open (its write started, and the
+   * event turn has not ended): a member that joins is written at once.
+   */
+  streaming: boolean;
+  /** The store right after this batch, taken when lmdb committed it. */
+  snapshot: StoreSnapshot | undefined;
+  flushed: boolean;
+  error: unknown;
+}
+
+/** A new, empty batch at `version`, whose write set is `writes` (opened in the conflict log). */
+export function newBatch(version: number, writes: BatchWrites): Batch {
+  let resolveDurable!: () => void;
+  let rejectDurable!: (error: unknown) => void;
+  const durable = new Promise<void>((resolve, reject) => {
+    resolveDurable = resolve;
+    rejectDurable = reject;
+  });
+  // Every member awaits it; this only keeps a failed batch whose members
+  // all gave up from counting as an unhandled rejection.
+  durable.catch(() => {});
+  return {
+    version,
+    writes,
+    members: [],
+    durable,
+    resolveDurable,
+    rejectDurable,
+    parts: [],
+    changes: undefined,
+    applied: 0,
+    storeWrite: undefined,
+    writtenParts: 0,
+    streaming: false,
+    snapshot: undefined,
+    flushed: false,
+    error: undefined,
+  };
+}
+
+/** The batch's last change of each key (see `Batch.changes`), built now if it was not yet. */
+export function changesOf(batch: Batch): Map<string, KeyChange> {
+  batch.changes ??= lastChanges(batch.parts, batch.parts.length);
+  return batch.changes;
+}
+
+/** The value of `key` once the changes built so far are applied over `base`. */
+function valueAfter(changes: Map<string, KeyChange>, base: StoreSnapshot, key: Buffer, keyString: string): Buffer | undefined {
+  const change = changes.get(keyString);
+  return change === undefined ? base.get(key) : change.value;
+}
+
+/** Applies the members not applied yet, in batch order; returns the key changes they make, in order. */
+export function applyPending(batch: Batch, base: StoreSnapshot): KeyChange[] {
+  const out: KeyChange[] = [];
+  batch.parts.push(out);
+  while (batch.applied < batch.members.length) applyMember(batch, batch.members[batch.applied++] as Member, base, out);
+  return out;
+}
+
+/**
+ * Applies one member's writes over the batch's changes so far and `base`
+ * (atomic adds read the latest value here, which is what makes them
+ * conflict-free), pushing each key change it makes onto `out`, and
+ * records the value each of its watches saw. A key several members
+ * change is pushed once per member: lmdb applies them in order.
+ */
+function applyMember(batch: Batch, member: Member, base: StoreSnapshot, out: KeyChange[]): void {
+  const { writes, watches } = member.request;
+  for (const [start, end] of writes.clears) {
+    const changes = changesOf(batch);
+    // Replaced, not changed in place: a change may be a transaction's own mutation object (below).
+    for (const [keyString, change] of changes) {
+      if (change.value !== undefined && Buffer.compare(start, change.key) <= 0 && Buffer.compare(change.key, end) < 0) {
+        const cleared = { key: change.key, value: undefined };
+        changes.set(keyString, cleared);
+        out.push(cleared);
+      }
+    }
+    for (const { key } of base.range(start, end, false)) {
+      const keyString = key.toString('latin1');
+      if (!changes.has(keyString)) {
+        const cleared = { key, value: undefined };
+        changes.set(keyString, cleared);
+        out.push(cleared);
+      }
+    }
+  }
+  // Values, not entries: a [key, value] pair per key was most of what a
+  // batch allocated here. The key strings are looked up only when the
+  // batch keeps its map of changes (rarely: see `Batch.changes`).
+  for (const mutation of writes.points.values()) {
+    let change: KeyChange;
+    switch (mutation.kind) {
+      case 'set':
+      case 'clear':
+        // The mutation is a KeyChange already ({ key, value }); reusing it saves an object per key.
+        change = mutation;
+        break;
+      case 'add': {
+        const keyString = mutation.key.toString('latin1');
+        const changes = changesOf(batch);
+        change = { key: mutation.key, value: applyAdd(valueAfter(changes, base, mutation.key, keyString), mutation.operand) };
+        out.push(change);
+        changes.set(keyString, change);
+        continue;
+      }
+      case 'stamped-value':
+        // Stamped in place, as the keys are in `CommitPipeline.commit`: the template is the transaction's own copy.
+        writeVersionstamp(mutation.template, mutation.offset, batch.version, member.order);
+        change = { key: mutation.key, value: mutation.template };
+        break;
+    }
+    out.push(change);
+    batch.changes?.set(mutation.key.toString('latin1'), change);
+  }
+  for (const stamped of member.stampedKeys) {
+    out.push(stamped);
+    batch.changes?.set(stamped.key.toString('latin1'), stamped);
+  }
+  for (const watch of watches) {
+    const wrote = writes.touches(watch.key) || member.stampedKeys.some((c) => c.key.equals(watch.key));
+    if (wrote) member.seen.push(valueAfter(changesOf(batch), base, watch.key, watch.keyString));
+    else member.seen.push((member.request.snapshot ?? base).get(watch.key));
+  }
+}
