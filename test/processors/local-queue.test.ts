@@ -81,3 +81,32 @@ test('stop gives back the jobs waiting in the local queue', async (t) => {
   t.true(states.includes('pending'), 'the queue went back');
   t.deepEqual(await h.jobs.getActiveJobIds('drain'), [], 'no job is left running');
 });
+
+test('jobs waiting in the local queue are summarised as pending and counted in the stats, like the jobs the scheduler runs', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('listed', 'noop', { maxJobs: 2 });
+  let checked = false;
+  const seen = new Promise<void>((resolve) => {
+    const listener = (): void => {
+      const stats = scheduler.stats();
+      const running = scheduler.jobs().jobs.filter((job) => job.state === 'running');
+      const pending = scheduler.jobs().jobs.filter((job) => job.state === 'pending');
+      if (pending.length < 1) return;
+      scheduler.events.off('job:started', listener);
+      t.is(stats.pending, pending.length, 'the stats count every pending summary');
+      t.is(stats.total, running.length + pending.length);
+      for (const job of pending) t.like(scheduler.job('listed', job.id), { id: job.id, state: 'pending', type: 'listed' });
+      checked = true;
+      resolve();
+    };
+    scheduler.events.on('job:started', listener);
+    // Should no job ever wait in the queue, the check below tells.
+    let finished = 0;
+    scheduler.events.on('job:finished', () => {
+      if (++finished === COUNT) resolve();
+    });
+  });
+  await h.jobs.addMany('listed', Array.from({ length: COUNT }, (_, i) => ({ id: `l${i}`, data: { n: i } })));
+  await seen;
+  t.true(checked, 'jobs waited in the local queue');
+});

@@ -1,6 +1,7 @@
 // Processor options and start-up checks fail early with typed errors.
 import test from 'ava';
-import { SchedulerError, startScheduler } from '../../packages/jobtree/src/processors/index.js';
+import { ScheduleTable, SchedulerError, resolveSchedulerOptions, startScheduler } from '../../packages/jobtree/src/processors/index.js';
+import { resolveProcessorOptions, schedulerSettings } from '../../packages/jobtree/src/processors/processor-options.js';
 import { fixture, harness } from './scheduler-harness.js';
 
 test('bad processor options are refused with invalid_option naming the option', async (t) => {
@@ -87,4 +88,15 @@ test('a stopped scheduler refuses a manual reschedule with stopped', async (t) =
   await scheduler.stop();
   const error = await t.throwsAsync(scheduler.reschedule(), { instanceOf: SchedulerError });
   t.is(error?.code, 'stopped');
+});
+
+test('processor options resolve once into one settings object that the schedule table reads as it is', (t) => {
+  const resolved = resolveProcessorOptions({ maxJobs: 7, interval: 500 });
+  t.true(Object.isFrozen(resolved));
+  t.is(resolveSchedulerOptions(resolved), resolved, 'resolving resolved options again is a no-op');
+  t.like(resolved, { maxJobs: 7, interval: 500, maxChurn: 20, acceptWaitMs: 500, heartbeatMs: undefined, graceMs: 5_000 });
+  const settings = schedulerSettings(resolved, 3_000);
+  t.like(settings, { maxJobs: 7, heartbeatMs: 1_000, holdMs: 1_500 });
+  t.is(new ScheduleTable(settings).options, settings, 'the table reads the scheduler\'s own settings');
+  t.is(schedulerSettings(resolveProcessorOptions({ heartbeatMs: 250 }), 3_000).heartbeatMs, 250);
 });

@@ -42,7 +42,14 @@ export { Jobs, openJobs } from './jobs/jobs.js';
 export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export { LocalQueue, DEFAULT_LOCAL_QUEUE_SIZE } from './jobs/local-queue.js';
-export type { LocalQueueOptions, LocalQueueSource } from './jobs/local-queue.js';
+export type {
+  LocalQueueConsumer,
+  LocalQueueMode,
+  LocalQueueOptions,
+  LocalQueueSlotOptions,
+  LocalQueueSlots,
+  LocalQueueSource,
+} from './jobs/local-queue.js';
 export type {
   Job,
   JobTypes,

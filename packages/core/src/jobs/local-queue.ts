@@ -1,61 +1,54 @@
-// A local queue for in-process workers, like graphile-worker's: it takes
-// jobs of one type in batches with `acceptMany` and hands them out one at a
-// time, so N workers share one accept transaction per batch instead of
-// making N. The next batch is taken while the workers run the previous one
-// and while their finishes commit, so the process does not stop to wait for
-// each commit in turn.
+// A local queue, like graphile-worker's: it takes jobs of one type in
+// batches with `acceptMany` and hands them out, so that many consumers share
+// one accept transaction per batch instead of making one each. The next
+// batch is taken while the consumers run the previous one and while their
+// finishes commit, so the process does not stop to wait for each commit in
+// turn. Two kinds of consumer take from it (see LocalQueueConsumer):
+// workers, one job per `take()`, and an owner of slots (the processors'
+// scheduler), which is offered the jobs a take brings and takes those the
+// queue holds as its slots free up (`takeReady()`).
 //
 // A taken job is running in the store from the moment its batch commits.
-// So the queue holds at most `size` jobs that no worker has started, gives
-// back (re-enqueues) a job it held longer than `holdMs` (by default half
-// the type's activity timeout, so the activity monitor never finds one of
-// them inactive), and gives back everything it still holds on `stop()`.
-// A job handed out after a long hold has its activity stamped again first
-// (as `update` does), so its worker has the type timeout for its first
-// update, as after `accept`.
+// So the queue holds a bounded number of jobs that nobody has started
+// (workers: `size`; slots: the free slots and a few spare), gives back
+// (re-enqueues) a job it held longer than `holdMs` (by default half the
+// type's activity timeout, so the activity monitor never finds one of them
+// inactive), and gives back everything it still holds on `stop()`. A job
+// handed out after a long hold has its activity stamped again (as `update`
+// does), so its consumer has the type timeout for its first update, as
+// after `accept`.
 
 import { JobsError } from '../errors.js';
-import { OptionNames } from '../option-names.js';
-import { MAX_ACCEPT_MANY } from './accept-batcher.js';
-import { describe } from './job-input.js';
+import { acceptStartedAt } from './accept-calls.js';
 import { countedFinish } from './counted-finish.js';
 import type { CountedFinish, FINISH_COUNTED } from './counted-finish.js';
-import { acceptStartedAt } from './accept-calls.js';
-import type { Jobs } from './jobs.js';
-import type { Job } from './interfaces.js';
+import { type HeldBatch, HeldBatches } from './held-batches.js';
+import type { AcceptOptions, Job } from './interfaces.js';
+import {
+  type LocalQueueConsumer,
+  type LocalQueueMode,
+  type LocalQueueOptions,
+  type LocalQueueSettings,
+  type LocalQueueSlotOptions,
+  type LocalQueueSlots,
+  type LocalQueueSource,
+  resolveLocalQueueOptions,
+} from './local-queue-options.js';
+import { SpareJobs } from './spare-jobs.js';
 import type { WriteCounter } from './write-requests.js';
 
-/**
- * What a local queue uses of the jobs API: a `Jobs` handle, or anything
- * that has these calls with the same meaning (the application of
- * `@jobtree/supervisor` has them all).
- */
-export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'update' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'>;
+export { DEFAULT_LOCAL_QUEUE_SIZE } from './local-queue-options.js';
+export type {
+  LocalQueueConsumer,
+  LocalQueueMode,
+  LocalQueueOptions,
+  LocalQueueSlotOptions,
+  LocalQueueSlots,
+  LocalQueueSource,
+} from './local-queue-options.js';
 
-export interface LocalQueueOptions {
-  /**
-   * Jobs taken but not yet handed to a worker, at most (including those of
-   * an accept in flight). A batch is taken once no more than half of this
-   * is left. At most {@link MAX_ACCEPT_MANY}.
-   * @default 500
-   */
-  size?: number;
-  /**
-   * Milliseconds a taken job may wait in the queue before it is given back
-   * to the store's queue. @default half the type's activity timeout, or
-   * 30,000 for a type without one
-   */
-  holdMs?: number;
-  /** As `accept`'s `noSchedule`: any pending job qualifies whatever its scheduled time. @default false */
-  noSchedule?: boolean;
-}
-
-/** The queue's default size: 500 jobs share one accept transaction and its durable commit. */
-export const DEFAULT_LOCAL_QUEUE_SIZE = 500;
 /** How long a job of a type without an activity timeout may be held. */
 const DEFAULT_HOLD_MS = 30_000;
-
-const LOCAL_QUEUE_OPTIONS = new OptionNames('LocalQueue', ['size', 'holdMs', 'noSchedule'], { batchSize: 'size', max: 'size' });
 
 /**
  * A job held longer than this share of its hold has its activity stamped
@@ -67,26 +60,11 @@ const LOCAL_QUEUE_OPTIONS = new OptionNames('LocalQueue', ['size', 'holdMs', 'no
  */
 const RESTAMP_SHARE = 1 / 8;
 /**
- * Accepts in flight at most, each for at most this share of the queue's
- * size: while one batch is being written to the store, the next is taken,
- * so the workers' finishes, the next accept and the storage write overlap
- * instead of taking turns.
+ * Accepts in flight at most: while one batch is being written to the
+ * store, the next is taken, so the consumers' finishes, the next accept and
+ * the storage write overlap instead of taking turns.
  */
 const MAX_FILLS = 2;
-
-/**
- * The jobs of one accept that no worker has taken yet: `jobs` from `next`
- * on. They share their times, so a held job costs no object of its own,
- * and the accept's own array is kept as it is.
- */
-interface HeldBatch<T extends string> {
-  readonly jobs: readonly Job<T>[];
-  next: number;
-  /** performance.now() before the accept that took the jobs: when the store made them running, at the latest. */
-  readonly takenAt: number;
-  /** performance.now() past which the jobs are given back rather than handed out. */
-  readonly expires: number;
-}
 
 interface Taker<T extends string> {
   resolve(job: Job<T> | undefined): void;
@@ -96,64 +74,60 @@ interface Taker<T extends string> {
 export class LocalQueue<T extends string = string> {
   readonly #jobs: LocalQueueSource;
   readonly #type: T;
-  readonly #size: number;
-  readonly #noSchedule: boolean;
+  readonly #settings: LocalQueueSettings;
+  /** The owner whose slots take the jobs, in `slots` mode. */
+  readonly #slots: LocalQueueSlots | undefined;
+  /** In `slots` mode, the jobs held beyond the owner's free slots. */
+  readonly #spare = new SpareJobs();
   #holdMs: number | undefined;
-  /** Held longer than this, a job is stamped again before it is handed out (see RESTAMP_SHARE). */
+  /** Held longer than this, a job is stamped again as it is handed out (see RESTAMP_SHARE). */
   #restampMs = Number.POSITIVE_INFINITY;
-  /** Held jobs by accept, oldest first (a few batches at most: the queue holds `size` jobs). */
-  #held: HeldBatch<T>[] = [];
-  /** How many jobs `#held` holds. */
-  #heldCount = 0;
+  readonly #held = new HeldBatches<T>();
   /** Workers waiting in `take()`, first come first served. */
   readonly #takers: Taker<T>[] = [];
   /** Accepts in flight (at most {@link MAX_FILLS}), and the jobs they asked for between them. */
   readonly #filling = new Set<Promise<void>>();
   #requested = 0;
-  /**
-   * The last accept found no due job (or none has run yet): one accept, which
-   * may wait for jobs, is enough until one finds some.
-   */
-  #foundNone = true;
-  #fillScheduled = false;
-  #timer: NodeJS.Timeout | undefined;
-  /** Finishes and give-backs not settled yet: `stop()` waits for them. */
+  #mode: LocalQueueMode = 'waiting';
+  /** The fill scheduled for a coming turn. */
+  #nextFill: NodeJS.Immediate | undefined;
+  /** Wakes when the oldest held batch's hold ends. */
+  #expiry: NodeJS.Timeout | undefined;
+  /** In `slots` mode, takes again a while after a take failed. */
+  #retry: NodeJS.Timeout | undefined;
+  /** A take's round trip (ms) when it does not wait, averaged. */
+  #takeMs = 2;
+  /** Finishes, give-backs and stamps not settled yet: `stop()` waits for them. */
   #writes = 0;
   /** The source's finish that tells the queue when it settles (a `Jobs` handle's), if it has one. */
   readonly #countedFinish: CountedFinish[typeof FINISH_COUNTED] | undefined;
   /** Resolves `stop()` once `#writes` is back to 0. */
   #writesDone: (() => void) | undefined;
   readonly #abort = new AbortController();
-  #stopped = false;
   #stopping: Promise<void> | undefined;
 
-  constructor(jobs: LocalQueueSource, type: T, options: LocalQueueOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
-      throw new JobsError('invalid_option', `the options of LocalQueue are an object, got ${describe(options)}`);
-    }
-    LOCAL_QUEUE_OPTIONS.check(options);
-    const size = options.size ?? DEFAULT_LOCAL_QUEUE_SIZE;
-    if (!Number.isSafeInteger(size) || size < 1 || size > MAX_ACCEPT_MANY) {
-      throw new JobsError('invalid_option', `a local queue's size is an integer from 1 to ${MAX_ACCEPT_MANY}, got ${describe(size)}`);
-    }
-    const holdMs = options.holdMs;
-    if (holdMs !== undefined && !(typeof holdMs === 'number' && holdMs > 0 && Number.isFinite(holdMs))) {
-      throw new JobsError('invalid_option', `holdMs is a number of milliseconds > 0, got ${describe(holdMs)}`);
-    }
-    if (options.noSchedule !== undefined && typeof options.noSchedule !== 'boolean') {
-      throw new JobsError('invalid_option', `noSchedule is a boolean, got ${describe(options.noSchedule)}`);
-    }
+  constructor(jobs: LocalQueueSource, type: T, options: LocalQueueOptions | LocalQueueSlotOptions = {}) {
+    this.#settings = resolveLocalQueueOptions(options);
+    this.#slots = this.#settings.slots;
+    this.#holdMs = this.#settings.holdMs;
     this.#jobs = jobs;
     this.#type = type;
-    this.#size = size;
-    this.#holdMs = holdMs;
-    this.#noSchedule = options.noSchedule === true;
     this.#countedFinish = countedFinish(jobs);
   }
 
   /** Jobs taken and not yet handed out. */
   get held(): number {
-    return this.#heldCount;
+    return this.#held.count;
+  }
+
+  /** What the queue is doing (see {@link LocalQueueMode}). */
+  get mode(): LocalQueueMode {
+    return this.#mode;
+  }
+
+  /** Who takes its jobs: `workers` with `take()`, or an owner's `slots` with `takeReady()`. */
+  get consumer(): LocalQueueConsumer {
+    return this.#settings.consumer;
   }
 
   /**
@@ -163,13 +137,11 @@ export class LocalQueue<T extends string = string> {
    * next call tries again.
    */
   take(): Promise<Job<T> | undefined> {
-    if (this.#stopped) return Promise.resolve(undefined);
+    if (this.#mode === 'stopped') return Promise.resolve(undefined);
     const now = performance.now();
     const batch = this.#current(now);
     if (batch !== undefined) {
-      const job = batch.jobs[batch.next++] as Job<T>;
-      this.#heldCount -= 1;
-      if (batch.next === batch.jobs.length) this.#held.shift();
+      const job = this.#held.shift(batch);
       this.#scheduleFill();
       return now - batch.takenAt <= this.#restampMs ? Promise.resolve(job) : this.#restamp(job);
     }
@@ -177,6 +149,50 @@ export class LocalQueue<T extends string = string> {
       this.#takers.push({ resolve, reject });
       this.#scheduleFill();
     });
+  }
+
+  /**
+   * Up to `max` held jobs at once, the oldest first, for an owner's free
+   * slots (`slots` mode), and takes more from the store as room frees (an
+   * owner calls it whenever slots free, even with none held). A job held longer
+   * than an eighth of its hold has its activity stamped again as it leaves,
+   * without waiting: from then on the owner keeps it alive. Empty once the
+   * queue is stopped.
+   */
+  takeReady(max: number): Job<T>[] {
+    const taken: Job<T>[] = [];
+    if (this.#mode === 'stopped') return taken;
+    if (max > 0 && this.#held.count > 0) {
+      const now = performance.now();
+      for (let batch = this.#current(now); batch !== undefined && taken.length < max; batch = this.#current(now)) {
+        const from = taken.length;
+        const stale = now - batch.takenAt > this.#restampMs;
+        this.#held.shiftInto(batch, max - from, taken);
+        if (stale) for (let index = from; index < taken.length; index++) this.#stampAgain(taken[index] as Job<T>);
+      }
+    }
+    this.#scheduleFill();
+    return taken;
+  }
+
+  /** One of the jobs an owner took ended by itself (finished or crashed), freeing its slot: sizes the spare jobs (`slots` mode). */
+  ended(): void {
+    this.#spare.ended();
+  }
+
+  /**
+   * Gives back the held jobs beyond what the consumers are expected to take
+   * soon (in `slots` mode the spare jobs, which shrink when runs stop
+   * ending quickly), the newest first.
+   */
+  trim(): void {
+    const keep = this.#slots === undefined ? this.#settings.size : this.#spare.count(this.#takeMs);
+    if (this.#held.count > keep) this.#giveBack(this.#held.trim(keep));
+  }
+
+  /** The jobs held now, oldest first, each with `takenAt`: performance.now() before the accept that took it. */
+  heldJobs(): Iterable<{ readonly job: Job<T>; readonly takenAt: number }> {
+    return this.#held.entries();
   }
 
   /**
@@ -196,7 +212,7 @@ export class LocalQueue<T extends string = string> {
    * accept ends, every job still held (and any its last batch brings) is
    * given back to the store's queue, and the call resolves once those and
    * the finishes made through the queue have settled. Jobs handed out are
-   * the workers' to finish. Safe to call again.
+   * the consumers' to finish. Safe to call again.
    */
   stop(): Promise<void> {
     this.#stopping ??= this.#stop();
@@ -204,12 +220,14 @@ export class LocalQueue<T extends string = string> {
   }
 
   async #stop(): Promise<void> {
-    this.#stopped = true;
+    this.#mode = 'stopped';
     this.#abort.abort();
     for (const taker of this.#takers.splice(0)) taker.resolve(undefined);
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#giveBack(this.#drain());
+    clearTimeout(this.#expiry);
+    clearTimeout(this.#retry);
+    clearImmediate(this.#nextFill);
+    this.#expiry = this.#retry = this.#nextFill = undefined;
+    this.#giveBack(this.#held.drain());
     while (this.#filling.size > 0) await Promise.all(this.#filling);
     if (this.#writes > 0) {
       await new Promise<void>((resolve) => {
@@ -220,19 +238,7 @@ export class LocalQueue<T extends string = string> {
 
   /** The oldest held batch whose jobs are not past their hold at `now`; the expired ones are given back. */
   #current(now: number): HeldBatch<T> | undefined {
-    let batch = this.#held[0];
-    while (batch !== undefined && batch.expires <= now) {
-      this.#giveBack(this.#release(batch));
-      batch = this.#held[0];
-    }
-    return batch;
-  }
-
-  /** The jobs left in the oldest held batch, which leaves the queue. */
-  #release(batch: HeldBatch<T>): Job<T>[] {
-    this.#held.shift();
-    this.#heldCount -= batch.jobs.length - batch.next;
-    return batch.jobs.slice(batch.next);
+    return this.#held.current(now, this.#giveBack);
   }
 
   /**
@@ -247,110 +253,142 @@ export class LocalQueue<T extends string = string> {
     });
   }
 
-  /** Every held job, removed from the queue. */
-  #drain(): Job<T>[] {
-    const jobs: Job<T>[] = [];
-    for (const batch of this.#held) for (let index = batch.next; index < batch.jobs.length; index++) jobs.push(batch.jobs[index] as Job<T>);
-    this.#held = [];
-    this.#heldCount = 0;
-    return jobs;
+  /**
+   * Stamps the activity of a job an owner took. A failure is the owner's to
+   * find (its own heartbeats and finish meet a job that is no longer ours).
+   */
+  #stampAgain(job: Job<T>): void {
+    this.#track(this.#jobs.update(job)).catch(() => {});
   }
 
   /**
-   * Starts a fill on the next turn, so that the workers first take what the
-   * queue holds and the accept then asks for what is missing.
+   * Starts a fill on the next turn, so that the consumers first take what
+   * the queue holds and the accept then asks for what is missing.
    */
   #scheduleFill(): void {
-    if (this.#fillScheduled || this.#filling.size >= MAX_FILLS || this.#stopped || !this.#wantsMore()) return;
-    this.#fillScheduled = true;
-    setImmediate(this.#startFills);
+    if (this.#nextFill !== undefined || this.#filling.size >= MAX_FILLS || this.#mode === 'stopped' || !this.#wantsMore()) return;
+    this.#nextFill = setImmediate(this.#startFills);
   }
 
   /**
    * Starts one accept, and schedules the next one (if there is room for it)
    * two turns later: the storage engine writes what commits in one event
    * turn as one write, so two accepts started together would commit in the
-   * same write and take turns with the workers just as one accept of their
-   * size would. Started later, the second reads and commits while the
+   * same write and take turns with the consumers just as one accept of
+   * their size would. Started later, the second reads and commits while the
    * first's write is under way.
    */
   readonly #startFills = (): void => {
-    this.#fillScheduled = false;
-    if (this.#filling.size >= MAX_FILLS || this.#stopped || !this.#wantsMore()) return;
-    const count = Math.min(this.#chunk, this.#size - this.held - this.#requested);
+    this.#nextFill = undefined;
+    if (this.#filling.size >= MAX_FILLS || this.#mode === 'stopped' || !this.#wantsMore()) return;
+    const count = Math.min(this.#chunk, this.#room());
     this.#requested += count;
-    const fill: Promise<void> = this.#fill(count).finally(() => {
+    const fill: Promise<void> = this.#fill(count).then((answered) => {
       this.#requested -= count;
       this.#filling.delete(fill);
-      // For workers still waiting, or room left while the store has jobs:
+      // For consumers still waiting, or room left while the store has jobs:
       // a fill that found the store's queue empty is not repeated until a
-      // worker asks again.
-      if (this.#takers.length > 0 || !this.#foundNone) this.#scheduleFill();
+      // consumer asks again, nor one that failed (see #failed).
+      if (answered && (this.#someoneWaits() || this.#mode === 'taking')) this.#scheduleFill();
     });
     this.#filling.add(fill);
-    if (this.#filling.size < MAX_FILLS && !this.#foundNone && this.#wantsMore()) {
-      this.#fillScheduled = true;
-      setImmediate(this.#startFillsLater);
+    if (this.#filling.size < MAX_FILLS && this.#mode === 'taking' && this.#wantsMore()) {
+      this.#nextFill = setImmediate(this.#startFillsLater);
     }
   };
 
   readonly #startFillsLater = (): void => {
-    setImmediate(this.#startFills);
+    this.#nextFill = setImmediate(this.#startFills);
   };
 
-  /** Jobs one accept asks for at most: half the queue, so that two accepts can be in flight. */
+  /** Jobs one accept asks for at most: for workers half the queue, so that two accepts can be in flight. */
   get #chunk(): number {
-    return Math.max(1, Math.ceil(this.#size / MAX_FILLS));
+    return this.#slots === undefined ? Math.max(1, Math.ceil(this.#settings.size / MAX_FILLS)) : this.#settings.size;
+  }
+
+  /** Jobs the queue may still take: what its consumers want held, less what it holds and has asked for. */
+  #room(): number {
+    const wanted = this.#slots === undefined ? this.#settings.size : this.#slots.free() + this.#spare.count(this.#takeMs);
+    return wanted - this.#held.count - this.#requested;
+  }
+
+  /** Workers wait in `take()`, or the owner has slots free. */
+  #someoneWaits(): boolean {
+    return this.#takers.length > 0 || (this.#slots !== undefined && this.#slots.free() > 0);
   }
 
   /**
-   * Whether to take more: the held jobs and those asked for leave room for
-   * an accept of a chunk (a batch is taken once no more than half is left),
-   * or workers wait and no accept is in flight for them.
+   * Whether to take more: there is room, and either someone waits and no
+   * accept is in flight for them, or (while the store has jobs) the room
+   * is worth an accept of its own (for workers a chunk: a batch is taken
+   * once no more than half the queue is left).
    */
   #wantsMore(): boolean {
-    const free = this.#size - this.held - this.#requested;
-    if (free <= 0) return false;
-    if (this.#requested === 0 && this.#takers.length > 0) return true;
-    return free >= this.#chunk && !(this.#foundNone && this.#requested > 0);
+    const room = this.#room();
+    if (room <= 0) return false;
+    if (this.#requested === 0 && this.#someoneWaits()) return true;
+    if (this.#mode === 'waiting' && this.#requested > 0) return false;
+    return this.#slots !== undefined || room >= this.#chunk;
   }
 
-  async #fill(count: number): Promise<void> {
+  /** One accept of up to `count` jobs. Resolves false when it failed. */
+  async #fill(count: number): Promise<boolean> {
     try {
-      const holdMs = await this.#hold();
-      if (this.#stopped) return;
-      const waiting = this.#takers.length > 0;
+      const holdMs = await this.#holdLimit();
+      if (this.#mode === 'stopped') return true;
       // Expiry is counted from before the transaction that made the jobs
       // running (before the call when the source does not say, e.g. across
       // threads): a job is never held longer than holdMs after the store
-      // made it running. A waiting accept waits at most half the hold (then
-      // the next fill asks again), so a batch that arrives after a long wait
-      // still has at least half its hold left.
+      // made it running. A waiting accept waits at most half the hold by
+      // default (then the next fill asks again), so a batch that arrives
+      // after a long wait still has at least half its hold left.
+      const wait = this.#mode === 'waiting' && this.#someoneWaits() ? this.#waitMs() : 0;
       const askedAt = performance.now();
-      const taken = await this.#jobs.acceptMany(this.#type, count, {
-        timeout: waiting ? holdMs / 2 : 0,
-        noSchedule: this.#noSchedule,
-        signal: this.#abort.signal,
-      });
+      const taken = await this.#jobs.acceptMany(this.#type, count, this.#acceptOptions(wait));
+      if (wait === 0) this.#takeMs = (this.#takeMs + performance.now() - askedAt) / 2;
       const takenAt = acceptStartedAt(taken) ?? askedAt;
-      const expires = takenAt + holdMs;
-      this.#foundNone = taken.length === 0;
-      if (this.#stopped) {
+      // A stop may have come while the accept ran.
+      if (this.mode === 'stopped') {
         this.#giveBack(taken);
-        return;
+        return true;
       }
-      this.#deliver(taken, takenAt, expires);
+      this.#mode = taken.length < count ? 'waiting' : 'taking';
+      this.#deliver(taken, takenAt, takenAt + holdMs);
+      return true;
     } catch (error) {
-      // Like an accept that found nothing: the queue does not try again on
-      // its own (a closed handle or failing storage would make it spin), only
-      // when a worker asks.
-      this.#foundNone = true;
-      for (const taker of this.#takers.splice(0)) taker.reject(error);
+      if (this.#mode !== 'stopped') this.#failed(error);
+      return false;
     }
   }
 
+  #acceptOptions(timeout: number): AcceptOptions {
+    const maxSchedTime = this.#slots?.maxSchedTime?.();
+    if (maxSchedTime !== undefined) return { timeout, maxSchedTime, signal: this.#abort.signal };
+    return { timeout, noSchedule: this.#settings.noSchedule, signal: this.#abort.signal };
+  }
+
+  /**
+   * A failed take counts as one that found nothing, and the queue does not
+   * take again at once on its own (a closed handle or failing storage would
+   * make it spin): waiting workers get the error, and the next `take()`
+   * tries again; an owner hears of it, and the queue tries again on its
+   * next `takeReady()`, or after `waitMs` while its slots are free.
+   */
+  #failed(error: unknown): void {
+    this.#mode = 'waiting';
+    for (const taker of this.#takers.splice(0)) taker.reject(error);
+    if (this.#slots === undefined) return;
+    this.#slots.failed(error);
+    if (this.#retry !== undefined) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#scheduleFill();
+    }, this.#waitMs());
+    this.#retry.unref();
+  }
+
   /** The hold limit: the option, or half the type's timeout read once. */
-  async #hold(): Promise<number> {
+  async #holdLimit(): Promise<number> {
     if (this.#holdMs === undefined) {
       const seconds = await this.#jobs.getTypeTimeout(this.#type);
       this.#holdMs = seconds === undefined ? DEFAULT_HOLD_MS : (seconds * 1000) / 2;
@@ -359,46 +397,59 @@ export class LocalQueue<T extends string = string> {
     return this.#holdMs;
   }
 
+  /** How long a take waits for a job when the store has none due. */
+  #waitMs(): number {
+    return this.#settings.waitMs ?? (this.#holdMs ?? DEFAULT_HOLD_MS) / 2;
+  }
+
   /**
-   * Hands new jobs to waiting workers first, and holds the rest. A batch
-   * whose accept took longer than the hold (a slow commit) is given back
-   * whole: a job past its hold is never handed out.
+   * Hands new jobs to waiting workers, or offers them to an owner of slots,
+   * and holds the rest. A batch whose accept took longer than the hold (a
+   * slow commit) is given back whole: a job past its hold is never handed
+   * out.
    */
   #deliver(taken: readonly Job<T>[], takenAt: number, expires: number): void {
     if (taken.length === 0) return;
-    if (performance.now() >= expires) {
+    const now = performance.now();
+    if (now >= expires) {
       this.#giveBack(taken);
       return;
     }
     let index = 0;
     // Handed out as they arrive (the busy case: every worker waits): no
     // promise per job unless the job needs stamping first.
-    const fresh = performance.now() - takenAt <= this.#restampMs;
+    const fresh = now - takenAt <= this.#restampMs;
     while (index < taken.length && this.#takers.length > 0) {
       const taker = this.#takers.shift() as Taker<T>;
       const job = taken[index++] as Job<T>;
       if (fresh) taker.resolve(job);
       else this.#restamp(job).then(taker.resolve, taker.reject);
     }
+    // Jobs held from before go first: the owner takes them as its slots free up.
+    if (this.#slots !== undefined && index < taken.length && this.#held.count === 0) {
+      const offered = index === 0 ? taken : taken.slice(index);
+      const started = Math.min(offered.length, this.#slots.offer(offered));
+      if (!fresh) for (let i = 0; i < started; i++) this.#stampAgain(offered[i] as Job<T>);
+      index += started;
+    }
     if (index === taken.length) return;
-    this.#held.push({ jobs: taken, next: index, takenAt, expires });
-    this.#heldCount += taken.length - index;
-    this.#armTimer();
+    this.#held.push(taken, index, takenAt, expires);
+    this.#armExpiry();
   }
 
   /** Wakes when the oldest held job's hold ends, to give back what nobody took in time. */
-  #armTimer(): void {
-    if (this.#timer !== undefined || this.#stopped) return;
-    const oldest = this.#held[0];
+  #armExpiry(): void {
+    if (this.#expiry !== undefined || this.#mode === 'stopped') return;
+    const oldest = this.#held.oldest;
     if (oldest === undefined) return;
-    this.#timer = setTimeout(
+    this.#expiry = setTimeout(
       () => {
-        this.#timer = undefined;
+        this.#expiry = undefined;
         // #current gives back every batch past its hold.
         this.#current(performance.now());
-        this.#armTimer();
+        this.#armExpiry();
         // Jobs that nobody took within their hold show there is no demand:
-        // the queue takes more on the next take(), not now (it would take
+        // the queue takes more on the next take, not now (it would take
         // back what it gives back here, once the give-back commits).
         if (this.#takers.length > 0) this.#scheduleFill();
       },
@@ -406,17 +457,17 @@ export class LocalQueue<T extends string = string> {
     );
     // A held job does not keep the process alive: were it to exit, the
     // activity monitor re-enqueues the job after its timeout.
-    this.#timer.unref();
+    this.#expiry.unref();
   }
 
   /**
-   * Re-enqueues jobs the queue took but no worker started: each is flagged
-   * to run again and finished, which makes it pending with its data,
-   * priority and scheduled time unchanged. A job that is no longer ours
-   * (`halt`: re-enqueued or removed meanwhile) needs nothing; on any other
-   * failure the job stays running until the activity monitor re-enqueues it.
+   * Re-enqueues jobs the queue took but nobody started: each is flagged to
+   * run again and finished, which makes it pending with its data, priority
+   * and scheduled time unchanged. A job that is no longer ours (`halt`:
+   * re-enqueued or removed meanwhile) needs nothing; on any other failure
+   * the job stays running until the activity monitor re-enqueues it.
    */
-  #giveBack(taken: readonly Job<T>[]): void {
+  readonly #giveBack = (taken: readonly Job<T>[]): void => {
     if (taken.length === 0) return;
     const jobs = this.#jobs;
     void this.#track(
@@ -426,7 +477,7 @@ export class LocalQueue<T extends string = string> {
         if (items.length > 0) await jobs.finishMany(items);
       })(),
     ).catch(() => {});
-  }
+  };
 
   /** Counts a write until it settles (a `then` with one shared callback; a `Jobs` handle's finishes need none, see finish). */
   #track<R>(write: Promise<R>): Promise<R> {

@@ -14,11 +14,13 @@ export {
   withEvent,
 } from './history.js';
 export {
+  DEFAULT_GRACE_MS,
+  DEFAULT_ONE_SHOT_ATTEMPTS,
   DEFAULT_SCHEDULER_OPTIONS,
+  DEFAULT_STUCK_THREAD_MS,
   type ResolvedSchedulerOptions,
-  type SchedulerOptions,
   resolveSchedulerOptions,
-} from './scheduler-options.js';
+} from './processor-options.js';
 export {
   type CrashResult,
   type RescheduleResult,
@@ -40,11 +42,12 @@ export type {
   HistoryEventJson,
   JobSummary,
   ProcessorOptions,
+  SchedulerEventTypes,
   SchedulerJobs,
+  SchedulerOptions,
   StartSchedulerOptions,
   StopOptions,
 } from './interfaces.js';
 export { HandlerAbortError } from './errors.js';
 export { defineHandler } from './define-handler.js';
-export { DEFAULT_GRACE_MS, DEFAULT_ONE_SHOT_ATTEMPTS, DEFAULT_STUCK_THREAD_MS } from './processor-options.js';
-export { Scheduler, type SchedulerEventTypes, startScheduler } from './scheduler.js';
+export { Scheduler, startScheduler } from './scheduler.js';

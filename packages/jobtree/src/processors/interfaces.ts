@@ -6,7 +6,6 @@ import type { AbortCause, HandlerAbort } from './handler-abort.js';
 import type { HistoryEventType } from './history.js';
 
 export type { AbortCause, HandlerAbort };
-import type { SchedulerOptions } from './scheduler-options.js';
 
 /** What a handler gets: a plain copy of the job (the lock stays with the scheduler). */
 export interface HandlerJob<D = JsonValue> {
@@ -66,6 +65,37 @@ export interface Attempts {
   oneShot?: number;
   /** @default Infinity (a continuous job is retried for ever, with backoff) */
   continuous?: number;
+}
+
+/** The scheduler's tunables (the `replicator` config section of couch_replicator_scheduler). */
+export interface SchedulerOptions {
+  /**
+   * Jobs running at once on this scheduler.
+   * @default 500
+   */
+  maxJobs?: number;
+  /**
+   * At most this many continuous jobs are rotated out per interval when the
+   * slots are full and jobs wait.
+   * @default 20
+   */
+  maxChurn?: number;
+  /**
+   * Milliseconds between reschedules (stop excess jobs, start pending ones, rotate).
+   * @default 60_000
+   */
+  interval?: number;
+  /**
+   * Events kept in each job's history.
+   * @default 20
+   */
+  maxHistory?: number;
+  /**
+   * Seconds: a run that lasts longer than this before crashing starts a new
+   * streak of consecutive crashes (its backoff starts again at 30 s).
+   * @default 120
+   */
+  healthThreshold?: number;
 }
 
 /** The part of the application's clock the scheduler uses (any application clock fits). */
@@ -175,6 +205,22 @@ export interface SchedulerJobs {
   total_rows: number;
   offset: number;
   jobs: JobSummary[];
+}
+
+/** The scheduler's events, one namespace per subject. */
+export interface SchedulerEventTypes {
+  'job:started': [event: { id: string; attempt: number }];
+  'job:finished': [event: { id: string; state: 'pending' | 'finished' }];
+  /** A run crashed and the job will run again from `retryAt` (epoch ms). */
+  'job:crashed': [event: { id: string; error: string; attempt: number; retryAt: number }];
+  /** Out of attempts: the job finished with a FailedOutcome. */
+  'job:failed': [event: { id: string; error: string; attempts: number }];
+  /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
+  'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel'> | 'thread_lost' }];
+  /** The job was removed (or taken over) while this scheduler held it. */
+  'job:cancelled': [event: { id: string }];
+  /** A store operation failed in the background (the scheduler carries on). */
+  error: [error: Error];
 }
 
 export interface StopOptions {

@@ -12,7 +12,8 @@ import {
   oldestJobFirst,
   withEvent,
 } from './history.js';
-import { type ResolvedSchedulerOptions, type SchedulerOptions, resolveSchedulerOptions } from './scheduler-options.js';
+import type { SchedulerOptions } from './interfaces.js';
+import { type ResolvedSchedulerOptions, resolveSchedulerOptions } from './processor-options.js';
 
 /** One job as the scheduler tracks it. */
 export interface ScheduleEntry {
@@ -261,11 +262,15 @@ export class ScheduleTable {
     return result;
   }
 
-  /** Counts and average ages of pending (held or given back), running and crashed jobs. */
-  stats(now: number): SchedulerStats {
+  /**
+   * Counts and average ages of pending (held or given back), running and
+   * crashed jobs: the table's, and `beside` (jobs the scheduler holds
+   * outside the table, its local queue's).
+   */
+  stats(now: number, beside: readonly ScheduleEntry[] = []): SchedulerStats {
     const sums = { pending: 0, running: 0, crashed: 0 };
     const counts = { pending: 0, running: 0, crashed: 0 };
-    for (const entry of this.#entries.values()) {
+    for (const entry of beside.length === 0 ? this.#entries.values() : [...this.#entries.values(), ...beside]) {
       const kind = entry.running ? 'running' : entry.history[0]?.type === 'crashed' ? 'crashed' : 'pending';
       const since = entry.running ? lastStarted(entry.history) : (entry.history[0]?.at ?? now);
       sums[kind] += Math.max(0, Math.round((now - since) / 1000));
@@ -273,7 +278,7 @@ export class ScheduleTable {
     }
     const average = (kind: keyof typeof sums): number => (counts[kind] === 0 ? 0 : Math.round(sums[kind] / counts[kind]));
     return {
-      total: this.#entries.size,
+      total: this.#entries.size + beside.length,
       ...counts,
       averageAgeSeconds: { pending: average('pending'), running: average('running'), crashed: average('crashed') },
     };

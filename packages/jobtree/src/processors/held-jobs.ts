@@ -1,0 +1,104 @@
+// The jobs a scheduler holds: taken from its local queue (or by its
+// scheduling cycle) into a slot, their locks owned, running or about to.
+// Indexed by job id and by the serial of the run a handler thread reports
+// on.
+
+import type { Job } from '@jobtree/core';
+import type { AbortCause, Clock } from './interfaces.js';
+
+/** One held job. */
+export interface Held {
+  job: Job;
+  /** The current run's serial while a handler runs it. */
+  serial: number | undefined;
+  /** The current (or last) run's attempt: 1 + crashes in a row before it. */
+  attempt: number;
+  /** Set once its handler's signal was aborted. */
+  abort: AbortCause | undefined;
+  graceTimer: unknown;
+  /**
+   * Threads lost under it in a row with no culprit named. A thread whose
+   * culprit is known (this job: a crash; another job: a bystander) does not
+   * count: only losses nobody can explain add up to a crash.
+   */
+  losses: number;
+}
+
+export class HeldJobs {
+  readonly #clock: Clock;
+  readonly #byId = new Map<string, Held>();
+  readonly #bySerial = new Map<number, Held>();
+  #nextSerial = 1;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  get(id: string): Held | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Held jobs in the order they were taken. */
+  values(): IterableIterator<Held> {
+    return this.#byId.values();
+  }
+
+  /** Holds `job`; a job held already gets the newer handle. Resolves with it when it is new. */
+  hold(job: Job): Held | undefined {
+    const known = this.#byId.get(job.id);
+    if (known !== undefined) {
+      known.job = job;
+      return undefined;
+    }
+    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, losses: 0 };
+    this.#byId.set(job.id, held);
+    return held;
+  }
+
+  /** The job is no longer held (finished, given back, crashed or cancelled). */
+  delete(id: string): void {
+    this.#byId.delete(id);
+  }
+
+  /** A new run of `held`: its serial, by which the handler pool reports on it. */
+  startRun(held: Held, attempt: number): number {
+    const serial = this.#nextSerial++;
+    held.serial = serial;
+    held.attempt = attempt;
+    this.#bySerial.set(serial, held);
+    return serial;
+  }
+
+  /** The held job whose current run is `serial`. */
+  bySerial(serial: number): Held | undefined {
+    return this.#bySerial.get(serial);
+  }
+
+  /** The held job whose run `serial` is over, detached from it; undefined for a run the scheduler already let go. */
+  endRun(serial: number): Held | undefined {
+    const held = this.#bySerial.get(serial);
+    if (held === undefined || held.serial !== serial) return undefined;
+    this.detach(held);
+    return held;
+  }
+
+  /** The run is over for the scheduler (its handler ended, or is being abandoned). */
+  detach(held: Held): void {
+    if (held.serial !== undefined) this.#bySerial.delete(held.serial);
+    held.serial = undefined;
+    if (held.graceTimer !== undefined) {
+      this.#clock.clearTimeout(held.graceTimer);
+      held.graceTimer = undefined;
+    }
+  }
+
+  /** Whether a handler runs a held job (a cancelled job's run, no longer held, does not count). */
+  anyRunning(): boolean {
+    for (const held of this.#byId.values()) if (held.serial !== undefined) return true;
+    return false;
+  }
+}

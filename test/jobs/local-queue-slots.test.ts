@@ -1,0 +1,245 @@
+// A local queue whose jobs an owner starts into slots of its own (the
+// processors' scheduler runs on one): the queue takes jobs for the free
+// slots and offers them to the owner as they arrive, the owner takes what
+// the queue holds with takeReady as its slots free up, a failed take is reported and tried again after a
+// wait while slots are free, the queue names its mode, and a stop gives
+// back what it holds.
+
+import test from 'ava';
+import { JobsError, LocalQueue } from '@jobtree/core';
+import type { Job, Jobs, LocalQueueSlots, LocalQueueSource } from '@jobtree/core';
+import { openTempJobs, T1, T2 } from './temp-jobs.js';
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An owner with `slots` slots that starts every job it is offered into a free slot, unless told not to take. */
+class SlotOwner implements LocalQueueSlots {
+  slots: number;
+  taking = true;
+  readonly running = new Map<string, Job>();
+  readonly started: string[] = [];
+  readonly errors: unknown[] = [];
+  queue: LocalQueue | undefined;
+
+  constructor(slots: number) {
+    this.slots = slots;
+  }
+
+  free(): number {
+    return this.slots - this.running.size;
+  }
+
+  offer(jobs: readonly Job[]): number {
+    if (!this.taking) return 0;
+    const count = Math.min(jobs.length, Math.max(0, this.free()));
+    for (const job of jobs.slice(0, count)) this.start(job);
+    return count;
+  }
+
+  start(job: Job): void {
+    this.running.set(job.id, job);
+    this.started.push(job.id);
+  }
+
+  failed(error: unknown): void {
+    this.errors.push(error);
+  }
+
+  takeFromQueue(): void {
+    for (const job of this.queue?.takeReady(Math.max(0, this.free())) ?? []) this.start(job);
+  }
+
+  /** Ends one run by itself: it finishes, its slot frees and takes the next job. */
+  async end(jobs: Jobs, id: string): Promise<void> {
+    const job = this.running.get(id) as Job;
+    this.running.delete(id);
+    this.queue?.ended();
+    this.takeFromQueue();
+    await jobs.finish(job);
+  }
+}
+
+function slotQueue(source: LocalQueueSource, type: string, owner: SlotOwner, options: { holdMs?: number; waitMs?: number } = {}): LocalQueue {
+  const queue = new LocalQueue(source, type, { slots: owner, ...options });
+  owner.queue = queue;
+  return queue;
+}
+
+/** `jobs` as a source that counts its accepts and updates, and fails its accepts while `failing`. */
+function countingSource(jobs: Jobs) {
+  const state = {
+    accepts: 0,
+    updates: 0,
+    failing: false,
+    source: {
+      acceptMany: async (type, max, options) => {
+        state.accepts += 1;
+        if (state.failing) throw new JobsError('closed', 'the test closed the store');
+        return jobs.acceptMany(type, max, options);
+      },
+      update: (job, data) => {
+        state.updates += 1;
+        return jobs.update(job, data);
+      },
+      finish: (job, data) => jobs.finish(job, data),
+      finishMany: (items) => jobs.finishMany(items),
+      resubmit: jobs.resubmit.bind(jobs),
+      getTypeTimeout: (type) => jobs.getTypeTimeout(type),
+    } as LocalQueueSource,
+  };
+  return state;
+}
+
+test('an owner is offered as many jobs as it has free slots, and the queue takes more as slots free', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  await jobs.addMany(
+    T1,
+    Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`, data: { i } })),
+  );
+  const owner = new SlotOwner(3);
+  const queue = slotQueue(jobs, T1, owner);
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  await until(() => owner.running.size === 3, 'three runs');
+  // No run has ended yet: nothing beyond the free slots is taken.
+  await sleep(100);
+  t.is(queue.held, 0);
+  t.is((await jobs.getActiveJobIds(T1)).length, 3, 'only the jobs of the three slots are running in the store');
+  while (owner.started.length < 10 || owner.running.size > 0) {
+    const [id] = owner.running.keys();
+    if (id === undefined) await sleep(5);
+    else await owner.end(jobs, id);
+    t.true(owner.running.size <= 3);
+  }
+  t.is(new Set(owner.started).size, 10, 'every job started once');
+  t.is(await jobs.pendingCount(T1), 0);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
+
+test('while runs end quickly the queue holds spare jobs beyond the free slots, and the owner never runs more than its slots', async (t) => {
+  t.timeout(120_000);
+  const { jobs } = await openTempJobs(t);
+  const count = 3_000;
+  for (let start = 0; start < count; start += 1_000) {
+    await jobs.addMany(
+      T1,
+      Array.from({ length: 1_000 }, (_, i) => ({ id: `q${start + i}`, data: { i: start + i } })),
+    );
+  }
+  const owner = new SlotOwner(2);
+  const queue = slotQueue(jobs, T1, owner);
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  let mostHeld = 0;
+  while (owner.started.length < count || owner.running.size > 0) {
+    const [id] = owner.running.keys();
+    if (id === undefined) await new Promise((resolve) => setImmediate(resolve));
+    else await owner.end(jobs, id);
+    mostHeld = Math.max(mostHeld, queue.held);
+    t.true(owner.running.size <= 2);
+  }
+  t.true(mostHeld >= 1, 'jobs waited in the queue beyond the free slots');
+  t.is(new Set(owner.started).size, count);
+  t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
+
+test('the queue names its mode: waiting on an empty store, taking after a full take, stopped after stop', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  const idle = new LocalQueue(jobs, T2, { slots: new SlotOwner(1), waitMs: 50 });
+  t.is(idle.mode, 'waiting');
+  idle.takeReady(0);
+  await sleep(200);
+  t.is(idle.mode, 'waiting', 'takes on an empty store find nothing');
+  await idle.stop();
+  t.is(idle.mode, 'stopped');
+
+  await jobs.addMany(
+    T1,
+    Array.from({ length: 10 }, (_, i) => ({ id: `m${i}`, data: { i } })),
+  );
+  const owner = new SlotOwner(2);
+  const busy = slotQueue(jobs, T1, owner);
+  busy.takeReady(0);
+  await until(() => owner.running.size === 2, 'two runs');
+  t.is(busy.mode, 'taking', 'the take brought all it asked for');
+  await busy.stop();
+  t.is(busy.mode, 'stopped');
+  t.deepEqual(busy.takeReady(2), []);
+});
+
+test('a take that fails is told to the owner and tried again after waitMs while slots are free, never in a loop', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  const state = countingSource(jobs);
+  state.failing = true;
+  const owner = new SlotOwner(1);
+  const queue = slotQueue(state.source, T1, owner, { waitMs: 100 });
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  await sleep(450);
+  t.true(owner.errors.length >= 2, `${owner.errors.length} failures told`);
+  t.true(owner.errors.every((error) => JobsError.is(error, 'closed')));
+  t.true(state.accepts >= 2 && state.accepts <= 8, `${state.accepts} accepts in 450 ms, one per wait`);
+  // No slot free: no more takes.
+  owner.slots = 0;
+  await sleep(150);
+  const accepts = state.accepts;
+  await sleep(300);
+  t.is(state.accepts, accepts);
+  // A slot frees and the store works again: the next take brings the job.
+  state.failing = false;
+  await jobs.add(T1, 'after', { n: 1 });
+  owner.slots = 1;
+  queue.takeReady(0);
+  await until(() => owner.running.has('after'), 'the job');
+});
+
+test('stop gives back the jobs held for the owner, and a job held past an eighth of its hold is stamped again as it is handed out', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  await jobs.addMany(
+    T1,
+    Array.from({ length: 4 }, (_, i) => ({ id: `h${i}`, data: { i } })),
+  );
+  const state = countingSource(jobs);
+  const owner = new SlotOwner(4);
+  owner.taking = false;
+  const queue = slotQueue(state.source, T1, owner, { holdMs: 800 });
+  queue.takeReady(0);
+  await until(() => queue.held === 4, 'the held jobs');
+  // Past an eighth of the hold, well within it.
+  await sleep(250);
+  const updates = state.updates;
+  const [job] = queue.takeReady(1);
+  t.truthy(job);
+  await until(() => state.updates === updates + 1, 'the stamp');
+  t.is(queue.held, 3);
+  await queue.stop();
+  t.is(await jobs.pendingCount(T1), 3, 'the held jobs are pending again');
+  t.deepEqual(await jobs.getActiveJobIds(T1), [job?.id]);
+  t.is(await jobs.finish(job as Job), 'finished', 'the stamped job is still the owner\'s');
+});
+
+test('slot options are checked with invalid_option', (t) => {
+  const source = {} as LocalQueueSource;
+  const cases: unknown[] = [
+    { slots: { free: () => 1 } },
+    { slots: new SlotOwner(1), size: 10 },
+    { slots: new SlotOwner(1), waitMs: 0 },
+    { slots: new SlotOwner(1), holdMs: -1 },
+  ];
+  for (const options of cases) {
+    const error = t.throws(() => new LocalQueue(source, T1, options as never), { instanceOf: JobsError });
+    t.is(error?.code, 'invalid_option');
+  }
+});
