@@ -35,7 +35,7 @@ import {
   resolveLocalQueueOptions,
 } from './local-queue-options.js';
 import { SpareJobs } from './spare-jobs.js';
-import type { WriteCounter } from './write-requests.js';
+import { QueueWrites } from './queue-writes.js';
 
 export { DEFAULT_LOCAL_QUEUE_SIZE } from './local-queue-options.js';
 export type {
@@ -98,11 +98,9 @@ export class LocalQueue<T extends string = string> {
   /** A take's round trip (ms) when it does not wait, averaged. */
   #takeMs = 2;
   /** Finishes, give-backs and stamps not settled yet: `stop()` waits for them. */
-  #writes = 0;
+  readonly #writes = new QueueWrites();
   /** The source's finish that tells the queue when it settles (a `Jobs` handle's), if it has one. */
   readonly #countedFinish: CountedFinish[typeof FINISH_COUNTED] | undefined;
-  /** Resolves `stop()` once `#writes` is back to 0. */
-  #writesDone: (() => void) | undefined;
   readonly #abort = new AbortController();
   #stopping: Promise<void> | undefined;
 
@@ -202,9 +200,9 @@ export class LocalQueue<T extends string = string> {
    * is the finish's own: a rejection (`halt`) is the worker's to handle.
    */
   finish(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
-    if (this.#countedFinish === undefined) return this.#track(this.#jobs.finish(job, data));
-    this.#writes += 1;
-    return this.#countedFinish.call(this.#jobs, job, data, this.#counter);
+    if (this.#countedFinish === undefined) return this.#writes.track(this.#jobs.finish(job, data));
+    this.#writes.counted();
+    return this.#countedFinish.call(this.#jobs, job, data, this.#writes.counter);
   }
 
   /**
@@ -229,11 +227,7 @@ export class LocalQueue<T extends string = string> {
     this.#expiry = this.#retry = this.#nextFill = undefined;
     this.#giveBack(this.#held.drain());
     while (this.#filling.size > 0) await Promise.all(this.#filling);
-    if (this.#writes > 0) {
-      await new Promise<void>((resolve) => {
-        this.#writesDone = resolve;
-      });
-    }
+    await this.#writes.settled();
   }
 
   /** The oldest held batch whose jobs are not past their hold at `now`; the expired ones are given back. */
@@ -247,7 +241,7 @@ export class LocalQueue<T extends string = string> {
    * re-enqueued or removed meanwhile) is skipped for the next one.
    */
   #restamp(job: Job<T>): Promise<Job<T> | undefined> {
-    return this.#track(this.#jobs.update(job)).catch((error: unknown) => {
+    return this.#writes.track(this.#jobs.update(job)).catch((error: unknown) => {
       if (JobsError.is(error, 'halt')) return this.take();
       throw error;
     });
@@ -258,7 +252,7 @@ export class LocalQueue<T extends string = string> {
    * find (its own heartbeats and finish meet a job that is no longer ours).
    */
   #stampAgain(job: Job<T>): void {
-    this.#track(this.#jobs.update(job)).catch(() => {});
+    this.#writes.track(this.#jobs.update(job)).catch(() => {});
   }
 
   /**
@@ -470,7 +464,7 @@ export class LocalQueue<T extends string = string> {
   readonly #giveBack = (taken: readonly Job<T>[]): void => {
     if (taken.length === 0) return;
     const jobs = this.#jobs;
-    void this.#track(
+    void this.#writes.track(
       (async () => {
         const flagged = await Promise.allSettled(taken.map((job) => jobs.resubmit(job)));
         const items = flagged.flatMap((outcome) => (outcome.status === 'fulfilled' ? [{ job: outcome.value }] : []));
@@ -478,19 +472,4 @@ export class LocalQueue<T extends string = string> {
       })(),
     ).catch(() => {});
   };
-
-  /** Counts a write until it settles (a `then` with one shared callback; a `Jobs` handle's finishes need none, see finish). */
-  #track<R>(write: Promise<R>): Promise<R> {
-    this.#writes += 1;
-    write.then(this.#settled, this.#settled);
-    return write;
-  }
-
-  readonly #settled = (): void => {
-    this.#writes -= 1;
-    if (this.#writes === 0) this.#writesDone?.();
-  };
-
-  /** Told by the source when a counted finish settles. */
-  readonly #counter: WriteCounter = { settled: this.#settled };
 }
