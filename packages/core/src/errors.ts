@@ -68,12 +68,19 @@ export class FdbError extends Error {
 export class DatabaseLockedError extends Error {
   override readonly name = 'DatabaseLockedError';
   readonly code = 'database_locked';
+  /** @param detail what else is known about the owner; by default, how to share the store instead */
   constructor(
     readonly path: string,
     readonly ownerPid: number,
+    detail?: string,
   ) {
     const owner = ownerPid > 0 ? `process ${ownerPid}` : 'another process (it has not written its pid yet)';
-    super(`the data directory ${path} is in use by ${owner}; one process owns an embedded database at a time`);
+    super(
+      `the data directory ${path} is in use by ${owner} ${
+        detail ??
+        '(a Database opened with openDatabase belongs to one process; open the store with openJobs or startJobs, and processes share it through the one that owns it)'
+      }`,
+    );
   }
 }
 
@@ -124,7 +131,19 @@ export type JobsErrorCode =
   /** @jobtree/supervisor: `unsubscribe`/`wait` got something that is not a subscription. */
   | 'invalid_subscription'
   /** @jobtree/supervisor: a job type's notifier died and no successor came in time. */
-  | 'unavailable';
+  | 'unavailable'
+  /**
+   * A process sharing an embedded store lost the store's owner (it closed,
+   * exited or was killed) while this call was in flight: the call may or may
+   * not have taken effect. Retryable once a new owner serves the store.
+   */
+  | 'owner_lost'
+  /** The call needs the store's transactions in this process (`in(tx)`, `database`), and another process owns the store. */
+  | 'not_owner'
+  /** The store's owner runs another version of the protocol between the processes of one store. */
+  | 'protocol_mismatch'
+  /** The store's socket is not private to this process's user. */
+  | 'access_denied';
 
 /**
  * A jobs API error. `halt` tells a job processor that the job is no longer

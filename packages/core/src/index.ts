@@ -38,7 +38,15 @@ export {
 // jobs
 export { JobsError } from './errors.js';
 export type { JobsErrorCode } from './errors.js';
-export { Jobs, openJobs } from './jobs/jobs.js';
+export { Jobs, JobsHandle } from './jobs/jobs.js';
+export type { StoreRole } from './jobs/jobs.js';
+export { openJobs } from './jobs/open-jobs.js';
+export { SharedJobs } from './sharing/shared-jobs.js';
+export { StoreSharing } from './sharing/store-sharing.js';
+export type { RoleChange, StoreRoleOption, StoreSharingOptions } from './sharing/store-sharing.js';
+export type { ServedCall, ServedConnection, ServedMethod } from './sharing/store-server.js';
+export { servedJobsCalls } from './sharing/served-jobs-calls.js';
+export type { OwnerConnection } from './sharing/owner-connection.js';
 export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export { LocalQueue, DEFAULT_LOCAL_QUEUE_SIZE } from './jobs/local-queue.js';
@@ -69,6 +77,7 @@ export type {
   PendingCountOptions,
   ReEnqueueOptions,
   OpenJobsOptions,
+  SharingOptions,
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
@@ -77,6 +86,7 @@ export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, Run
 
 // options: the known names of an options object, shared by jobtree's packages
 export { OptionNames } from './option-names.js';
+export { checkSharingOptions } from './jobs/job-input.js';
 
 // keys
 export { Subspace, keyAfterPrefix } from './keys/subspace.js';

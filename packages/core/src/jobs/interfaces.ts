@@ -186,8 +186,27 @@ export interface ReEnqueueOptions {
   batchSize?: number;
 }
 
+/** How a process takes part in an embedded store that several processes of one machine use. */
+export interface SharingOptions {
+  /**
+   * `auto`: own the store when no other process does (and serve the
+   * others), be a client of its owner otherwise, and take the store over
+   * when the owner goes. `owner`: own it, or fail with DatabaseLockedError.
+   * `client`: only ever connect to an owner.
+   * @default 'auto'
+   */
+  role?: 'auto' | 'owner' | 'client';
+  /**
+   * How long a client waits for an owner to serve the store (one still
+   * starting, or a successor taking over) before its calls fail with
+   * `owner_lost`.
+   * @default 10000
+   */
+  ownerWaitMs?: number;
+}
+
 export type OpenJobsOptions =
-  | EmbeddedOptions
+  | (EmbeddedOptions & SharingOptions)
   | FoundationDbOptions
   | {
       /** An open database to share; `close()` then leaves it open. */

@@ -152,7 +152,7 @@ export const PENDING_COUNT_OPTIONS = new OptionNames('pendingCount', ['maxSchedT
 export const RE_ENQUEUE_OPTIONS = new OptionNames('reEnqueueInactive', ['batchSize']);
 export const WORKER_ITEM = new OptionNames('an item', ['job', 'data'], { result: 'data' });
 export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase']);
-const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database']);
+const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 
 /** An optional boolean option: `undefined` or a boolean; anything else is `invalid_option`. */
 export function checkBooleanOption(value: unknown, name: string): boolean | undefined {
@@ -200,6 +200,7 @@ export function checkOpenJobsOptions(options: unknown): void {
     }
     return;
   }
+  checkSharingOptions(options as Record<string, unknown>);
   for (const name of ['path', 'clusterFile'] as const) {
     if (!(name in options)) continue;
     const value = (options as Record<string, unknown>)[name];
@@ -207,6 +208,20 @@ export function checkOpenJobsOptions(options: unknown): void {
     if (typeof value !== 'string' || value.length === 0) {
       throw new JobsError('invalid_option', `${name} is a non-empty string, got ${describe(value)}`);
     }
+  }
+}
+
+/** `role` and `ownerWaitMs`, shared by openJobs and startJobs. */
+export function checkSharingOptions(options: Record<string, unknown>): void {
+  const { role, ownerWaitMs } = options;
+  if (role !== undefined && role !== 'auto' && role !== 'owner' && role !== 'client') {
+    throw new JobsError('invalid_option', `role is 'auto', 'owner' or 'client', got ${describe(role)}`);
+  }
+  if (ownerWaitMs !== undefined && !(typeof ownerWaitMs === 'number' && ownerWaitMs >= 0 && ownerWaitMs <= 2_147_483_647)) {
+    throw new JobsError('invalid_option', `ownerWaitMs is a number of ms from 0 to 2147483647, got ${describe(ownerWaitMs)}`);
+  }
+  if ((role !== undefined || ownerWaitMs !== undefined) && ('clusterFile' in options || 'database' in options)) {
+    throw new JobsError('invalid_option', 'role and ownerWaitMs are for the embedded store by path: on FoundationDB (or a database you opened) every process runs its own transactions');
   }
 }
 

@@ -19,7 +19,6 @@
 // over files; what is left here besides them is the single writes' hot path.
 
 import { JobsError } from '../errors.js';
-import { openDatabase } from '../storage/open-database.js';
 import type { Database, Transaction, Watch } from '../storage/interfaces.js';
 import type { Versionstamp } from '../keys/versionstamp.js';
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
@@ -38,7 +37,6 @@ import {
   checkId,
   checkJobScheduledTime,
   checkJobShape,
-  checkOpenJobsOptions,
   checkOptions,
   checkPriority,
   checkType,
@@ -67,7 +65,6 @@ import type {
   JobInputOf,
   JobSpec,
   JobStateEntry,
-  OpenJobsOptions,
   PendingCountOptions,
   ReEnqueueOptions,
   ResubmitOptions,
@@ -76,14 +73,13 @@ import type {
   WorkerResubmitOptions,
 } from './interfaces.js';
 
-/** Opens the database (or shares `options.database`) and returns the jobs API on it. */
-export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
-  checkOpenJobsOptions(options);
-  if (options !== undefined && 'database' in options) return new Jobs(options.database, { ownsDatabase: false });
-  return new Jobs(await openDatabase(options), { ownsDatabase: true });
-}
-
-export class Jobs {
+/**
+ * The jobs API on a database this process runs transactions on. `Jobs` is
+ * the name to use: the value is this class, and the type is its public
+ * surface, which a process that reaches an embedded store through its
+ * owner (SharedJobs) has too.
+ */
+export class JobsHandle {
   readonly #database: Database;
   readonly #ownsDatabase: boolean;
   readonly #keys = new JobKeys();
@@ -137,6 +133,14 @@ export class Jobs {
   /** The database this handle runs its transactions on. */
   get database(): Database {
     return this.#database;
+  }
+
+  /**
+   * `owner`: this process runs the store's transactions itself (always for
+   * a handle on a database; see SharedJobs for `client`).
+   */
+  get role(): StoreRole {
+    return 'owner';
   }
 
   /**
@@ -528,3 +532,14 @@ export class Jobs {
 function nowSeconds(): number {
   return Date.now() / 1000;
 }
+
+/** The jobs API, whichever process runs the transactions: see {@link JobsHandle}. */
+export type Jobs = Pick<JobsHandle, keyof JobsHandle>;
+/** `new Jobs(database)` makes a {@link JobsHandle}. */
+export const Jobs = JobsHandle;
+
+/**
+ * Whether a process runs an embedded store's transactions itself (`owner`)
+ * or sends its calls to the process that does (`client`).
+ */
+export type StoreRole = 'owner' | 'client';

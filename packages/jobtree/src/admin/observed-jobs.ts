@@ -1,81 +1,123 @@
-// The app's jobs handle: `Jobs` itself, reporting what each call did to a
-// JobActivity after it succeeded. Every path that changes a job's state in
-// this process goes through the app's handle (main-thread calls, the bridge
-// that actors use, the scheduler), so counting here counts them all. A
-// crashed run also ends in a finish (its job flagged to run again), which
-// looks like any other requeue here: the scheduler reports the crash itself.
+// The app's jobs handle: the jobs API itself (a handle on the database, or
+// a process's share of an embedded store owned by another process),
+// reporting what each call did to a JobActivity after it succeeded. Every
+// path that changes a job's state in this process goes through the app's
+// handle (main-thread calls, the bridge that actors use, the scheduler), so
+// counting here counts them all. A crashed run also ends in a finish (its
+// job flagged to run again), which looks like any other requeue here: the
+// scheduler reports the crash itself.
 
-import { type AcceptOptions, type AddOptions, type Database, type Job, type JobSpec, type JobState, Jobs, type ReEnqueueOptions, type Settled, type Versionstamp, type WorkerItem } from '@jobtree/core';
+import {
+  type AcceptOptions,
+  type AddOptions,
+  type Database,
+  type Job,
+  type JobSpec,
+  type JobState,
+  JobsHandle,
+  type ReEnqueueOptions,
+  type Settled,
+  SharedJobs,
+  type StoreSharing,
+  type Versionstamp,
+  type WorkerItem,
+} from '@jobtree/core';
 import { isFailedOutcome } from '../processors/failed-outcome.js';
 import type { FinishOutcome, JobActivity } from './job-activity.js';
 
-export class ObservedJobs extends Jobs {
-  readonly #activity: JobActivity;
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base constructor must take any arguments
+type JobsClass = new (...args: any[]) => JobsHandle;
 
-  constructor(database: Database, activity: JobActivity) {
-    super(database);
-    this.#activity = activity;
-  }
+/** The counting subclass of a jobs handle class: `activity` is told of every call that changed jobs. */
+function observed<B extends JobsClass>(Base: B) {
+  return class Observed extends Base {
+    #activity: JobActivity | undefined;
 
-  override async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
-    const state = await super.add(type, id, data, options);
-    if (state === 'pending') this.#activity.recordAdded(type, [id]);
-    return state;
-  }
+    /** @internal set once, right after construction */
+    observeWith(activity: JobActivity): this {
+      this.#activity = activity;
+      return this;
+    }
 
-  override async addMany(type: string, jobs: readonly JobSpec[]): Promise<JobState[]> {
-    const states = await super.addMany(type, jobs);
-    this.#activity.recordAdded(
-      type,
-      jobs.filter((_job, index) => states[index] === 'pending').map((job) => job.id),
-    );
-    return states;
-  }
+    get #counted(): JobActivity {
+      return this.#activity as JobActivity;
+    }
 
-  override async remove(type: string, id: string): Promise<boolean> {
-    const removed = await super.remove(type, id);
-    if (removed) this.#activity.recordRemoved(type, id);
-    return removed;
-  }
+    override async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
+      const state = await super.add(type, id, data, options);
+      if (state === 'pending') this.#counted.recordAdded(type, [id]);
+      return state;
+    }
 
-  override async accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
-    const job = await super.accept(type, options);
-    if (job !== undefined) this.#activity.recordAccepted(type, [job]);
-    return job;
-  }
+    override async addMany(type: string, jobs: readonly JobSpec[]): Promise<JobState[]> {
+      const states = await super.addMany(type, jobs);
+      this.#counted.recordAdded(
+        type,
+        jobs.filter((_job, index) => states[index] === 'pending').map((job) => job.id),
+      );
+      return states;
+    }
 
-  override async acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
-    const jobs = await super.acceptMany(type, max, options);
-    this.#activity.recordAccepted(type, jobs);
-    return jobs;
-  }
+    override async remove(type: string, id: string): Promise<boolean> {
+      const removed = await super.remove(type, id);
+      if (removed) this.#counted.recordRemoved(type, id);
+      return removed;
+    }
 
-  override async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
-    const state = await super.finish(job, data);
-    this.#activity.recordFinished(job.type, [{ id: job.id, lock: job.lock, outcome: finishOutcome(state, data) }]);
-    return state;
-  }
+    override async accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
+      const job = await super.accept(type, options);
+      if (job !== undefined) this.#counted.recordAccepted(type, [job]);
+      return job;
+    }
 
-  override async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
-    const outcomes = await super.finishMany(items);
-    const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome }[]>();
-    items.forEach(({ job, data }, index) => {
-      const outcome = outcomes[index];
-      if (outcome?.status !== 'fulfilled') return;
-      const done = { id: job.id, lock: job.lock, outcome: finishOutcome(outcome.value, data) };
-      const list = byType.get(job.type);
-      if (list === undefined) byType.set(job.type, [done]);
-      else list.push(done);
-    });
-    for (const [type, jobs] of byType) this.#activity.recordFinished(type, jobs);
-    return outcomes;
-  }
+    override async acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
+      const jobs = await super.acceptMany(type, max, options);
+      this.#counted.recordAccepted(type, jobs);
+      return jobs;
+    }
 
-  override async reEnqueueInactive(type: string, since: Versionstamp, options?: ReEnqueueOptions): Promise<string[]> {
-    const ids = await super.reEnqueueInactive(type, since, options);
-    this.#activity.recordReEnqueued(type, ids);
-    return ids;
-  }
+    override async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
+      const state = await super.finish(job, data);
+      this.#counted.recordFinished(job.type, [{ id: job.id, lock: job.lock, outcome: finishOutcome(state, data) }]);
+      return state;
+    }
+
+    override async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
+      const outcomes = await super.finishMany(items);
+      const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome }[]>();
+      items.forEach(({ job, data }, index) => {
+        const outcome = outcomes[index];
+        if (outcome?.status !== 'fulfilled') return;
+        const done = { id: job.id, lock: job.lock, outcome: finishOutcome(outcome.value, data) };
+        const list = byType.get(job.type);
+        if (list === undefined) byType.set(job.type, [done]);
+        else list.push(done);
+      });
+      for (const [type, jobs] of byType) this.#counted.recordFinished(type, jobs);
+      return outcomes;
+    }
+
+    override async reEnqueueInactive(type: string, since: Versionstamp, options?: ReEnqueueOptions): Promise<string[]> {
+      const ids = await super.reEnqueueInactive(type, since, options);
+      this.#counted.recordReEnqueued(type, ids);
+      return ids;
+    }
+  };
+}
+
+const ObservedHandle = observed(JobsHandle);
+// SharedJobs has the handle's every method, with the same signatures (it implements `Jobs`); typed as
+// the handle class only so that one mixin, with method overrides, serves both.
+const ObservedShared = observed(SharedJobs as unknown as typeof JobsHandle);
+
+/** The app's counting handle on a database it runs transactions on. */
+export function observedJobs(database: Database, activity: JobActivity): JobsHandle {
+  return new ObservedHandle(database).observeWith(activity);
+}
+
+/** The app's counting handle on an embedded store shared with other processes. */
+export function observedSharedJobs(sharing: StoreSharing, activity: JobActivity): SharedJobs {
+  return new ObservedShared(sharing as never).observeWith(activity) as unknown as SharedJobs;
 }
 
 /** A job flagged for resubmission goes back to the queue: it did not finish, whatever the data. */

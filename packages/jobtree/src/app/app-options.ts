@@ -2,11 +2,11 @@
 // and their validation.
 
 import { availableParallelism } from 'node:os';
-import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError, OptionNames } from '@jobtree/core';
+import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError, OptionNames, type SharingOptions, checkSharingOptions } from '@jobtree/core';
 import { OPERATIONS_OPTION_NAMES, type OperationsOptions, type OperationsSettings, checkOperationsOptions } from '../admin/admin-options.js';
 
 /** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
-export type JobsStoreOptions = EmbeddedOptions | FoundationDbOptions | { database: Database };
+export type JobsStoreOptions = (EmbeddedOptions & SharingOptions) | FoundationDbOptions | { database: Database };
 
 export interface JobsAppSettings {
   /**
@@ -86,7 +86,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRoo
 };
 
 const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
-const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database']);
+const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 /** For the message about an unknown option: every name, and the one meant. */
 const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit'], {
   concurrency: 'threads',
@@ -128,6 +128,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
     }
     settings[name] = value;
   }
+  checkSharingOptions(store);
   return {
     store: store as JobsStoreOptions,
     settings: { ...settings, onRootExit } as unknown as JobsAppSettings,

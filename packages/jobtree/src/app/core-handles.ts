@@ -5,14 +5,17 @@
 // until the app ends.
 
 import type { ActorSystem } from '@jobtree/actors';
-import type { Database, Jobs } from '@jobtree/core';
+import type { Database, Jobs, StoreSharing } from '@jobtree/core';
 import type { JobActivity } from '../admin/job-activity.js';
-import { ObservedJobs } from '../admin/observed-jobs.js';
+import { observedJobs, observedSharedJobs } from '../admin/observed-jobs.js';
 import type { CoreServerArgs } from './core-server.js';
 import { JobsBridge } from './jobs-bridge.js';
 
+/** What the app's handles run on: a database, or an embedded store shared with other processes. */
+export type CoreStore = { database: Database } | { sharing: StoreSharing };
+
 export class CoreHandles {
-  readonly #database: Database;
+  readonly #store: CoreStore;
   readonly #activity: JobActivity;
   readonly #actors: ActorSystem;
   readonly #closing: () => boolean;
@@ -22,8 +25,8 @@ export class CoreHandles {
   #current: Jobs;
 
   /** @param closing whether the app is closing: a bridge withdrawn then closes its handle */
-  constructor(database: Database, activity: JobActivity, actors: ActorSystem, closing: () => boolean) {
-    this.#database = database;
+  constructor(store: CoreStore, activity: JobActivity, actors: ActorSystem, closing: () => boolean) {
+    this.#store = store;
     this.#activity = activity;
     this.#actors = actors;
     this.#closing = closing;
@@ -62,7 +65,7 @@ export class CoreHandles {
   }
 
   #newHandle(): Jobs {
-    const handle = new ObservedJobs(this.#database, this.#activity);
+    const handle = 'database' in this.#store ? observedJobs(this.#store.database, this.#activity) : observedSharedJobs(this.#store.sharing, this.#activity);
     this.#all.add(handle);
     return handle;
   }

@@ -12,6 +12,7 @@ import {
   type AcceptOptions,
   type AddOptions,
   type Database,
+  DEFAULT_DATA_PATH,
   type Job,
   type JobInfo,
   type JobState,
@@ -24,6 +25,9 @@ import {
   type JobsInTransaction,
   type PendingCountOptions,
   type Settled,
+  type StoreRole,
+  StoreSharing,
+  servedJobsCalls,
   type Transaction,
   type WorkerItem,
   type ResubmitOptions,
@@ -41,15 +45,18 @@ import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from '
 import { type AppStop, CLOSED, appStopped, rootExited } from './app-stop.js';
 import { type JobsAppSystem, appSystem } from './app-system.js';
 import { CallsInFlight } from './calls-in-flight.js';
-import { CoreHandles } from './core-handles.js';
+import { type CoreStore, CoreHandles } from './core-handles.js';
 import type { SubscriptionState } from './job-event.js';
 import type { JobsServerMessage } from './jobs-server.js';
 import { SYSTEM_NAMES, jobsTree } from './jobs-tree.js';
 import { LiveTree } from './live-tree.js';
 import { findNotifier } from './notifier-lookup.js';
 import { type AppScheduler, ProcessorRegistry } from './processor-registry.js';
+import { RemoteSubscriptions } from './remote-subscriptions.js';
+import { servedAppCalls } from './served-app-calls.js';
 import type { JobStateChange, Subscription } from './subscription.js';
 import { SubscriptionHub } from './subscription-hub.js';
+import { waitForEvent } from './subscription-wait.js';
 import { UserChildren } from './user-children.js';
 
 export { SYSTEM_NAMES } from './jobs-tree.js';
@@ -65,9 +72,20 @@ const EXIT_RELEASE_LIMIT_MS = 10_000;
 /** Starts the jobs application. Rejects with a JobsError `invalid_option` for bad options. */
 export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
   const { store, settings, operations } = checkStartOptions(options);
-  const ownsDatabase = !('database' in store);
-  const database = 'database' in store ? store.database : await openDatabase(store);
-  const app = new JobsApp(database, ownsDatabase, settings, new AppOperations(operations));
+  let opened: OpenedStore;
+  if ('database' in store) opened = { store: { database: store.database }, owned: false };
+  else if ('clusterFile' in store && store.clusterFile !== undefined) opened = { store: { database: await openDatabase(store) }, owned: true };
+  else {
+    // The embedded store by path: shared with the other processes that open it (this one owns it, or is a client of its owner).
+    const embedded = store as { path?: string; role?: 'auto' | 'owner' | 'client'; ownerWaitMs?: number };
+    const sharing = await StoreSharing.open({
+      path: embedded.path ?? DEFAULT_DATA_PATH,
+      ...(embedded.role !== undefined ? { role: embedded.role } : {}),
+      ...(embedded.ownerWaitMs !== undefined ? { ownerWaitMs: embedded.ownerWaitMs } : {}),
+    });
+    opened = { store: { sharing }, owned: true };
+  }
+  const app = new JobsApp(opened, settings, new AppOperations(operations));
   try {
     await app.start();
   } catch (error) {
@@ -77,19 +95,27 @@ export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
   return app;
 }
 
+/** The store an app runs on, and whether the app opened it (and closes it). */
+interface OpenedStore {
+  store: CoreStore;
+  owned: boolean;
+}
+
 /**
  * A running jobs application: everything `Jobs` offers, plus subscriptions,
  * the supervision tree and your actors. Make it with {@link startJobs}.
  */
 export class JobsApp {
-  readonly #database: Database;
-  readonly #ownsDatabase: boolean;
+  readonly #store: CoreStore;
+  readonly #ownsStore: boolean;
   readonly #settings: JobsAppSettings;
   readonly #actors: ActorSystem;
   readonly #tree: LiveTree;
   readonly #core: CoreHandles;
   #root: Supervisor | undefined;
   #hub: SubscriptionHub | undefined;
+  /** Subscriptions served by the owner of a shared store, while this process is its client. */
+  #remote: RemoteSubscriptions | undefined;
   #closing: Promise<void> | undefined;
   /** Set when jobs_sup ended on its own: every call rejects with it. */
   #stop: AppStop | undefined;
@@ -109,16 +135,16 @@ export class JobsApp {
   readonly scheduler: AppScheduler;
 
   /** @internal use startJobs */
-  constructor(database: Database, ownsDatabase: boolean, settings: JobsAppSettings, operations?: AppOperations) {
+  constructor(opened: OpenedStore, settings: JobsAppSettings, operations?: AppOperations) {
     this.#operations = operations ?? new AppOperations(checkStartOptions({}).operations);
-    this.#database = database;
-    this.#ownsDatabase = ownsDatabase;
+    this.#store = opened.store;
+    this.#ownsStore = opened.owned;
     this.#settings = settings;
     // Every lookup waiting for a notifier listens to it: any number may wait at once.
     setMaxListeners(0, this.#ended.signal);
     this.#actors = createActorSystem({ threads: settings.threads, killTimeoutMs: settings.killTimeoutMs });
     this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
-    this.#core = new CoreHandles(database, this.#operations.activity, this.#actors, () => this.#closing !== undefined);
+    this.#core = new CoreHandles(opened.store, this.#operations.activity, this.#actors, () => this.#closing !== undefined);
     this.#stopped = new Promise((resolve) => {
       this.#resolveStopped = resolve;
     });
@@ -163,10 +189,12 @@ export class JobsApp {
       ended: this.#ended.signal,
       timeoutMs: this.#settings.resubscribeTimeoutMs,
     };
-    this.#hub = new SubscriptionHub(this.#actors, {
-      notifierOf: (type, previous) => findNotifier(lookup, type, previous),
+    const hubOptions = {
+      notifierOf: (type: string, previous?: string) => findNotifier(lookup, type, previous),
       resubscribeTimeoutMs: this.#settings.resubscribeTimeoutMs,
-    });
+    };
+    this.#hub = new SubscriptionHub(this.#actors, hubOptions);
+    if ('sharing' in this.#store) this.#share(this.#store.sharing, hubOptions);
     await this.#operations.start(adminTarget(this));
   }
 
@@ -195,9 +223,25 @@ export class JobsApp {
     return this.#operations.logger;
   }
 
-  /** The database the app runs on. */
+  /**
+   * The database the app runs on. On an embedded store shared by several
+   * processes, only the owner has it: a client gets JobsError `not_owner`.
+   */
   get database(): Database {
-    return this.#database;
+    if ('database' in this.#store) return this.#store.database;
+    const database = this.#store.sharing.database;
+    if (database !== undefined) return database;
+    throw new JobsError('not_owner', `the store is owned by process ${this.#store.sharing.ownerPid}: its database is there, this process reaches it through the jobs API`);
+  }
+
+  /**
+   * `owner` when this process runs the store's transactions (always on
+   * FoundationDB or on a database you passed), `client` while it shares an
+   * embedded store that another process owns. A client becomes the owner
+   * when the owner goes away and it takes the store over.
+   */
+  get role(): StoreRole {
+    return 'sharing' in this.#store ? this.#store.sharing.role : 'owner';
   }
 
   /** The core's current jobs handle (the one the main thread's calls use). */
@@ -330,12 +374,19 @@ export class JobsApp {
    * Subscribing twice to one job gives the same subscription.
    */
   async subscribe<T extends string>(type: T, id: string): Promise<Subscription<T>> {
+    const remote = this.#remote;
+    if (remote?.active) {
+      this.#checkOpen();
+      return this.#calls.track(remote.subscribe(type, id)) as Promise<Subscription<T>>;
+    }
     return this.#calls.track(this.#subscriptions().subscribe(type, id)) as Promise<Subscription<T>>;
   }
 
   /** Ends a subscription and drops the events it had queued. */
   async unsubscribe(sub: Subscription): Promise<void> {
-    return this.#calls.track(this.#subscriptions().unsubscribe(sub));
+    const hub = this.#subscriptions();
+    await this.#remote?.unsubscribe(sub);
+    return this.#calls.track(hub.unsubscribe(sub));
   }
 
   /**
@@ -348,7 +399,8 @@ export class JobsApp {
     state?: SubscriptionState,
     timeoutMs = Number.POSITIVE_INFINITY,
   ): Promise<JobStateChange<T> | 'timeout'> {
-    return this.#calls.track(this.#subscriptions().wait(subs, state, timeoutMs)) as Promise<JobStateChange<T> | 'timeout'>;
+    this.#subscriptions();
+    return this.#calls.track(waitForEvent(subs, state, timeoutMs)) as Promise<JobStateChange<T> | 'timeout'>;
   }
 
   // --- processors ------------------------------------------------------------------
@@ -392,11 +444,18 @@ export class JobsApp {
 
   async #close(): Promise<void> {
     await this.#operations.stop();
+    this.#remote?.close();
     await this.#hub?.close();
     if (this.#root !== undefined) await this.#root.stop().catch(() => {});
     await this.#actors.shutdown();
     await this.#core.closeAll();
-    if (this.#ownsDatabase) await this.#database.close();
+    await this.#closeStore();
+  }
+
+  async #closeStore(): Promise<void> {
+    if (!this.#ownsStore) return;
+    if ('sharing' in this.#store) await this.#store.sharing.close();
+    else await this.#store.database.close();
   }
 
   /**
@@ -426,15 +485,14 @@ export class JobsApp {
   /** What is left of a dead tree: subscriptions, handlers, threads, the admin endpoint, the store. */
   async #release(error: JobsError): Promise<void> {
     const steps: (() => Promise<void>)[] = [
+      async () => this.#remote?.close(error),
       async () => this.#hub?.close(error),
       () => this.#processors.stopAll(),
       () => this.#actors.shutdown(),
       () => this.#core.closeAll(),
       // Last but the store: the answer to the request that killed the root (a kill route) goes out first.
       () => this.#operations.stop(),
-      async () => {
-        if (this.#ownsDatabase) await this.#database.close();
-      },
+      () => this.#closeStore(),
     ];
     // One step that fails must not keep the others from releasing what they hold.
     for (const step of steps) {
@@ -453,9 +511,47 @@ export class JobsApp {
 
   // --- internals -------------------------------------------------------------------
 
-  /** Asks the jobs server to check the types now; resolves with the types it watches. */
+  /**
+   * Asks the jobs server to check the types now; resolves with the types it
+   * watches. In a client of a shared store, the owner's jobs server (it runs
+   * the activity monitors and notifiers of the store).
+   */
   async #checkTypes(): Promise<string[]> {
+    if (this.role === 'client' && 'sharing' in this.#store) {
+      const connection = await this.#store.sharing.connection();
+      if (connection !== undefined) return (await connection.call('checkTypes', [])) as string[];
+    }
     return this.#actors.call<string[], JobsServerMessage>(SYSTEM_NAMES.server, { type: 'check_types' }, 30_000);
+  }
+
+  /**
+   * Shares the store with the other processes that open it: serves them the
+   * jobs API, subscriptions and type checks whenever this process owns the
+   * store, reaches the owner's subscriptions while it does not, and starts
+   * the periodic actors (activity monitors, notifiers) when it takes the
+   * store over.
+   */
+  #share(sharing: StoreSharing, hubOptions: ConstructorParameters<typeof SubscriptionHub>[1]): void {
+    this.#remote = new RemoteSubscriptions(sharing);
+    for (const [name, method] of servedJobsCalls(() => {
+      const handle = (this.#core.current as { handle?: Jobs }).handle;
+      if (handle === undefined) throw new JobsError('not_owner', 'this process does not own the store any more');
+      return handle;
+    })) {
+      sharing.serve(name, method);
+    }
+    for (const [name, method] of servedAppCalls(this.#actors, hubOptions, () => this.#checkTypes())) sharing.serve(name, method);
+    sharing.startServing();
+    const off = sharing.onRoleChange((change) => {
+      if (this.#closing !== undefined || this.#stop !== undefined) return;
+      if (change.role === 'owner') {
+        this.#operations.logger.warn({ pid: process.pid }, 'the owner of the shared store went away: this process owns the store now');
+        void this.#checkTypes().catch((error: unknown) => this.#operations.logger.error({ err: error }, 'starting the periodic actors of the store failed'));
+      } else {
+        this.#operations.logger.info({ ownerPid: change.ownerPid }, 'connected to the new owner of the shared store');
+      }
+    });
+    this.#ended.signal.addEventListener('abort', off, { once: true });
   }
 
   /** A call of the jobs API on the core's current handle, rejected with `app_stopped` should the root die first. */

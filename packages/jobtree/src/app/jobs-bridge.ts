@@ -59,6 +59,15 @@ export class JobsBridge {
     return this.#jobs.getTypes();
   }
 
+  /**
+   * The types whose activity monitor and notifier this process runs: every
+   * type with a timeout while it owns the store, none while another process
+   * of a shared store owns it (that owner runs them, once per store).
+   */
+  async typesToWatch(): Promise<string[]> {
+    return this.#jobs.role === 'owner' ? this.#jobs.getTypes() : [];
+  }
+
   getTypeTimeout(type: string): Promise<number | undefined> {
     return this.#jobs.getTypeTimeout(type);
   }

@@ -1,6 +1,7 @@
 // Re-creates couch_jobs_server: it checks the set of job types every period
 // (plus real jitter) and at once when asked, starts an activity monitor and a
-// notifier for each type that has a timeout, stops those of types that lost
+// notifier for each type that has a timeout (in the process that owns the
+// store: the others of a shared store run none), stops those of types that lost
 // theirs, and monitors them all. When one of them dies it crashes with
 // `unexpected_process_exit`, so that the root's rest_for_one strategy
 // restarts it, and its init stops whatever per-type children are left and
@@ -114,7 +115,7 @@ async function stopAll(sup: Supervisor): Promise<void> {
 }
 
 async function checkTypes(state: JobsServerState, ctx: ActorContext<JobsServerMessage>): Promise<void> {
-  const wanted = new Set(await state.core.getTypes());
+  const wanted = new Set(await state.core.typesToWatch());
   for (const type of wanted) if (!state.types.has(type)) await startType(state, ctx, type);
   for (const type of [...state.types.keys()]) if (!wanted.has(type)) await stopType(state, ctx, type);
 }

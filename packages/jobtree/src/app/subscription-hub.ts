@@ -9,7 +9,8 @@ import { MAX_TIMER_MS } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
 import { type JobEvent, type SubscriptionState, isJobEvent, isTerminal } from './job-event.js';
 import type { NotifierMessage, SubscribeReply } from './notifier.js';
-import { type JobStateChange, Subscription, notifierLost } from './subscription.js';
+import { type JobStateChange, Subscription, nextEventSeq, notifierLost } from './subscription.js';
+import { waitForEvent } from './subscription-wait.js';
 
 export interface SubscriptionHubOptions {
   /** Finds (starting it if needed) the notifier of a type; undefined when the type has no timeout. */
@@ -30,7 +31,6 @@ export class SubscriptionHub {
   readonly #byJob = new Map<string, Subscription>();
   readonly #notifiers = new Map<string, { id: ActorId; monitor: MonitorRef }>();
   readonly #early = new Map<string, { events: JobEvent[]; at: number }>();
-  #seq = 0;
   #closed = false;
   /** What subscriptions end with and calls reject with once closed (undefined: a clean close). */
   #closeError: JobsError | undefined;
@@ -100,47 +100,8 @@ export class SubscriptionHub {
    * The oldest event of any of `subs` in `state` (any state when omitted),
    * taken from its subscription; the others' events stay queued.
    */
-  async wait(
-    subs: Subscription | Subscription[],
-    state: SubscriptionState | undefined,
-    timeoutMs: number,
-  ): Promise<JobStateChange | 'timeout'> {
-    const list = Array.isArray(subs) ? subs : [subs];
-    if (list.length === 0 || !list.every((sub) => sub instanceof Subscription)) {
-      throw new JobsError('invalid_subscription', 'wait takes a Subscription or a non-empty array of them');
-    }
-    if (state !== undefined && !['pending', 'running', 'finished', 'not_found'].includes(state)) {
-      throw new JobsError('invalid_option', `wait's state is pending, running, finished or not_found, got ${JSON.stringify(state)}`);
-    }
-    if (!(timeoutMs >= 0)) throw new JobsError('invalid_timeout', `wait's timeout is a number of ms >= 0, got ${String(timeoutMs)}`);
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      let best: { sub: Subscription; event: { seq: number } } | undefined;
-      for (const sub of list) {
-        const event = sub.peek(state);
-        if (event !== undefined && (best === undefined || event.seq < best.event.seq)) best = { sub, event };
-      }
-      if (best !== undefined) return best.sub.take(best.event as Parameters<Subscription['take']>[0]);
-      const failed = list.find((sub) => sub.ended && sub.error !== undefined);
-      if (failed !== undefined) throw failed.error;
-      // An already-ended subscription (made on a finished job) answers one wait with its final state.
-      for (const sub of list) {
-        const final = sub.takeFinal(state);
-        if (final !== undefined) return final;
-      }
-      if (list.every((sub) => sub.ended)) return 'timeout';
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) return 'timeout';
-      await new Promise<void>((resolve) => {
-        const offs = list.map((sub) => sub.onChange(finish));
-        const timer = Number.isFinite(remaining) ? setTimeout(finish, Math.min(remaining, MAX_TIMER_MS)) : undefined;
-        function finish(): void {
-          for (const off of offs) off();
-          if (timer !== undefined) clearTimeout(timer);
-          resolve();
-        }
-      });
-    }
+  wait(subs: Subscription | Subscription[], state: SubscriptionState | undefined, timeoutMs: number): Promise<JobStateChange | 'timeout'> {
+    return waitForEvent(subs, state, timeoutMs);
   }
 
   /**
@@ -179,7 +140,7 @@ export class SubscriptionHub {
       this.#early.set(event.ref, early);
       return;
     }
-    sub.push({ type: event.jobType, id: event.id, state: event.state, data: event.data, seq: ++this.#seq });
+    sub.push({ type: event.jobType, id: event.id, state: event.state, data: event.data, seq: nextEventSeq() });
     if (isTerminal(event.state)) this.#forget(event.ref, sub);
   }
 
@@ -245,7 +206,7 @@ export class SubscriptionHub {
           const reply = await this.#callSubscribe(notifier, sub.id);
           const known = sub.lastKnown;
           if (reply.state !== known.state || JSON.stringify(reply.data) !== known.data) {
-            sub.push({ type, id: sub.id, state: reply.state, data: reply.data, seq: ++this.#seq });
+            sub.push({ type, id: sub.id, state: reply.state, data: reply.data, seq: nextEventSeq() });
           }
           if (reply.ref !== undefined && !sub.ended) {
             sub.ref = reply.ref;

@@ -180,6 +180,14 @@ export class Subscription<T extends string = string> implements AsyncIterable<Jo
   }
 }
 
+let eventSeq = 0;
+
+/** The arrival order of events across every subscription of the process, so `wait` on several takes the oldest. */
+export function nextEventSeq(): number {
+  eventSeq += 1;
+  return eventSeq;
+}
+
 /** The error a subscription ends with when its notifier cannot be reached again. */
 export function notifierLost(type: string, detail: string): JobsError {
   return new JobsError('unavailable', `the notifier of job type ${JSON.stringify(type)} is gone: ${detail}`);

@@ -1,0 +1,36 @@
+// `openJobs`: the jobs API on a store. On the embedded store, by path, the
+// store is shared by every process of the machine that opens it: the first
+// owns it and serves the others (see the sharing folder). On FoundationDB,
+// or on a database you opened, the handle runs its own transactions.
+
+import { DEFAULT_DATA_PATH, openDatabase } from '../storage/open-database.js';
+import { SharedJobs } from '../sharing/shared-jobs.js';
+import { servedJobsCalls } from '../sharing/served-jobs-calls.js';
+import { StoreSharing } from '../sharing/store-sharing.js';
+import type { OpenJobsOptions } from './interfaces.js';
+import { checkOpenJobsOptions } from './job-input.js';
+import { type Jobs, JobsHandle } from './jobs.js';
+
+/**
+ * Opens the store (or shares `options.database`) and returns the jobs API
+ * on it. On the embedded store, a process that finds the store owned by
+ * another becomes its client (see `role`), and takes the store over when
+ * that owner goes.
+ */
+export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
+  checkOpenJobsOptions(options);
+  if (options !== undefined && 'database' in options) return new JobsHandle(options.database, { ownsDatabase: false });
+  if (options !== undefined && 'clusterFile' in options && options.clusterFile !== undefined) {
+    return new JobsHandle(await openDatabase(options), { ownsDatabase: true });
+  }
+  const embedded = options as { path?: string; role?: 'auto' | 'owner' | 'client'; ownerWaitMs?: number } | undefined;
+  const sharing = await StoreSharing.open({
+    path: embedded?.path ?? DEFAULT_DATA_PATH,
+    ...(embedded?.role !== undefined ? { role: embedded.role } : {}),
+    ...(embedded?.ownerWaitMs !== undefined ? { ownerWaitMs: embedded.ownerWaitMs } : {}),
+  });
+  const jobs = new SharedJobs(sharing, { ownsSharing: true });
+  for (const [name, method] of servedJobsCalls(() => jobs.handle as Jobs)) sharing.serve(name, method);
+  sharing.startServing();
+  return jobs;
+}

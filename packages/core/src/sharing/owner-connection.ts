@@ -1,0 +1,212 @@
+// A client's connection to the owner of a shared embedded store: calls go
+// out as frames (one batch per tick), each answer settles its call, and
+// events pushed on a channel go to that channel's listener. When the
+// connection drops, every call in flight rejects with `owner_lost`: it may
+// or may not have taken effect, and only the caller knows whether it is
+// safe to make again.
+
+import { type Socket, connect } from 'node:net';
+import { JobsError } from '../errors.js';
+import { FrameReader, FrameWriter } from './wire-frames.js';
+import {
+  CALL,
+  CANCEL,
+  FAILURE,
+  type Hello,
+  type OwnerMessage,
+  PROTOCOL_NAME,
+  PROTOCOL_VERSION,
+  PUSH,
+  RESULT,
+  type Welcome,
+  type WireError,
+  fromWireError,
+} from './wire-protocol.js';
+
+interface PendingCall {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/** Why a connection could not be made: nobody listens (yet), or something that will not change by trying again. */
+export class ConnectRefused extends Error {
+  constructor(
+    readonly errno: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class OwnerConnection {
+  readonly #socket: Socket;
+  readonly #writer: FrameWriter;
+  readonly #reader: FrameReader;
+  readonly #calls = new Map<number, PendingCall>();
+  readonly #channels = new Map<string, (payload: unknown) => void>();
+  readonly #lost: Promise<JobsError>;
+  #signalLost!: (error: JobsError) => void;
+  #nextId = 1;
+  #open = true;
+  /** The owner's pid, from its welcome. */
+  readonly ownerPid: number;
+
+  private constructor(socket: Socket, reader: FrameReader, ownerPid: number, rest: unknown[]) {
+    this.#socket = socket;
+    this.#reader = reader;
+    this.ownerPid = ownerPid;
+    this.#writer = new FrameWriter(socket);
+    this.#lost = new Promise((resolve) => {
+      this.#signalLost = resolve;
+    });
+    socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    socket.on('close', () => this.#closed());
+    socket.on('error', () => {}); // 'close' follows
+    for (const message of rest) this.#dispatch(message as OwnerMessage);
+  }
+
+  /**
+   * Connects and says hello. Rejects with {@link ConnectRefused} when nobody
+   * listens on `path` (ENOENT, ECONNREFUSED: no owner yet, or a stale
+   * socket), with JobsError `access_denied` on EACCES, and with
+   * `protocol_mismatch` when the owner refuses this version.
+   */
+  static async open(path: string): Promise<OwnerConnection> {
+    const socket = connect({ path, noDelay: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', (error: NodeJS.ErrnoException) => {
+        socket.destroy();
+        const errno = error.code ?? 'EIO';
+        if (errno === 'EACCES' || errno === 'EPERM') {
+          reject(new JobsError('access_denied', `the store's socket ${path} refused this process (${errno}): it belongs to another user`, { cause: error }));
+        } else reject(new ConnectRefused(errno, `nobody serves the store's socket ${path} (${errno})`));
+      });
+    });
+    const reader = new FrameReader();
+    const writer = new FrameWriter(socket);
+    writer.write({ protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, pid: process.pid } satisfies Hello);
+    const { welcome, rest } = await new Promise<{ welcome: Welcome; rest: unknown[] }>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        let messages: unknown[];
+        try {
+          messages = reader.push(chunk);
+        } catch (error) {
+          cleanup();
+          socket.destroy();
+          reject(new JobsError('protocol_mismatch', `the store's socket ${path} does not speak ${PROTOCOL_NAME}`, { cause: error }));
+          return;
+        }
+        if (messages.length === 0) return;
+        cleanup();
+        resolve({ welcome: messages[0] as Welcome, rest: messages.slice(1) });
+      };
+      const onClose = (): void => {
+        cleanup();
+        reject(new ConnectRefused('ECONNRESET', `the store's owner closed the connection to ${path} before its welcome`));
+      };
+      const cleanup = (): void => {
+        socket.off('data', onData);
+        socket.off('close', onClose);
+      };
+      socket.on('data', onData);
+      socket.on('close', onClose);
+      socket.on('error', () => {});
+    });
+    if (typeof welcome !== 'object' || welcome === null || 'refused' in welcome || welcome.protocol !== PROTOCOL_NAME) {
+      socket.destroy();
+      const reason = typeof welcome === 'object' && welcome !== null && 'refused' in welcome ? welcome.refused : 'its welcome is not one';
+      throw new JobsError(
+        'protocol_mismatch',
+        `the store's owner refused this process (${PROTOCOL_NAME} version ${PROTOCOL_VERSION}): ${reason}; run the same jobtree version in every process of one store`,
+      );
+    }
+    return new OwnerConnection(socket, reader, welcome.pid, rest);
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** Resolves, with the error calls in flight got, once the connection has dropped. */
+  get lost(): Promise<JobsError> {
+    return this.#lost;
+  }
+
+  /** Calls `method` in the owner. `signal` cancels it there (for waits: an accept). */
+  call(method: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
+    if (!this.#open) return Promise.reject(this.#lostError());
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const pending: PendingCall = { resolve, reject, signal, onAbort: undefined };
+      if (signal !== undefined) {
+        pending.onAbort = () => {
+          if (this.#open && this.#calls.has(id)) this.#writer.write([CANCEL, id]);
+        };
+        signal.addEventListener('abort', pending.onAbort, { once: true });
+      }
+      this.#calls.set(id, pending);
+      this.#writer.write([CALL, id, method, args]);
+    });
+  }
+
+  /** Routes the events pushed on `channel` to `listener` (one per channel). */
+  listen(channel: string, listener: (payload: unknown) => void): void {
+    this.#channels.set(channel, listener);
+  }
+
+  unlisten(channel: string): void {
+    this.#channels.delete(channel);
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  #received(chunk: Buffer): void {
+    let messages: unknown[];
+    try {
+      messages = this.#reader.push(chunk);
+    } catch {
+      this.#socket.destroy();
+      return;
+    }
+    for (const message of messages) this.#dispatch(message as OwnerMessage);
+  }
+
+  #dispatch(message: OwnerMessage): void {
+    if (!Array.isArray(message)) return;
+    const kind = message[0];
+    if (kind === PUSH) {
+      this.#channels.get(message[1])?.(message[2]);
+      return;
+    }
+    const pending = this.#calls.get(message[1]);
+    if (pending === undefined) return;
+    this.#calls.delete(message[1]);
+    if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+    if (kind === RESULT) pending.resolve(message[2]);
+    else if (kind === FAILURE) pending.reject(fromWireError(message[2] as WireError));
+  }
+
+  #lostError(): JobsError {
+    return new JobsError(
+      'owner_lost',
+      `the store's owner (pid ${this.ownerPid}) went away with this call in flight: it may or may not have taken effect`,
+    );
+  }
+
+  #closed(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    const error = this.#lostError();
+    for (const pending of this.#calls.values()) {
+      if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+      pending.reject(error);
+    }
+    this.#calls.clear();
+    this.#signalLost(error);
+  }
+}

@@ -1,0 +1,104 @@
+// The jobs API as the owner of a shared store serves it: one method of its
+// own jobs handle per call, so the calls of every process share that
+// handle's batched transactions and wake its waiting accepts. What cannot
+// cross a socket as it is gets a form that can: an accept's AbortSignal is
+// the call's (cancelled by the client, or by its process going away), a
+// watch is a channel the owner pushes to, a batch's per-item errors travel
+// as plain objects.
+
+import type { Job, Settled } from '../jobs/interfaces.js';
+import type { Jobs } from '../jobs/jobs.js';
+import type { Watch } from '../storage/interfaces.js';
+import type { ServedCall, ServedMethod } from './store-server.js';
+import { type WireError, fromWireError, toWireError } from './wire-protocol.js';
+
+/** The methods served as they are: arguments in, the handle's answer out. */
+const PLAIN_METHODS = [
+  'setTypeTimeout',
+  'getTypeTimeout',
+  'clearTypeTimeout',
+  'getTypes',
+  'add',
+  'addMany',
+  'remove',
+  'resubmit',
+  'getJobState',
+  'getJobData',
+  'getJob',
+  'getJobStates',
+  'getJobs',
+  'pendingCount',
+  'getActiveJobIds',
+  'update',
+  'finish',
+  'getActivityVersionstamp',
+  'getActiveSince',
+  'getInactiveSince',
+  'reEnqueueInactive',
+] as const satisfies readonly (keyof Jobs)[];
+
+/** The channel a watch's firing is pushed on. */
+export function watchChannel(watchId: number): string {
+  return `watch:${watchId}`;
+}
+
+/** A batch's per-item outcome as it crosses. */
+export type WireSettled<T> = { status: 'fulfilled'; value: T } | { status: 'rejected'; reason: WireError };
+
+export function toWireSettled<T>(outcomes: Settled<T>[]): WireSettled<T>[] {
+  return outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome : { status: 'rejected', reason: toWireError(outcome.reason) }));
+}
+
+export function fromWireSettled<T>(outcomes: WireSettled<T>[]): Settled<T>[] {
+  return outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome : { status: 'rejected', reason: fromWireError(outcome.reason) }));
+}
+
+/** The jobs API's served methods, on the handle `jobs()` gives at the time of each call. */
+export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
+  const methods = new Map<string, ServedMethod>();
+  for (const name of PLAIN_METHODS) {
+    methods.set(name, (args) => (jobs()[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
+  }
+  methods.set('accept', async ([type, options], call) => {
+    const taken = await jobs().accept(type as string, { ...(options as object), signal: call.signal });
+    return giveBackIfGone(jobs(), call, taken === undefined ? [] : [taken]).then((kept) => kept[0]);
+  });
+  methods.set('acceptMany', async ([type, max, options], call) => {
+    const taken = await jobs().acceptMany(type as string, max as number, { ...(options as object), signal: call.signal });
+    return giveBackIfGone(jobs(), call, taken);
+  });
+  methods.set('updateMany', async ([items]) => toWireSettled(await jobs().updateMany(items as never)));
+  methods.set('finishMany', async ([items]) => toWireSettled(await jobs().finishMany(items as never)));
+  const watches = new Map<number, Watch>();
+  let nextWatch = 1;
+  methods.set('watchActivity', async ([type], call) => {
+    const { versionstamp, watch } = await jobs().watchActivity(type as string);
+    const watchId = nextWatch++;
+    watches.set(watchId, watch);
+    call.connection.onClose(() => watch.cancel());
+    void watch.promise.then((fired) => {
+      watches.delete(watchId);
+      call.connection.push(watchChannel(watchId), fired);
+    });
+    return { versionstamp, watchId };
+  });
+  methods.set('cancelWatch', ([watchId]) => {
+    watches.get(watchId as number)?.cancel();
+    return undefined;
+  });
+  return methods;
+}
+
+/**
+ * Jobs taken for a process that went away (or cancelled) while its accept
+ * committed go back to the queue, as a killed actor's do: nobody would
+ * run them before the activity timeout otherwise.
+ */
+async function giveBackIfGone(jobs: Jobs, call: ServedCall, taken: Job[]): Promise<Job[]> {
+  if (taken.length === 0 || !call.signal.aborted) return taken;
+  for (const job of taken) {
+    const flagged = await jobs.resubmit(job);
+    await jobs.finish(flagged);
+  }
+  return [];
+}

@@ -1,0 +1,369 @@
+// The jobs API of a process that shares an embedded store with others on
+// one machine. While this process owns the store (see store-sharing.ts),
+// every call runs on a jobs handle of its own, as with a plain `Jobs`;
+// while another process owns it, every call is sent to that owner, which
+// runs it on its own handle and answers with the same value or the same
+// typed error. When the owner goes away, this process may become the owner
+// itself: the next calls then run here.
+//
+// Calls that are safe to make twice (reads, `add`, `addMany`, type
+// timeouts) are made again on the next owner when theirs went away with
+// them in flight; the others reject with JobsError `owner_lost`, since only
+// the caller can tell whether a second `finish`, `remove` or `accept` is
+// what it wants (a job is never finished twice either way: the owner checks
+// its lock).
+
+import { JobsError } from '../errors.js';
+import type { Versionstamp } from '../keys/versionstamp.js';
+import type { Database, Watch } from '../storage/interfaces.js';
+import { FINISH_COUNTED } from '../jobs/counted-finish.js';
+import { encodeJobData } from '../jobs/job-data.js';
+import { checkJobShape, checkId, checkType } from '../jobs/job-input.js';
+import type { JobState } from '../jobs/job-record.js';
+import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
+import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
+import type { WriteCounter } from '../jobs/write-requests.js';
+import type {
+  AcceptOptions,
+  AddOptions,
+  Job,
+  JobDataOf,
+  JobInfo,
+  JobInputOf,
+  JobSpec,
+  JobStateEntry,
+  PendingCountOptions,
+  ReEnqueueOptions,
+  ResubmitOptions,
+  Settled,
+  WorkerItem,
+  WorkerResubmitOptions,
+} from '../jobs/interfaces.js';
+import { type WireSettled, fromWireSettled, watchChannel } from './served-jobs-calls.js';
+import type { StoreSharing } from './store-sharing.js';
+
+/** A method of the jobs API by name, as it crosses. */
+type JobsMethod = Extract<keyof Jobs, string>;
+
+/** Made again on the next owner when theirs goes away: the same call twice has the effect of once. */
+const RETRIED = true;
+
+export class SharedJobs implements Jobs {
+  readonly #sharing: StoreSharing;
+  readonly #ownsSharing: boolean;
+  /** This process's handle on the store, while it owns it. */
+  #local: JobsHandle | undefined;
+  #closed = false;
+
+  /** @param ownsSharing whether `close()` also closes `sharing` (gives the store up) */
+  constructor(sharing: StoreSharing, options: { ownsSharing?: boolean } = {}) {
+    this.#sharing = sharing;
+    this.#ownsSharing = options.ownsSharing === true;
+  }
+
+  /** `owner` while this process runs the store's transactions, `client` while it sends its calls to the owner. */
+  get role(): StoreRole {
+    return this.#sharing.role;
+  }
+
+  /** The pid of the process that owns the store now (this one's, as owner). */
+  get ownerPid(): number {
+    return this.#sharing.ownerPid;
+  }
+
+  /** The database, in the owner; JobsError `not_owner` in a client (its transactions run in the owner). */
+  get database(): Database {
+    return this.#owned('database').database;
+  }
+
+  /**
+   * This process's own handle on the store while it owns it (the one the
+   * other processes' calls run on), or undefined in a client.
+   */
+  get handle(): JobsHandle | undefined {
+    if (this.#closed) return undefined;
+    const database = this.#sharing.database;
+    if (database === undefined) return undefined;
+    if (this.#local === undefined || this.#local.database !== database) this.#local = new JobsHandle(database);
+    return this.#local;
+  }
+
+  /**
+   * The jobs API inside a transaction of the store: only in the owner. In a
+   * client it throws JobsError `not_owner`: a transaction cannot span two
+   * processes, so add the jobs with `add` (atomic on its own) or in the owner.
+   */
+  in(tx: Parameters<Jobs['in']>[0]): JobsInTransaction {
+    return this.#owned('in(tx)').in(tx);
+  }
+
+  // --- type timeouts -------------------------------------------------------
+
+  setTypeTimeout(type: string, seconds: number): Promise<void> {
+    return this.#run('setTypeTimeout', [type, seconds], RETRIED) as Promise<void>;
+  }
+
+  getTypeTimeout(type: string): Promise<number | undefined> {
+    return this.#run('getTypeTimeout', [type], RETRIED) as Promise<number | undefined>;
+  }
+
+  clearTypeTimeout(type: string): Promise<void> {
+    return this.#run('clearTypeTimeout', [type], RETRIED) as Promise<void>;
+  }
+
+  getTypes(): Promise<string[]> {
+    return this.#run('getTypes', [], RETRIED) as Promise<string[]>;
+  }
+
+  // --- creation ------------------------------------------------------------
+
+  add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
+    const local = this.handle;
+    if (local !== undefined) return local.add(type, id, data, options);
+    return this.#remote('add', [type, id, checkedData(data), options], RETRIED) as Promise<JobState>;
+  }
+
+  addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
+    return this.#run('addMany', [type, jobs], RETRIED) as Promise<JobState[]>;
+  }
+
+  remove(type: string, id: string): Promise<boolean> {
+    return this.#run('remove', [type, id], !RETRIED) as Promise<boolean>;
+  }
+
+  resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
+  resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
+  resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
+    const local = this.handle;
+    if (local !== undefined) {
+      if (typeof typeOrJob === 'object' && typeOrJob !== null) return local.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined);
+      return local.resubmit(typeOrJob, idOrOptions as string, options);
+    }
+    const args = typeof typeOrJob === 'object' && typeOrJob !== null ? [typeOrJob, idOrOptions] : [typeOrJob, idOrOptions, options];
+    return this.#remote('resubmit', args, !RETRIED) as Promise<JobState | Job>;
+  }
+
+  // --- monitoring ----------------------------------------------------------
+
+  getJobState(type: string, id: string): Promise<JobState | undefined> {
+    return this.#run('getJobState', [type, id], RETRIED) as Promise<JobState | undefined>;
+  }
+
+  getJobData<T extends string>(type: T, id: string): Promise<JobDataOf<T> | undefined> {
+    return this.#run('getJobData', [type, id], RETRIED) as Promise<JobDataOf<T> | undefined>;
+  }
+
+  getJob<T extends string>(type: T, id: string): Promise<JobInfo<T> | undefined> {
+    return this.#run('getJob', [type, id], RETRIED) as Promise<JobInfo<T> | undefined>;
+  }
+
+  getJobStates(type: string, ids: readonly string[]): Promise<JobStateEntry[]> {
+    return this.#run('getJobStates', [type, ids], RETRIED) as Promise<JobStateEntry[]>;
+  }
+
+  getJobs(type?: string): Promise<JobInfo[]> {
+    return this.#run('getJobs', type === undefined ? [] : [type], RETRIED) as Promise<JobInfo[]>;
+  }
+
+  /** In a client, the jobs come over in one answer and are folded here. */
+  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+    const local = this.handle;
+    if (local !== undefined) return local.foldJobs(type, fold, initial);
+    checkType(type);
+    if (typeof fold !== 'function') throw new JobsError('invalid_option', 'foldJobs takes a function (accumulator, job) => accumulator');
+    let accumulator = initial;
+    for (const job of (await this.#remote('getJobs', [type], RETRIED)) as JobInfo[]) accumulator = fold(accumulator, job);
+    return accumulator;
+  }
+
+  pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
+    return this.#run('pendingCount', [type, options], RETRIED) as Promise<number>;
+  }
+
+  getActiveJobIds(type: string): Promise<string[]> {
+    return this.#run('getActiveJobIds', [type], RETRIED) as Promise<string[]>;
+  }
+
+  // --- processing ----------------------------------------------------------
+
+  accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
+    const local = this.handle;
+    if (local !== undefined) return local.accept(type, options);
+    const { signal, rest } = withoutSignal(options);
+    return this.#remote('accept', [type, rest], !RETRIED, signal) as Promise<Job<T> | undefined>;
+  }
+
+  acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.acceptMany(type, max, options);
+    const { signal, rest } = withoutSignal(options);
+    return this.#remote('acceptMany', [type, max, rest], !RETRIED, signal) as Promise<Job<T>[]>;
+  }
+
+  update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
+    const local = this.handle;
+    if (local !== undefined) return local.update(job, data);
+    return this.#remote('update', [job, checkedData(data)], !RETRIED) as Promise<Job<T>>;
+  }
+
+  finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
+    const local = this.handle;
+    if (local !== undefined) return local.finish(job, data);
+    return this.#remote('finish', [job, checkedData(data)], !RETRIED) as Promise<'pending' | 'finished'>;
+  }
+
+  /** `finish`, telling `counter` once it has settled. @internal */
+  [FINISH_COUNTED](job: Job, data: unknown, counter: WriteCounter): Promise<'pending' | 'finished'> {
+    const local = this.handle;
+    if (local !== undefined) return local[FINISH_COUNTED](job, data, counter);
+    const finishing = this.finish(job, data);
+    finishing.then(counter.settled, counter.settled);
+    return finishing;
+  }
+
+  updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.updateMany(items);
+    return this.#remoteBatch('updateMany', items) as Promise<Settled<Job<T>>[]>;
+  }
+
+  finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.finishMany(items);
+    return this.#remoteBatch('finishMany', items) as Promise<Settled<'pending' | 'finished'>[]>;
+  }
+
+  isResubmitted(job: Job): boolean {
+    const handle = checkJobShape(job);
+    checkType(handle.type);
+    checkId(handle.id);
+    return job.resubmit === true;
+  }
+
+  // --- activity ------------------------------------------------------------
+
+  getActivityVersionstamp(type: string): Promise<Versionstamp | undefined> {
+    return this.#run('getActivityVersionstamp', [type], RETRIED) as Promise<Versionstamp | undefined>;
+  }
+
+  /** In a client, the owner keeps the watch and pushes its firing; an owner that goes away fires it. */
+  async watchActivity(type: string): Promise<{ versionstamp: Versionstamp | undefined; watch: Watch }> {
+    const local = this.handle;
+    if (local !== undefined) return local.watchActivity(type);
+    const connection = await this.#sharing.connection();
+    if (connection === undefined) return this.watchActivity(type);
+    const { versionstamp, watchId } = (await connection.call('watchActivity', [type])) as { versionstamp: Versionstamp | undefined; watchId: number };
+    const channel = watchChannel(watchId);
+    let settle!: (fired: boolean) => void;
+    const promise = new Promise<boolean>((resolve) => {
+      settle = resolve;
+    });
+    connection.listen(channel, (fired) => settle(fired === true));
+    // A watch of an owner that went away fires: the caller reads again, from the next owner.
+    void connection.lost.then(() => settle(true));
+    void promise.then(() => connection.unlisten(channel));
+    return {
+      versionstamp,
+      watch: {
+        promise,
+        cancel: () => {
+          if (connection.open) void connection.call('cancelWatch', [watchId]).catch(() => {});
+          settle(false);
+        },
+      },
+    };
+  }
+
+  getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    return this.#run('getActiveSince', [type, since], RETRIED) as Promise<string[]>;
+  }
+
+  getInactiveSince(type: string, since: Versionstamp): Promise<string[]> {
+    return this.#run('getInactiveSince', [type, since], RETRIED) as Promise<string[]>;
+  }
+
+  reEnqueueInactive(type: string, since: Versionstamp, options?: ReEnqueueOptions): Promise<string[]> {
+    return this.#run('reEnqueueInactive', [type, since, options], !RETRIED) as Promise<string[]>;
+  }
+
+  // --- lifecycle -----------------------------------------------------------
+
+  /** Closes this process's handle and, when this handle opened the store, gives the store up (a client takes over). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#local?.close();
+    if (this.#ownsSharing) await this.#sharing.close();
+  }
+
+  // --- internals -------------------------------------------------------------
+
+  #owned(what: string): JobsHandle {
+    if (this.#closed) throw new JobsError('closed', 'the jobs handle is closed');
+    const local = this.handle;
+    if (local !== undefined) return local;
+    throw new JobsError(
+      'not_owner',
+      `${what} needs the store's transactions, and process ${this.#sharing.ownerPid} owns the store: use the jobs API's calls (each one is atomic), or run this in the owner`,
+    );
+  }
+
+  /** A call on this process's handle when it owns the store, or in the owner. */
+  #run(method: JobsMethod, args: unknown[], retried: boolean): Promise<unknown> {
+    const local = this.handle;
+    if (local !== undefined) return (local[method] as (...rest: unknown[]) => Promise<unknown>)(...args);
+    return this.#remote(method, args, retried);
+  }
+
+  async #remote(method: JobsMethod, args: unknown[], retried: boolean, signal?: AbortSignal): Promise<unknown> {
+    for (;;) {
+      if (this.#closed) throw new JobsError('closed', 'the jobs handle is closed');
+      const connection = await this.#sharing.connection();
+      if (connection === undefined) return this.#run(method, args, retried); // this process took the store over
+      try {
+        const value = await connection.call(method, args, signal);
+        return method === 'updateMany' || method === 'finishMany' ? fromWireSettled(value as WireSettled<unknown>[]) : value;
+      } catch (error) {
+        if (!retried || !JobsError.is(error, 'owner_lost')) throw error;
+      }
+    }
+  }
+
+  /** A batch call in the owner, with the items whose data is not JSON refused here, each with its own error. */
+  async #remoteBatch(method: 'updateMany' | 'finishMany', items: readonly WorkerItem[]): Promise<Settled<unknown>[]> {
+    if (!Array.isArray(items)) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
+    const refused = new Map<number, Error>();
+    const sent: WorkerItem[] = [];
+    items.forEach((item, index) => {
+      try {
+        if (item !== null && typeof item === 'object' && item.data !== undefined) encodeJobData(item.data);
+        sent.push(item);
+      } catch (error) {
+        refused.set(index, error as Error);
+      }
+    });
+    if (refused.size === 0) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
+    const answered = (sent.length === 0 ? [] : await this.#remote(method, [sent], !RETRIED)) as Settled<unknown>[];
+    let next = 0;
+    return items.map((_item, index) => {
+      const reason = refused.get(index);
+      return reason !== undefined ? { status: 'rejected', reason } : answered[next++]!;
+    });
+  }
+}
+
+/**
+ * Job data as the owner will store it: refused here with the owner's own
+ * `invalid_job_data` when it is not JSON, since what is not JSON could
+ * arrive as something else after the trip (a Map as a plain object).
+ */
+function checkedData(data: unknown): unknown {
+  if (data !== undefined) encodeJobData(data);
+  return data;
+}
+
+function withoutSignal(options: AcceptOptions | undefined): { signal: AbortSignal | undefined; rest: AcceptOptions | undefined } {
+  if (options === undefined || options === null || typeof options !== 'object' || !('signal' in options)) return { signal: undefined, rest: options };
+  const { signal, ...rest } = options;
+  return { signal, rest };
+}

@@ -1,0 +1,282 @@
+// The owner's side of a shared embedded store: it listens on the store's
+// socket and runs the calls of the other processes. Each call is one method
+// of the jobs API (see served-jobs-calls.ts) or one the application adds
+// (subscriptions), run as if this process had made it, so the jobs layer's
+// own batching puts the calls of every process into shared transactions.
+//
+// Backpressure: a connection with too many calls in flight is not read from
+// until half of them are answered, and one whose replies are not being read
+// is not read from either until its socket drains.
+
+import { type Server, type Socket, createServer } from 'node:net';
+import { chmodSync } from 'node:fs';
+import { FrameReader, FrameWriter } from './wire-frames.js';
+import {
+  CALL,
+  CANCEL,
+  FAILURE,
+  type Hello,
+  PROTOCOL_NAME,
+  PROTOCOL_VERSION,
+  PUSH,
+  RESULT,
+  type Welcome,
+  toWireError,
+} from './wire-protocol.js';
+import { type StoreSocket, prepareSocket } from './socket-path.js';
+
+/** Calls in flight on one connection above which it is not read from. */
+const MAX_CALLS_IN_FLIGHT = 8192;
+
+/** A served call's view of its caller. */
+export interface ServedCall {
+  /** Aborted when the caller cancels the call or its process goes away. */
+  readonly signal: AbortSignal;
+  readonly connection: ServedConnection;
+}
+
+/** One connected process. */
+export interface ServedConnection {
+  readonly pid: number;
+  /** Whether the process is still connected. */
+  readonly open: boolean;
+  /** Sends an event on `channel`; dropped once the connection has closed. */
+  push(channel: string, payload: unknown): void;
+  /** Runs `fn` when the connection closes (at once if it has). */
+  onClose(fn: () => void): void;
+}
+
+/** A method the owner serves: the caller's arguments in, the reply out (or a thrown error). */
+export type ServedMethod = (args: unknown[], call: ServedCall) => Promise<unknown> | unknown;
+
+export class StoreServer {
+  readonly #server: Server;
+  readonly #methods: ReadonlyMap<string, ServedMethod>;
+  readonly #connections = new Set<Connection>();
+  readonly #gate: Gate = { open: false, waiting: [] };
+  #closed = false;
+
+  private constructor(server: Server, methods: ReadonlyMap<string, ServedMethod>) {
+    this.#server = server;
+    this.#methods = methods;
+  }
+
+  /** Listens on the store's socket (removing a stale one first) with mode 0600. */
+  static async listen(socket: StoreSocket, methods: ReadonlyMap<string, ServedMethod>): Promise<StoreServer> {
+    prepareSocket(socket);
+    let served: StoreServer | undefined;
+    const server = createServer({ noDelay: true }, (conn) => served?.accept(conn));
+    served = new StoreServer(server, methods);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socket.path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    chmodSync(socket.path, 0o600);
+    return served;
+  }
+
+  /** Processes connected now. */
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  /** @internal */
+  accept(socket: Socket): void {
+    if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    const connection = new Connection(socket, this.#methods, this.#gate, () => this.#connections.delete(connection));
+    this.#connections.add(connection);
+  }
+
+  /**
+   * Starts answering calls. Calls that arrive before (the server listens as
+   * soon as the store is open, while its owner is still registering what it
+   * serves) wait for this.
+   */
+  openGate(): void {
+    if (this.#gate.open) return;
+    this.#gate.open = true;
+    for (const run of this.#gate.waiting.splice(0)) run();
+  }
+
+  /** Stops listening and drops every connection (their calls in flight are signalled). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const closing = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const connection of this.#connections) connection.destroy();
+    await closing;
+  }
+}
+
+interface Gate {
+  open: boolean;
+  waiting: (() => void)[];
+}
+
+class Connection implements ServedConnection {
+  readonly #socket: Socket;
+  readonly #writer: FrameWriter;
+  readonly #reader = new FrameReader();
+  readonly #methods: ReadonlyMap<string, ServedMethod>;
+  readonly #gate: Gate;
+  readonly #inFlight = new Map<number, AbortController>();
+  readonly #closeHandlers: (() => void)[] = [];
+  readonly #forget: () => void;
+  #pid = 0;
+  #greeted = false;
+  #open = true;
+  #paused = false;
+  #draining = false;
+
+  constructor(socket: Socket, methods: ReadonlyMap<string, ServedMethod>, gate: Gate, forget: () => void) {
+    this.#socket = socket;
+    this.#methods = methods;
+    this.#gate = gate;
+    this.#forget = forget;
+    this.#writer = new FrameWriter(socket);
+    socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    socket.on('drain', () => {
+      this.#draining = false;
+      this.#resumeIfCalm();
+    });
+    socket.on('close', () => this.#closed());
+    socket.on('error', () => {}); // 'close' follows
+  }
+
+  get pid(): number {
+    return this.#pid;
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  push(channel: string, payload: unknown): void {
+    if (!this.#open) return;
+    this.#send([PUSH, channel, payload]);
+  }
+
+  onClose(fn: () => void): void {
+    if (!this.#open) fn();
+    else this.#closeHandlers.push(fn);
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  #received(chunk: Buffer): void {
+    let messages: unknown[];
+    try {
+      messages = this.#reader.push(chunk);
+    } catch {
+      this.#refuse('the bytes received are not frames of this protocol');
+      return;
+    }
+    for (const message of messages) {
+      if (!this.#greeted) {
+        if (!this.#greet(message)) return;
+        continue;
+      }
+      if (!Array.isArray(message)) {
+        this.destroy();
+        return;
+      }
+      if (message[0] === CALL && !this.#gate.open) {
+        const [, id, method, args] = message as [number, number, string, unknown[]];
+        this.#gate.waiting.push(() => this.#call(id, method, args));
+      } else if (message[0] === CALL) this.#call(message[1] as number, message[2] as string, message[3] as unknown[]);
+      else if (message[0] === CANCEL) this.#inFlight.get(message[1] as number)?.abort();
+      else {
+        this.destroy();
+        return;
+      }
+    }
+  }
+
+  #greet(message: unknown): boolean {
+    const hello = message as Partial<Hello> | undefined;
+    if (typeof hello !== 'object' || hello === null || hello.protocol !== PROTOCOL_NAME) {
+      this.#refuse(`this socket serves ${PROTOCOL_NAME} and the first message was not its hello`);
+      return false;
+    }
+    if (hello.version !== PROTOCOL_VERSION) {
+      this.#refuse(`the store's owner (pid ${process.pid}) speaks version ${PROTOCOL_VERSION} of ${PROTOCOL_NAME}, the client version ${String(hello.version)}`);
+      return false;
+    }
+    this.#greeted = true;
+    this.#pid = typeof hello.pid === 'number' ? hello.pid : 0;
+    this.#send({ protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, pid: process.pid } satisfies Welcome);
+    return true;
+  }
+
+  #refuse(reason: string): void {
+    this.#send({ refused: reason, version: PROTOCOL_VERSION } satisfies Welcome);
+    this.#socket.end();
+    this.#open = false;
+  }
+
+  #call(id: number, method: string, args: unknown[]): void {
+    const served = this.#methods.get(method);
+    if (served === undefined || !Array.isArray(args)) {
+      this.#send([FAILURE, id, toWireError(new TypeError(`the store's owner serves no method ${JSON.stringify(method)}`))]);
+      return;
+    }
+    const controller = new AbortController();
+    this.#inFlight.set(id, controller);
+    if (this.#inFlight.size >= MAX_CALLS_IN_FLIGHT && !this.#paused) {
+      this.#paused = true;
+      this.#socket.pause();
+    }
+    let result: Promise<unknown>;
+    try {
+      result = Promise.resolve(served(args, { signal: controller.signal, connection: this }));
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result.then(
+      (value) => this.#answer(id, [RESULT, id, value]),
+      (error: unknown) => this.#answer(id, [FAILURE, id, toWireError(error)]),
+    );
+  }
+
+  #answer(id: number, message: unknown): void {
+    this.#inFlight.delete(id);
+    if (!this.#open) return;
+    this.#send(message);
+    this.#resumeIfCalm();
+  }
+
+  #send(message: unknown): void {
+    if (this.#writer.write(message)) return;
+    this.#draining = true;
+    if (!this.#paused) {
+      this.#paused = true;
+      this.#socket.pause();
+    }
+  }
+
+  #resumeIfCalm(): void {
+    if (this.#paused && !this.#draining && this.#inFlight.size <= MAX_CALLS_IN_FLIGHT / 2) {
+      this.#paused = false;
+      this.#socket.resume();
+    }
+  }
+
+  #closed(): void {
+    if (!this.#open && this.#closeHandlers.length === 0 && this.#inFlight.size === 0) {
+      this.#forget();
+      return;
+    }
+    this.#open = false;
+    this.#forget();
+    for (const controller of this.#inFlight.values()) controller.abort();
+    for (const fn of this.#closeHandlers.splice(0)) fn();
+  }
+}

@@ -1,0 +1,69 @@
+// Frames between the processes of one store: a 4-byte big-endian length,
+// then one message encoded with msgpackr. Writes made in one tick go out
+// in one system call (the socket is corked until the next tick), so a burst
+// of calls, or of replies, travels as one batch.
+
+import type { Socket } from 'node:net';
+import { Packr } from 'msgpackr';
+
+/** Frames above this are refused: a peer sending one is not speaking this protocol. */
+export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
+
+// Plain maps and arrays only: records (msgpackr's shared structures) would
+// make each message depend on what the peer saw before.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+export class FrameWriter {
+  readonly #socket: Socket;
+  #corked = false;
+
+  constructor(socket: Socket) {
+    this.#socket = socket;
+  }
+
+  /** Sends one message; returns false once the socket's buffer is full (wait for 'drain'). */
+  write(message: unknown): boolean {
+    const body = packr.pack(message);
+    const header = Buffer.allocUnsafe(4);
+    header.writeUInt32BE(body.length, 0);
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#socket.cork();
+      process.nextTick(this.#uncork);
+    }
+    this.#socket.write(header);
+    return this.#socket.write(body);
+  }
+
+  readonly #uncork = (): void => {
+    this.#corked = false;
+    this.#socket.uncork();
+  };
+}
+
+/** Splits a byte stream into messages. */
+export class FrameReader {
+  #buffered: Buffer[] = [];
+  #bytes = 0;
+
+  /** Adds received bytes; returns the messages they complete (throws on a frame that cannot be one). */
+  push(chunk: Buffer): unknown[] {
+    this.#buffered.push(chunk);
+    this.#bytes += chunk.length;
+    if (this.#bytes < 4) return [];
+    let data = this.#buffered.length === 1 ? this.#buffered[0]! : Buffer.concat(this.#buffered, this.#bytes);
+    const messages: unknown[] = [];
+    let at = 0;
+    while (data.length - at >= 4) {
+      const length = data.readUInt32BE(at);
+      if (length > MAX_FRAME_BYTES) throw new RangeError(`a frame of ${length} bytes is over the limit of ${MAX_FRAME_BYTES}`);
+      if (data.length - at - 4 < length) break;
+      messages.push(packr.unpack(data.subarray(at + 4, at + 4 + length)));
+      at += 4 + length;
+    }
+    data = data.subarray(at);
+    this.#buffered = data.length === 0 ? [] : [data];
+    this.#bytes = data.length;
+    return messages;
+  }
+}

@@ -1,0 +1,110 @@
+// Subscriptions of a process that shares an embedded store owned by another
+// process: that owner's notifiers watch the jobs (the notifiers run once per
+// store), and it pushes each event over the connection, where it lands in a
+// Subscription like any other. When the owner goes away, the subscriptions
+// it served end with JobsError `owner_lost`: whatever happened meanwhile is
+// unknown, and a waiting `wait` or iterator must not hang on an owner that
+// is gone. Subscribe again (from the new owner) to carry on.
+
+import { JobsError, type JobsErrorCode, type OwnerConnection, type StoreSharing } from '@jobtree/core';
+import { isTerminal } from './job-event.js';
+import type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './served-app-calls.js';
+import { Subscription, nextEventSeq } from './subscription.js';
+
+export class RemoteSubscriptions {
+  readonly #sharing: StoreSharing;
+  /** Live subscriptions by "type\0id": subscribing twice gives the same one. */
+  readonly #byJob = new Map<string, { sub: Subscription; channel: string; connection: OwnerConnection }>();
+  #nextChannel = 1;
+  #closed = false;
+  #closeError: JobsError | undefined;
+
+  constructor(sharing: StoreSharing) {
+    this.#sharing = sharing;
+  }
+
+  /** Whether this process is a client now (else the app's own hub serves subscriptions). */
+  get active(): boolean {
+    return this.#sharing.role === 'client';
+  }
+
+  async subscribe(type: string, id: string): Promise<Subscription> {
+    this.#checkOpen();
+    if (typeof type !== 'string' || type === '') throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${JSON.stringify(type)}`);
+    if (typeof id !== 'string' || id === '') throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${JSON.stringify(id)}`);
+    const key = `${type}\u0000${id}`;
+    const live = this.#byJob.get(key);
+    if (live !== undefined && !live.sub.ended) return live.sub;
+    const connection = await this.#sharing.connection();
+    if (connection === undefined) throw new JobsError('owner_lost', 'this process took the store over while subscribing: subscribe again');
+    const channel = `sub:${this.#nextChannel++}`;
+    // Events may arrive before the answer tells their subscription: keep them until then.
+    const early: RemoteSubscriptionEvent[] = [];
+    let sub: Subscription | undefined;
+    connection.listen(channel, (payload) => {
+      if (sub === undefined) early.push(payload as RemoteSubscriptionEvent);
+      else this.#deliver(key, channel, sub, payload as RemoteSubscriptionEvent);
+    });
+    let reply: RemoteSubscribeReply;
+    try {
+      reply = (await connection.call('subscribe', [type, id, channel])) as RemoteSubscribeReply;
+    } catch (error) {
+      connection.unlisten(channel);
+      throw error;
+    }
+    sub = new Subscription(type, id, reply.state, reply.data as never, reply.live ? channel : undefined);
+    if (!reply.live) {
+      connection.unlisten(channel);
+      return sub;
+    }
+    this.#byJob.set(key, { sub, channel, connection });
+    const made = sub;
+    void connection.lost.then((error) => {
+      if (this.#byJob.get(key)?.sub !== made) return;
+      this.#byJob.delete(key);
+      made.end(error);
+    });
+    for (const event of early) this.#deliver(key, channel, sub, event);
+    return sub;
+  }
+
+  async unsubscribe(sub: Subscription): Promise<void> {
+    const key = `${sub.type}\u0000${sub.id}`;
+    const entry = this.#byJob.get(key);
+    sub.drop();
+    if (entry === undefined || entry.sub !== sub) return;
+    this.#byJob.delete(key);
+    entry.connection.unlisten(entry.channel);
+    if (entry.connection.open) await entry.connection.call('unsubscribe', [entry.channel]).catch(() => false);
+  }
+
+  /** Ends every subscription (with `error`, when the app stopped). */
+  close(error?: JobsError): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closeError = error;
+    for (const { sub, channel, connection } of this.#byJob.values()) {
+      sub.end(error);
+      connection.unlisten(channel);
+    }
+    this.#byJob.clear();
+  }
+
+  #deliver(key: string, channel: string, sub: Subscription, event: RemoteSubscriptionEvent): void {
+    if ('state' in event) {
+      sub.push({ type: sub.type, id: sub.id, state: event.state, data: event.data as never, seq: nextEventSeq() });
+      if (!isTerminal(event.state)) return;
+    } else if ('error' in event) {
+      sub.end(new JobsError(event.error.code as JobsErrorCode, event.error.message.replace(/^[a-z_]+: /, '')));
+    } else sub.end();
+    const entry = this.#byJob.get(key);
+    if (entry?.sub === sub) {
+      this.#byJob.delete(key);
+      entry.connection.unlisten(channel);
+    }
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw this.#closeError ?? new JobsError('closed', 'the jobs app is closed');
+  }
+}
