@@ -9,8 +9,8 @@ import test from 'ava';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function runExample(file: string): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import=tsx', file], { cwd: root, timeout: 90_000 });
+async function runExample(file: string, timeout = 90_000): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import=tsx', file], { cwd: root, timeout });
   return stdout;
 }
 
@@ -28,6 +28,17 @@ test('the app demo processes jobs with worker actors, survives kills, and re-enq
 test('the quick start runs a handler through app.process and reads its result through a subscription', async (t) => {
   const out = await runExample('examples/quick-start.ts');
   t.regex(out, /cat\.jpg: \{ width: 128, url: 'https:\/\/cdn\.example\/cat\.jpg\?w=128' \}/);
+});
+
+test('the web-and-worker example: a web process adds jobs and waits for their results, run by a worker process that is a client of its store', async (t) => {
+  // Two processes, each loading the sources through tsx: twice an example's start-up.
+  const out = await runExample('examples/web-and-worker/web.ts', 180_000);
+  t.regex(out, /web \d+ is the store's owner/);
+  t.regex(out, /worker \d+ is the store's client/);
+  t.regex(out, /cat\.jpg: \{"width":128,"url":"https:\/\/cdn\.example\/cat\.jpg\?w=128"\}/);
+  t.regex(out, /dog\.png: \{"width":64,"url":"https:\/\/cdn\.example\/dog\.png\?w=64"\}/);
+  t.regex(out, /worker closed/);
+  t.regex(out, /closed\s*$/);
 });
 
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {

@@ -143,6 +143,11 @@ export class JobsHandle {
     return 'owner';
   }
 
+  /** The pid of the process that runs the store's transactions: this one. */
+  get ownerPid(): number {
+    return process.pid;
+  }
+
   /**
    * The jobs API inside `tx`, a transaction of this handle's database that
    * the application runs (`jobs.database.doTransaction(async (tx) => …)`):

@@ -115,15 +115,19 @@ export class OwnerConnection {
       socket.on('close', onClose);
       socket.on('error', () => {});
     });
-    if (typeof welcome !== 'object' || welcome === null || 'refused' in welcome || welcome.protocol !== PROTOCOL_NAME) {
+    const answer = typeof welcome === 'object' && welcome !== null ? welcome : undefined;
+    // A welcome in another version is a mismatch too: an owner that speaks several answers in the client's.
+    if (answer === undefined || 'refused' in answer || answer.protocol !== PROTOCOL_NAME || answer.version !== PROTOCOL_VERSION) {
       socket.destroy();
-      const reason = typeof welcome === 'object' && welcome !== null && 'refused' in welcome ? welcome.refused : 'its welcome is not one';
+      let reason = 'its welcome is not one';
+      if (answer !== undefined && 'refused' in answer) reason = answer.refused;
+      else if (answer?.protocol === PROTOCOL_NAME) reason = `it speaks version ${String(answer.version)}`;
       throw new JobsError(
         'protocol_mismatch',
-        `the store's owner refused this process (${PROTOCOL_NAME} version ${PROTOCOL_VERSION}): ${reason}; run the same jobtree version in every process of one store`,
+        `the store's owner and this process (${PROTOCOL_NAME} version ${PROTOCOL_VERSION}) do not speak one protocol: ${reason}; run the same jobtree version in every process of one store`,
       );
     }
-    return new OwnerConnection(socket, reader, welcome.pid, rest);
+    return new OwnerConnection(socket, reader, answer.pid, rest);
   }
 
   get open(): boolean {

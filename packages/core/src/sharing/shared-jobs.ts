@@ -6,9 +6,10 @@
 // typed error. When the owner goes away, this process may become the owner
 // itself: the next calls then run here.
 //
-// Calls that are safe to make twice (reads, `add`, `addMany`, type
-// timeouts) are made again on the next owner when theirs went away with
-// them in flight; the others reject with JobsError `owner_lost`, since only
+// Calls that are safe to make twice (reads, type timeouts) are made again
+// on the next owner when theirs went away with them in flight, and so are
+// `add` and `addMany`, for the jobs that do not exist by then (see
+// #remoteAdd); the others reject with JobsError `owner_lost`, since only
 // the caller can tell whether a second `finish`, `remove` or `accept` is
 // what it wants (a job is never finished twice either way: the owner checks
 // its lock).
@@ -17,8 +18,7 @@ import { JobsError } from '../errors.js';
 import type { Versionstamp } from '../keys/versionstamp.js';
 import type { Database, Watch } from '../storage/interfaces.js';
 import { FINISH_COUNTED } from '../jobs/counted-finish.js';
-import { encodeJobData } from '../jobs/job-data.js';
-import { checkJobShape, checkId, checkType } from '../jobs/job-input.js';
+import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-input.js';
 import type { JobState } from '../jobs/job-record.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
@@ -39,6 +39,7 @@ import type {
   WorkerItem,
   WorkerResubmitOptions,
 } from '../jobs/interfaces.js';
+import { checkAdd, checkAddMany, checkJobWrite, checkResubmit, checkWorkerItem } from './crossing-checks.js';
 import { type WireSettled, fromWireSettled, watchChannel } from './served-jobs-calls.js';
 import type { StoreSharing } from './store-sharing.js';
 
@@ -120,11 +121,23 @@ export class SharedJobs implements Jobs {
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     const local = this.handle;
     if (local !== undefined) return local.add(type, id, data, options);
-    return this.#remote('add', [type, id, checkedData(data), options], RETRIED) as Promise<JobState>;
+    try {
+      checkAdd(type, id, data, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#remoteAdd(type, id, data, options);
   }
 
   addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
-    return this.#run('addMany', [type, jobs], RETRIED) as Promise<JobState[]>;
+    const local = this.handle;
+    if (local !== undefined) return local.addMany(type, jobs);
+    try {
+      checkAddMany(type, jobs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#remoteAddMany(type, jobs);
   }
 
   remove(type: string, id: string): Promise<boolean> {
@@ -139,8 +152,9 @@ export class SharedJobs implements Jobs {
       if (typeof typeOrJob === 'object' && typeOrJob !== null) return local.resubmit(typeOrJob, idOrOptions as WorkerResubmitOptions | undefined);
       return local.resubmit(typeOrJob, idOrOptions as string, options);
     }
-    const args = typeof typeOrJob === 'object' && typeOrJob !== null ? [typeOrJob, idOrOptions] : [typeOrJob, idOrOptions, options];
-    return this.#remote('resubmit', args, !RETRIED) as Promise<JobState | Job>;
+    if (typeof typeOrJob === 'object' && typeOrJob !== null) return this.#remote('resubmit', [typeOrJob, idOrOptions], !RETRIED) as Promise<Job>;
+    const check = (): void => checkResubmit(typeOrJob, idOrOptions, options);
+    return this.#remoteChecked(check, 'resubmit', [typeOrJob, idOrOptions, options], !RETRIED) as Promise<JobState>;
   }
 
   // --- monitoring ----------------------------------------------------------
@@ -169,8 +183,8 @@ export class SharedJobs implements Jobs {
   async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
     const local = this.handle;
     if (local !== undefined) return local.foldJobs(type, fold, initial);
+    checkFunction(fold, "foldJobs' fold");
     checkType(type);
-    if (typeof fold !== 'function') throw new JobsError('invalid_option', 'foldJobs takes a function (accumulator, job) => accumulator');
     let accumulator = initial;
     for (const job of (await this.#remote('getJobs', [type], RETRIED)) as JobInfo[]) accumulator = fold(accumulator, job);
     return accumulator;
@@ -203,13 +217,13 @@ export class SharedJobs implements Jobs {
   update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
     const local = this.handle;
     if (local !== undefined) return local.update(job, data);
-    return this.#remote('update', [job, checkedData(data)], !RETRIED) as Promise<Job<T>>;
+    return this.#remoteChecked(() => checkJobWrite(job, data), 'update', [job, data], !RETRIED) as Promise<Job<T>>;
   }
 
   finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     const local = this.handle;
     if (local !== undefined) return local.finish(job, data);
-    return this.#remote('finish', [job, checkedData(data)], !RETRIED) as Promise<'pending' | 'finished'>;
+    return this.#remoteChecked(() => checkJobWrite(job, data), 'finish', [job, data], !RETRIED) as Promise<'pending' | 'finished'>;
   }
 
   /** `finish`, telling `counter` once it has settled. @internal */
@@ -292,6 +306,7 @@ export class SharedJobs implements Jobs {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#ownsSharing) await this.#sharing.withdraw();
     await this.#local?.close();
     if (this.#ownsSharing) await this.#sharing.close();
   }
@@ -329,17 +344,62 @@ export class SharedJobs implements Jobs {
     }
   }
 
-  /** A batch call in the owner, with the items whose data is not JSON refused here, each with its own error. */
+  /** A call in the owner, once `check` passed here: a bad argument rejects the call, as in the owner, and never throws. */
+  #remoteChecked(check: () => void, method: JobsMethod, args: unknown[], retried: boolean): Promise<unknown> {
+    try {
+      check();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#remote(method, args, retried);
+  }
+
+  /**
+   * `add` in the owner. When the owner goes away with it in flight, it may
+   * have been committed, and its job taken and even finished since (by a
+   * worker of another process): made again as it is, the add would
+   * resubmit the job (an add of an existing job does), which would run a
+   * second time though its run was never cut off. So it is made again only
+   * while the job does not exist; once it does, the add answers its state.
+   */
+  async #remoteAdd(type: string, id: string, data: unknown, options: AddOptions | undefined): Promise<JobState> {
+    for (;;) {
+      try {
+        return (await this.#remote('add', [type, id, data, options], !RETRIED)) as JobState;
+      } catch (error) {
+        if (!JobsError.is(error, 'owner_lost')) throw error;
+      }
+      const state = await this.getJobState(type, id);
+      if (state !== undefined) return state;
+    }
+  }
+
+  /** `addMany` in the owner; after the owner's loss, the jobs that exist are left as they are, as in #remoteAdd. */
+  async #remoteAddMany(type: string, specs: readonly JobSpec[]): Promise<JobState[]> {
+    try {
+      return (await this.#remote('addMany', [type, specs], !RETRIED)) as JobState[];
+    } catch (error) {
+      if (!JobsError.is(error, 'owner_lost')) throw error;
+    }
+    const existing = await this.getJobStates(type, specs.map((spec) => spec.id));
+    const absent = specs.filter((_spec, index) => existing[index]?.state === undefined);
+    const added = absent.length === 0 ? [] : await this.#remoteAddMany(type, absent);
+    let next = 0;
+    return existing.map((entry) => entry.state ?? (added[next++] as JobState));
+  }
+
+  /** A batch call in the owner, with the items the owner would refuse refused here, each with its own error. */
   async #remoteBatch(method: 'updateMany' | 'finishMany', items: readonly WorkerItem[]): Promise<Settled<unknown>[]> {
     if (!Array.isArray(items)) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
     const refused = new Map<number, Error>();
     const sent: WorkerItem[] = [];
     items.forEach((item, index) => {
       try {
-        if (item !== null && typeof item === 'object' && item.data !== undefined) encodeJobData(item.data);
+        checkWorkerItem(item);
         sent.push(item);
       } catch (error) {
-        refused.set(index, error as Error);
+        if (!(error instanceof JobsError)) throw error;
+        refused.set(index, error);
       }
     });
     if (refused.size === 0) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
@@ -350,16 +410,6 @@ export class SharedJobs implements Jobs {
       return reason !== undefined ? { status: 'rejected', reason } : answered[next++]!;
     });
   }
-}
-
-/**
- * Job data as the owner will store it: refused here with the owner's own
- * `invalid_job_data` when it is not JSON, since what is not JSON could
- * arrive as something else after the trip (a Map as a plain object).
- */
-function checkedData(data: unknown): unknown {
-  if (data !== undefined) encodeJobData(data);
-  return data;
 }
 
 function withoutSignal(options: AcceptOptions | undefined): { signal: AbortSignal | undefined; rest: AcceptOptions | undefined } {

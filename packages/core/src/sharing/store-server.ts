@@ -10,6 +10,7 @@
 
 import { type Server, type Socket, createServer } from 'node:net';
 import { chmodSync } from 'node:fs';
+import { JobsError } from '../errors.js';
 import { FrameReader, FrameWriter } from './wire-frames.js';
 import {
   CALL,
@@ -225,7 +226,11 @@ class Connection implements ServedConnection {
   #call(id: number, method: string, args: unknown[]): void {
     const served = this.#methods.get(method);
     if (served === undefined || !Array.isArray(args)) {
-      this.#send([FAILURE, id, toWireError(new TypeError(`the store's owner serves no method ${JSON.stringify(method)}`))]);
+      const error = new JobsError(
+        'unavailable',
+        `the store's owner (pid ${process.pid}) does not serve ${JSON.stringify(method)}: it opened the store with openJobs, which serves the jobs API alone (startJobs also serves subscriptions)`,
+      );
+      this.#send([FAILURE, id, toWireError(error)]);
       return;
     }
     const controller = new AbortController();

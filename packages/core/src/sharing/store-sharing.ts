@@ -135,6 +135,19 @@ export class StoreSharing {
     }
   }
 
+  /**
+   * Stops serving the other processes: the first step of closing an owner.
+   * Their calls in flight then reject with `owner_lost`, which they may
+   * retry on the next owner, instead of getting what this process's closing
+   * handles answer (`closed`, which is not theirs to get), and they look for
+   * the next owner, which one of them becomes once `close` gives the store up.
+   */
+  async withdraw(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    await server?.close();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -1,7 +1,8 @@
 // What a running app leaves in its data directory for the `jobtree` command:
 // where its admin endpoint listens (admin.json) and the token its mutations
-// need (admin.token, readable by the owner only). The embedded store has one
-// owning process, so a command finds that process here and talks to it.
+// need (admin.token, readable by its user only), so that a command finds
+// the app here and talks to it. Of several processes sharing one store, the
+// last one started with `admin` on this directory is the one recorded.
 
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -385,7 +385,7 @@ export class JobsApp {
   /** Ends a subscription and drops the events it had queued. */
   async unsubscribe(sub: Subscription): Promise<void> {
     const hub = this.#subscriptions();
-    await this.#remote?.unsubscribe(sub);
+    if (await this.#remote?.unsubscribe(sub)) return;
     return this.#calls.track(hub.unsubscribe(sub));
   }
 
@@ -443,6 +443,7 @@ export class JobsApp {
   }
 
   async #close(): Promise<void> {
+    await this.#withdraw();
     await this.#operations.stop();
     this.#remote?.close();
     await this.#hub?.close();
@@ -450,6 +451,11 @@ export class JobsApp {
     await this.#actors.shutdown();
     await this.#core.closeAll();
     await this.#closeStore();
+  }
+
+  /** An owner of a shared store stops serving the other processes before anything else closes (see StoreSharing.withdraw). */
+  async #withdraw(): Promise<void> {
+    if (this.#ownsStore && 'sharing' in this.#store) await this.#store.sharing.withdraw();
   }
 
   async #closeStore(): Promise<void> {
@@ -485,6 +491,7 @@ export class JobsApp {
   /** What is left of a dead tree: subscriptions, handlers, threads, the admin endpoint, the store. */
   async #release(error: JobsError): Promise<void> {
     const steps: (() => Promise<void>)[] = [
+      () => this.#withdraw(),
       async () => this.#remote?.close(error),
       async () => this.#hub?.close(error),
       () => this.#processors.stopAll(),
@@ -519,7 +526,15 @@ export class JobsApp {
   async #checkTypes(): Promise<string[]> {
     if (this.role === 'client' && 'sharing' in this.#store) {
       const connection = await this.#store.sharing.connection();
-      if (connection !== undefined) return (await connection.call('checkTypes', [])) as string[];
+      if (connection !== undefined) {
+        try {
+          return (await connection.call('checkTypes', [])) as string[];
+        } catch (error) {
+          // An owner that opened the store with openJobs runs no periodic actors: nothing to start.
+          if (JobsError.is(error, 'unavailable')) return [];
+          throw error;
+        }
+      }
     }
     return this.#actors.call<string[], JobsServerMessage>(SYSTEM_NAMES.server, { type: 'check_types' }, 30_000);
   }

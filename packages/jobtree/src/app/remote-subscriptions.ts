@@ -68,14 +68,17 @@ export class RemoteSubscriptions {
     return sub;
   }
 
-  async unsubscribe(sub: Subscription): Promise<void> {
+  /** Ends `sub` if the owner serves it; false for any other subscription (the app's own hub's). */
+  async unsubscribe(sub: Subscription): Promise<boolean> {
+    if (!(sub instanceof Subscription)) return false;
     const key = `${sub.type}\u0000${sub.id}`;
     const entry = this.#byJob.get(key);
+    if (entry === undefined || entry.sub !== sub) return false;
     sub.drop();
-    if (entry === undefined || entry.sub !== sub) return;
     this.#byJob.delete(key);
     entry.connection.unlisten(entry.channel);
     if (entry.connection.open) await entry.connection.call('unsubscribe', [entry.channel]).catch(() => false);
+    return true;
   }
 
   /** Ends every subscription (with `error`, when the app stopped). */

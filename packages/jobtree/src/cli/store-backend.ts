@@ -1,5 +1,6 @@
-// The backend for a data directory no app runs on: the command opens the
-// embedded store itself (it becomes the store's one owner for a moment) and
+// The backend for a data directory where no app recorded an admin endpoint:
+// the command opens the embedded store with openJobs (a client of the
+// process that owns it, or its owner for a moment when none does) and
 // answers what a store alone can answer. The live tree, the scheduler and
 // kills need a running app.
 
@@ -28,7 +29,7 @@ export class StoreBackend implements Backend {
         const pid = (error as { ownerPid?: number }).ownerPid;
         throw new CliError(
           'no_app',
-          `the store at ${path} is owned by process ${pid}, which records no admin endpoint: start it with startJobs({ admin: { port } }) to reach it from here`,
+          `the store at ${path} is owned by process ${pid}, which serves no other processes (it opened the store with openDatabase) and records no admin endpoint: open it with startJobs, or start it with startJobs({ admin: { port } }) to reach it from here`,
           { cause: error },
         );
       }

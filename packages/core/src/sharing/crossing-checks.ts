@@ -1,0 +1,62 @@
+// The checks a client makes before a call crosses to the owner. The wire
+// carries more than JSON and changes what it cannot carry: a Map arrives as
+// a plain object, a Set as an array, a function as nothing. Job data the
+// owner would refuse could then arrive as data it accepts, or with another
+// error. So the client runs the owner's own input checks, in the owner's
+// order, on the arguments as the caller gave them, and the owner checks
+// again what arrives.
+
+import { encodeJobData } from '../jobs/job-data.js';
+import {
+  ADD_OPTIONS,
+  JOB_SPEC_OPTIONS,
+  RESUBMIT_OPTIONS,
+  WORKER_ITEM,
+  checkArray,
+  checkId,
+  checkJobShape,
+  checkOptions,
+  checkType,
+} from '../jobs/job-input.js';
+import type { AddOptions, Job, JobSpec, ResubmitOptions, WorkerItem } from '../jobs/interfaces.js';
+import { jobChanges } from '../jobs/write-calls.js';
+
+/** `add`'s arguments, as the owner checks them before it writes. */
+export function checkAdd(type: unknown, id: unknown, data: unknown, options: AddOptions | undefined): void {
+  const checked = checkOptions(options, ADD_OPTIONS);
+  checkType(type);
+  checkId(id);
+  jobChanges(data, checked);
+}
+
+/** `addMany`'s arguments: every job is checked before anything is written. */
+export function checkAddMany(type: unknown, jobs: readonly JobSpec[]): void {
+  checkType(type);
+  for (const spec of checkArray(jobs, "addMany's jobs")) {
+    const checked = checkOptions(spec, JOB_SPEC_OPTIONS);
+    checkId(checked.id);
+    jobChanges(checked.data, checked);
+  }
+}
+
+/** A job creator's `resubmit(type, id, options)`. */
+export function checkResubmit(type: unknown, id: unknown, options: ResubmitOptions | undefined): void {
+  checkType(type);
+  checkId(id);
+  const checked = checkOptions(options, RESUBMIT_OPTIONS);
+  jobChanges(checked.data, checked);
+}
+
+/** A worker's `update` or `finish` of `job`, with new data or none. */
+export function checkJobWrite(job: Job, data: unknown): void {
+  const handle = checkJobShape(job);
+  checkType(handle.type);
+  checkId(handle.id);
+  if (data !== undefined) encodeJobData(data);
+}
+
+/** One item of `updateMany`/`finishMany`: refused on its own, as the owner refuses it. */
+export function checkWorkerItem(item: WorkerItem): void {
+  const checked = checkOptions(item, WORKER_ITEM);
+  checkJobWrite(checked.job, checked.data);
+}

@@ -1,0 +1,78 @@
+// openJobs in two processes on one embedded store: the second process is a
+// client of the first, and its jobs API answers as the owner's does, values
+// and typed errors alike. What needs the store's transactions in this
+// process (`in(tx)`, `database`) is refused in a client with `not_owner`;
+// `role` tells the two apart, and asking for one role is honoured.
+
+import { DatabaseLockedError, JobsError, openJobs } from '@jobtree/core';
+import test from 'ava';
+import { jobsApiScenario } from './fixtures/jobs-api-scenario.js';
+import { bounded, ownerPidOf, Peer, tempDataDir } from './fixtures/peers.js';
+
+const SCENARIO = new URL('./fixtures/jobs-api-scenario.ts', import.meta.url).href;
+
+test('a client gets the same values and the same typed errors as the owner from every jobs call', async (t) => {
+  const alone = await tempDataDir(t, 'api-owner');
+  const shared = await tempDataDir(t, 'api-shared');
+  // The owner of the shared store starts while this process runs the scenario as the owner of its own.
+  const starting = Peer.start(t, { kind: 'jobs', path: shared });
+  const jobs = await openJobs({ path: alone });
+  t.teardown(() => jobs.close());
+  t.is(jobs.role, 'owner');
+  const asOwner = await jobsApiScenario(jobs);
+
+  const owner = await starting;
+  const client = await Peer.start(t, { kind: 'jobs', path: shared });
+  t.is(owner.role, 'owner');
+  t.is(client.role, 'client');
+  const asClient = await client.run<Record<string, unknown>>(`const { jobsApiScenario } = await lib.import(${JSON.stringify(SCENARIO)}); return jobsApiScenario(jobs);`);
+  t.deepEqual(asClient, asOwner);
+  // The client's writes are in the owner's store.
+  t.deepEqual(await owner.run(`return (await jobs.getJobs('mail')).map((job) => job.id + ':' + job.state)`), (await jobs.getJobs('mail')).map((job) => `${job.id}:${job.state}`));
+});
+
+test('in(tx) and database throw JobsError not_owner in a client, and work in the owner', async (t) => {
+  const dir = await tempDataDir(t, 'api-not-owner');
+  const owner = await Peer.start(t, { kind: 'jobs', path: dir });
+  const client = await openJobs({ path: dir });
+  t.teardown(() => client.close());
+  t.is(client.role, 'client');
+  t.is(ownerPidOf(client), owner.pid);
+  const fakeTx = { get: () => undefined };
+  t.throws(() => client.in(fakeTx as never), { instanceOf: JobsError, code: 'not_owner', message: new RegExp(`process ${owner.pid} owns the store`) });
+  t.throws(() => client.database, { instanceOf: JobsError, code: 'not_owner' });
+  // In the owner, the same calls run in the application's transaction.
+  const added = await owner.run(`
+    await jobs.setTypeTimeout('mail', 30);
+    return jobs.database.doTransaction((tx) => jobs.in(tx).add('mail', 'in-tx', { n: 1 }));
+  `);
+  t.is(added, 'pending');
+  t.is(await client.getJobState('mail', 'in-tx'), 'pending');
+});
+
+test("role 'owner' with a live owner rejects with DatabaseLockedError; role 'client' never takes the lock", async (t) => {
+  const dir = await tempDataDir(t, 'api-roles');
+  // No owner at all: a client waits its ownerWaitMs for one, and never owns the store itself.
+  await t.throwsAsync(openJobs({ path: dir, role: 'client', ownerWaitMs: 200 }), { instanceOf: JobsError, code: 'owner_lost' });
+
+  const first = await Peer.start(t, { kind: 'jobs', path: dir });
+  t.is(first.role, 'owner');
+  const error = await t.throwsAsync(openJobs({ path: dir, role: 'owner', ownerWaitMs: 200 }), { instanceOf: DatabaseLockedError });
+  t.is(error?.ownerPid, first.pid);
+
+  const client = await openJobs({ path: dir, role: 'client', ownerWaitMs: 60_000 });
+  t.teardown(() => client.close());
+  t.is(client.role, 'client');
+  await client.setTypeTimeout('mail', 30);
+  await client.add('mail', 'before', {});
+
+  // The owner goes: a client by choice waits for the next owner instead of taking the store.
+  await first.closeAndExit();
+  const reading = client.getJobState('mail', 'before');
+  const second = await Peer.start(t, { kind: 'jobs', path: dir });
+  t.is(second.role, 'owner');
+  t.is(await bounded(reading, 30_000, 'the read to reach the next owner'), 'pending');
+  t.is(client.role, 'client');
+  t.is(ownerPidOf(client), second.pid);
+  t.is(await second.run(`return jobs.getJobState('mail', 'before')`), 'pending');
+});
