@@ -1,0 +1,70 @@
+// startJobs in two processes on one embedded store: the second is a client
+// of the first. A client runs app.process handlers in its own process, its
+// takes and finishes going to the owner; its subscriptions are served by
+// the owner's notifiers, which push the events; and the periodic actors
+// (activity monitors, notifiers) run once per store, in the owner, even for
+// a type whose timeout a client set.
+
+import { JobsError } from '@jobtree/core';
+import test, { type ExecutionContext } from 'ava';
+import { startJobs } from 'jobtree';
+import { Peer, tempDataDir } from './fixtures/peers.js';
+
+const HANDLER = JSON.stringify(new URL('./fixtures/pid-handler.ts', import.meta.url).href);
+
+async function ownerApp(t: ExecutionContext, path: string) {
+  const app = await startJobs({ path, threads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
+  t.teardown(() => app.close());
+  t.is(app.role, 'owner');
+  return app;
+}
+
+test('a worker process, client of the store, runs app.process handlers on the jobs the owner adds', async (t) => {
+  const dir = await tempDataDir(t, 'app-worker');
+  const app = await ownerApp(t, dir);
+  await app.setTypeTimeout('resize', 30);
+  const worker = await Peer.start(t, { kind: 'app', path: dir });
+  t.is(worker.role, 'client');
+  await worker.run(`const { default: handler } = await lib.import(${HANDLER}); await app.process('resize', handler, { threads: 1, maxJobs: 4 });`);
+
+  const ids = Array.from({ length: 12 }, (_, index) => `image-${index}`);
+  await app.addMany('resize', ids.slice(0, 6).map((id) => ({ id })));
+  for (const id of ids.slice(6)) await app.add('resize', id, {});
+  const subs = await Promise.all(ids.map((id) => app.subscribe('resize', id)));
+  for (const sub of subs) t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished', data: { ranIn: worker.pid } }, sub.id);
+  t.is(await app.pendingCount('resize'), 0);
+  t.deepEqual(await app.getActiveJobIds('resize'), []);
+});
+
+test('the owner runs the periodic actors of the store: a client setting a type timeout starts them there, and its subscriptions get pushed events', async (t) => {
+  const dir = await tempDataDir(t, 'app-periodic');
+  const app = await ownerApp(t, dir);
+  await app.setTypeTimeout('own-type', 30);
+  const client = await Peer.start(t, { kind: 'app', path: dir });
+  t.is(client.role, 'client');
+  t.is(await client.run('return app.role'), 'client');
+
+  // setTypeTimeout resolves once the activity monitor and notifier run: in the owner.
+  await client.run(`await app.setTypeTimeout('fresh', 5)`);
+  t.truthy(app.system.whereis('activity_monitor:fresh'));
+  t.truthy(app.system.whereis('notifier:fresh'));
+  t.deepEqual(
+    await client.run(`return ['fresh', 'own-type'].flatMap((type) => [app.system.whereis('activity_monitor:' + type) ?? null, app.system.whereis('notifier:' + type) ?? null])`),
+    [null, null, null, null],
+  );
+  // Reaching the store's database is the owner's business.
+  t.like(await client.run(`try { app.database; return 'reached'; } catch (error) { return { name: error.name, code: error.code }; }`), { name: 'JobsError', code: 'not_owner' });
+
+  // A client's subscription is served by the owner's notifier of the type, which pushes each change.
+  await app.add('fresh', 'job-1', {});
+  t.is(await client.run(`state.sub = await app.subscribe('fresh', 'job-1'); return state.sub.state`), 'pending');
+  const job = await app.accept('fresh');
+  t.is(await client.run(`return app.wait(state.sub, 'running', 15000).then((event) => event.state)`), 'running');
+  await app.finish(job!, { ranIn: process.pid });
+  t.like(await client.run(`return app.wait(state.sub, 'finished', 15000)`), { state: 'finished', data: { ranIn: process.pid } });
+  // A subscription to a finished job answers one wait with its final state.
+  t.like(await client.run(`const sub = await app.subscribe('fresh', 'job-1'); return app.wait(sub, 'finished', 15000)`), { state: 'finished' });
+  // A type without a timeout has no notifier: the client gets the owner's error.
+  const inOwner = await t.throwsAsync(app.subscribe('no-timeout', 'x'), { instanceOf: JobsError });
+  await t.throwsAsync(client.run(`return app.subscribe('no-timeout', 'x')`), { name: 'JobsError', code: inOwner?.code, message: inOwner?.message });
+});
