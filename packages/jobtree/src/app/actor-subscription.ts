@@ -1,9 +1,12 @@
 // Subscriptions made from inside an actor: the notifier casts each
 // `JobEvent` to the actor, which gets it in `handleCast` like any other
-// message (or takes it with `ctx.receive`).
+// message (or takes it with `ctx.receive`). In a process of a shared store
+// that another process owns, the owner's notifier does, through this
+// process's relay (actor-subscription-relay.ts).
 
 import type { ActorContext, MonitorRef } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
+import { jobsCore } from './bridge-client.js';
 import type { NotifierMessage, SubscribeReply } from './notifier.js';
 
 /** What `subscribeJob` gives an actor: the job's state now and, for a pending or running job, the subscription. */
@@ -26,7 +29,13 @@ export async function subscribeJob(ctx: ActorContext<never> | ActorContext<unkno
   const context = ctx as ActorContext<unknown>;
   const notifier = context.whereis(`notifier:${type}`);
   if (notifier === undefined) {
-    throw new JobsError('no_type_timeout', `job type ${JSON.stringify(type)} has no notifier: set its timeout (the app starts one)`);
+    // In a process of a shared store that another process owns, the owner's notifier serves it, relayed.
+    const relayed = await jobsCore(ctx).relaySubscribe(type, id, context.self.id);
+    if (relayed === undefined) {
+      throw new JobsError('no_type_timeout', `job type ${JSON.stringify(type)} has no notifier: set its timeout (the app starts one)`);
+    }
+    const { relay, ...reply } = relayed;
+    return { ...reply, notifierMonitor: reply.ref === undefined ? undefined : context.monitor(relay) };
   }
   const reply = await context.call<SubscribeReply, NotifierMessage>(notifier, { type: 'subscribe', id, subscriber: context.self.id }, 30_000);
   return { ...reply, notifierMonitor: reply.ref === undefined ? undefined : context.monitor(notifier) };
@@ -36,6 +45,9 @@ export async function subscribeJob(ctx: ActorContext<never> | ActorContext<unkno
 export async function unsubscribeJob(ctx: ActorContext<never> | ActorContext<unknown>, type: string, ref: string): Promise<void> {
   const context = ctx as ActorContext<unknown>;
   const notifier = context.whereis(`notifier:${type}`);
-  if (notifier === undefined) return;
+  if (notifier === undefined) {
+    await jobsCore(ctx).relayUnsubscribe(ref);
+    return;
+  }
   await context.call<boolean, NotifierMessage>(notifier, { type: 'unsubscribe', ref }, 30_000);
 }

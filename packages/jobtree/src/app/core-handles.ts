@@ -9,6 +9,7 @@ import type { Database, Jobs, StoreSharing } from '@jobtree/core';
 import type { JobActivity } from '../admin/job-activity.js';
 import { observedJobs, observedSharedJobs } from '../admin/observed-jobs.js';
 import type { CoreServerArgs } from './core-server.js';
+import { ActorSubscriptionRelay } from './actor-subscription-relay.js';
 import { JobsBridge } from './jobs-bridge.js';
 
 /** What the app's handles run on: a database, or an embedded store shared with other processes. */
@@ -16,6 +17,8 @@ export type CoreStore = { database: Database } | { sharing: StoreSharing };
 
 export class CoreHandles {
   readonly #store: CoreStore;
+  /** Actors' subscriptions through the owner of a shared store, while this process is its client. */
+  readonly #relay: ActorSubscriptionRelay | undefined;
   readonly #activity: JobActivity;
   readonly #actors: ActorSystem;
   readonly #closing: () => boolean;
@@ -27,6 +30,7 @@ export class CoreHandles {
   /** @param closing whether the app is closing: a bridge withdrawn then closes its handle */
   constructor(store: CoreStore, activity: JobActivity, actors: ActorSystem, closing: () => boolean) {
     this.#store = store;
+    this.#relay = 'sharing' in store ? new ActorSubscriptionRelay(actors, store.sharing) : undefined;
     this.#activity = activity;
     this.#actors = actors;
     this.#closing = closing;
@@ -46,7 +50,7 @@ export class CoreHandles {
     attach: () => {
       // A restarted core re-attaches to the database with a fresh handle.
       if (this.#bridges.size > 0) this.#current = this.#newHandle();
-      const bridge = new JobsBridge(this.#current);
+      const bridge = new JobsBridge(this.#current, undefined, this.#relay);
       this.#bridges.add(bridge);
       this.#actors.setCore(bridge);
       return bridge;
@@ -61,6 +65,7 @@ export class CoreHandles {
 
   /** Closes every handle, in the order they were made. */
   async closeAll(): Promise<void> {
+    this.#relay?.close();
     for (const handle of this.#all) await handle.close();
   }
 

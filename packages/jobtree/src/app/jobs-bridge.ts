@@ -5,6 +5,7 @@
 // takes and returns plain, structured-cloneable data.
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
+import type { ActorSubscriptionRelay, RelayedSubscribeReply } from './actor-subscription-relay.js';
 import type { AcceptOptions, Job, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
@@ -44,9 +45,13 @@ export class JobsBridge {
   /** Called after setTypeTimeout/clearTypeTimeout, so the jobs server checks types at once. */
   readonly #onTypesChanged: () => void;
 
-  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}) {
+  /** Relays actors' subscriptions to the owner of a shared store, while this process is its client. */
+  readonly #relay: ActorSubscriptionRelay | undefined;
+
+  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}, relay?: ActorSubscriptionRelay) {
     this.#jobs = jobs;
     this.#onTypesChanged = onTypesChanged;
+    this.#relay = relay;
   }
 
   get jobs(): Jobs {
@@ -143,6 +148,22 @@ export class JobsBridge {
   /** Flags the caller's running job to run again and ends this run: it is pending at once. */
   async release(job: Job): Promise<void> {
     await this.#giveBack(job);
+  }
+
+  // --- actors' subscriptions in a client of a shared store ----------------------
+
+  /**
+   * Subscribes `subscriber` through the owner of a shared store, when
+   * another process owns it; undefined otherwise (this process's notifiers
+   * serve it, or the type has none).
+   */
+  async relaySubscribe(type: string, id: string, subscriber: string): Promise<RelayedSubscribeReply | undefined> {
+    return this.#relay?.subscribe(type, id, subscriber);
+  }
+
+  /** Ends a relayed subscription (see {@link relaySubscribe}); false when `ref` is not one. */
+  async relayUnsubscribe(ref: string): Promise<boolean> {
+    return (await this.#relay?.unsubscribe(ref)) ?? false;
   }
 
   /** The actor `owner` died: end its waiting accepts. */
