@@ -3,10 +3,11 @@
 // channel (see SharingChildMessage).
 //
 //   worker: a jobs app running `--handler` (noop or started-at) with
-//           app.process; reports `ready` with its role and the moment it
-//           called app.process, then (`--report each`) each finished job,
+//           app.process; reports `ready` with its role, then (`--report
+//           each`) each finished job,
 //           or (`--report count`), when asked `count`, how many finishes
-//           its scheduler reported.
+//           its scheduler reported; with `--warm-after N`, `warm` once its
+//           scheduler has finished N jobs.
 //   adder:  a jobs app that, told `go`, adds `--count` jobs `${prefix}${n}`,
 //           `--window` adds in flight at a time; reports `added` with the
 //           time it took.
@@ -17,11 +18,11 @@ import { parseArgs } from 'node:util';
 import { startJobs } from 'jobtree';
 
 export type SharingChildMessage =
-  /** `processFrom`: epoch ms just before app.process (a worker). */
-  | { kind: 'ready'; role: 'owner' | 'client'; pid: number; processFrom?: number }
+  | { kind: 'ready'; role: 'owner' | 'client'; pid: number }
   | { kind: 'finished'; id: string }
   | { kind: 'added'; jobs: number; ms: number }
   | { kind: 'count'; jobs: number }
+  | { kind: 'warm' }
   | { kind: 'progress'; jobs: number };
 
 const { values } = parseArgs({
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     report: { type: 'string', default: 'none' },
     'max-jobs': { type: 'string', default: '500' },
     threads: { type: 'string', default: '1' },
+    'warm-after': { type: 'string', default: '0' },
     prefix: { type: 'string', default: 'j' },
     count: { type: 'string', default: '0' },
     window: { type: 'string', default: '64' },
@@ -52,10 +54,16 @@ if (values.mode === 'worker') {
   const handler =
     values.handler === 'started-at' ? (await import('../processors-fixtures/started-at.js')).default : (await import('../processors-fixtures/noop.js')).default;
   await app.setTypeTimeout(type, 60);
-  const processFrom = performance.timeOrigin + performance.now();
   await app.process(type, handler, { maxJobs: Number(values['max-jobs']), threads: Number(values.threads) });
   const events = app.scheduler.of(type)?.events;
   if (values.report === 'each') events?.on('job:finished', ({ id }) => send({ kind: 'finished', id }));
+  const warmAfter = Number(values['warm-after']);
+  if (warmAfter > 0) {
+    let finished = 0;
+    events?.on('job:finished', () => {
+      if (++finished === warmAfter) send({ kind: 'warm' });
+    });
+  }
   if (values.report === 'count') {
     // Counted from before any job is added (the benchmark adds after `ready`).
     let finishes = 0;
@@ -64,7 +72,7 @@ if (values.mode === 'worker') {
     });
     process.on('message', (message) => message === 'count' && send({ kind: 'count', jobs: finishes }));
   }
-  send({ kind: 'ready', role: app.role, pid: process.pid, processFrom });
+  send({ kind: 'ready', role: app.role, pid: process.pid });
 } else if (values.mode === 'adder') {
   send({ kind: 'ready', role: app.role, pid: process.pid });
   await new Promise<void>((resolve) => process.on('message', (message) => message === 'go' && resolve()));

@@ -1,10 +1,15 @@
 // The app of the kill -9 loop, run in a child process: a jobs app on the
 // loop's data directory with worker actors, a main-thread worker, an adder
 // and subscribers, all recording into the loop's history file. `--mode
-// load` runs until it is killed; `--mode drain` adds nothing, follows every
-// unfinished job, and exits once no job is pending or running.
+// load` runs until it is killed, or, told SIGTERM, stops its load, lets its
+// subscriptions end (within a bounded wait), closes its app and exits;
+// `--mode drain` adds nothing, follows every unfinished job, and exits once
+// no job is pending or running. It prints `role owner|client` once its
+// store is open, then `ready`; a client that takes the store over (the
+// owner died) prints `took over`. `--client N` names a client of a round
+// (its job ids, worker and subscription numbers, from `--subs-from`).
 //
-//   node --import tsx test/chaos/crash-child.ts --path DIR --history FILE --seed N --round R --mode load|drain
+//   node --import tsx test/chaos/crash-child.ts --path DIR --history FILE --seed N --round R --mode load|drain [--client N --subs-from S]
 
 import { parseArgs } from 'node:util';
 import { startJobs } from 'jobtree';
@@ -23,24 +28,38 @@ const { values } = parseArgs({
     round: { type: 'string' },
     mode: { type: 'string', default: 'load' },
     jobs: { type: 'string', default: '60' },
+    client: { type: 'string' },
+    'subs-from': { type: 'string' },
   },
 });
 const path = values.path!;
 const historyPath = values.history!;
 const seed = Number(values.seed);
 const round = Number(values.round);
-const prng = new Prng(seed).fork(`round-${round}`);
+const client = values.client;
+const prng = new Prng(seed).fork(client === undefined ? `round-${round}` : `round-${round}-client-${client}`);
+/** What this process's job ids and worker name start with: its round's, and its own among the round's clients. */
+const name = client === undefined ? `r${round}` : `r${round}c${client}`;
 const log = new HistoryLog(historyPath);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 log.record({ op: 'restart', by: 'harness', detail: `round ${round} ${values.mode}` });
 const app = await startJobs({ path, threads: 1, typeMonitorHoldoffMs: 20, activityMonitorMaxJitterMs: 50, resubscribeTimeoutMs: 15_000, userIntensity: 100, userPeriodMs: 1_000 });
+process.stdout.write(`role ${app.role}\n`);
+if (app.role === 'client') {
+  const tookOver = setInterval(() => {
+    if (app.role !== 'owner') return;
+    clearInterval(tookOver);
+    process.stdout.write('took over\n');
+  }, 20);
+  tookOver.unref();
+}
 await app.setTypeTimeout(CRASH_TYPE, 1);
 for (let i = 0; i < 2; i++) {
   await app.system.startActor(`worker-${i}`, chaosWorker, { type: CRASH_TYPE, name: `worker-${i}`, historyPath, seed, maxUpdates: 2, maxStepMs: 30 }, { name: `worker-${i}` });
 }
-const main = new MainWorker(app, log, prng.fork('main'), { types: [CRASH_TYPE], name: `main-r${round}`, maxUpdates: 2, maxStepMs: 30 });
-const subscribers = new Subscribers(app, log, round * SUBS_PER_ROUND + 1);
+const main = new MainWorker(app, log, prng.fork('main'), { types: [CRASH_TYPE], name: `main-${name}`, maxUpdates: 2, maxStepMs: 30 });
+const subscribers = new Subscribers(app, log, values['subs-from'] === undefined ? round * SUBS_PER_ROUND + 1 : Number(values['subs-from']));
 
 if (values.mode === 'drain') {
   for (const job of await app.getJobs(CRASH_TYPE)) if (job.state !== 'finished') subscribers.follow(CRASH_TYPE, job.id);
@@ -65,7 +84,7 @@ if (values.mode === 'drain') {
   const follow = prng.fork('follow');
   const adder = new Adder(app, log, prng.fork('adder'), {
     types: [CRASH_TYPE],
-    prefix: `r${round}-`,
+    prefix: `${name}-`,
     everyMs: 15,
     max: Number(values.jobs),
     removeChance: 0.02,
@@ -74,6 +93,19 @@ if (values.mode === 'drain') {
     },
   });
   adder.start();
+  // A clean stop: what the loop does to the clients that outlived their owner.
+  process.once('SIGTERM', () => {
+    void (async () => {
+      await adder.stop();
+      await main.stop();
+      await subscribers.settle(20_000);
+      subscribers.freeze();
+      await app.close();
+      log.close();
+      process.stdout.write('stopped\n');
+      process.exit(0);
+    })();
+  });
   process.stdout.write('ready\n');
-  // Runs until the loop kills it with SIGKILL.
+  // Runs until the loop kills it with SIGKILL, or stops it with SIGTERM.
 }

@@ -12,6 +12,8 @@
 //   no_live_worker    (from the run) after a quiet period, a running job no live worker holds
 //   tree_down         (from the run) the root supervisor gave up
 //   worker_gone       (from the run) after the quiet period, a supervised worker or processor that is not running
+//   no_new_owner      (from the crash loop) after its owner's kill, no client of a shared store took it over
+//   client_stuck      (from the crash loop) a client that outlived its owner did not stop cleanly when told to
 //
 // The store's own invariants (data rows, pending index, activity rows) are
 // checked by `checkJobsConsistency` and reported next to these.
@@ -31,6 +33,8 @@ export type HistoryAnomalyKind =
   | 'no_live_worker'
   | 'tree_down'
   | 'worker_gone'
+  | 'no_new_owner'
+  | 'client_stuck'
   | ConsistencyAnomaly['kind'];
 
 export interface HistoryAnomaly {

@@ -7,7 +7,8 @@ export function formatReport(chaos: ChaosRunResult, crash: CrashLoopResult): str
   const rows: [string, string][] = [];
   const faults = [...chaos.faults].sort(([a], [b]) => a.localeCompare(b));
   for (const [kind, count] of faults) rows.push([`fault: ${kind}`, String(count)]);
-  rows.push(['fault: kill -9 of the whole process', String(crash.kills)]);
+  rows.push(['fault: kill -9 of the whole process', String(crash.kinds.get('kill_process') ?? 0)]);
+  rows.push(["fault: kill -9 of the store's owner with live clients", String(crash.kinds.get('kill_owner_with_clients') ?? 0)]);
   const total = faults.reduce((sum, [, count]) => sum + count, 0) + crash.kills;
   rows.push(['faults injected in total', String(total)]);
   rows.push(['  storage attempts failed: not_committed (1020)', String(chaos.storageErrors.conflict)]);

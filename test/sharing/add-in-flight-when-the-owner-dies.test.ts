@@ -6,29 +6,14 @@
 // add made again is left as it is when it exists, and the add answers its
 // state; only jobs that are absent are added again.
 
-import { type ChildProcess, fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { openJobs } from '@jobtree/core';
-import test, { type ExecutionContext } from 'ava';
-import { PEER_START_MS, Peer, bounded, tempDataDir } from './fixtures/peers.js';
-
-const DYING_OWNER = fileURLToPath(new URL('./fixtures/owner-dying-mid-add.ts', import.meta.url));
-
-/** Starts an owner that commits the next add, runs its jobs, and dies before answering. */
-async function dyingOwner(t: ExecutionContext, dir: string): Promise<ChildProcess> {
-  const child = fork(DYING_OWNER, [dir], { execArgv: ['--import=tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.teardown(async () => {
-    child.kill('SIGKILL');
-    await exited;
-  });
-  await bounded(new Promise((resolve) => child.once('message', resolve)), PEER_START_MS, 'the owner that dies mid-add to start');
-  return child;
-}
+import test from 'ava';
+import { startDyingOwner } from './fixtures/dying-owner.js';
+import { Peer, tempDataDir } from './fixtures/peers.js';
 
 test('an add committed by an owner that died before answering is not made again: its job, run and finished meanwhile, stays finished', async (t) => {
   const dir = await tempDataDir(t, 'add-in-flight');
-  await dyingOwner(t, dir);
+  await startDyingOwner(t, dir);
   const jobs = await openJobs({ path: dir });
   t.teardown(() => jobs.close());
   t.is(jobs.role, 'client');
@@ -44,7 +29,7 @@ test('an add committed by an owner that died before answering is not made again:
 
 test('an addMany committed by an owner that died before answering leaves its finished jobs as they are when another process takes over', async (t) => {
   const dir = await tempDataDir(t, 'add-many-in-flight');
-  await dyingOwner(t, dir);
+  await startDyingOwner(t, dir);
   // The next owner: a process that is a client now and takes the store over.
   const standby = await Peer.start(t, { kind: 'jobs', path: dir });
   t.is(standby.role, 'client');

@@ -28,7 +28,7 @@ test(`four adder processes and two worker processes on one store: each of ${JOBS
       LoadProcess.start(t, { mode: 'adder', path, recordDir, cluster: true, args: ['--prefix', `a${a}-`, '--count', String(perAdder), '--window', '16'] }),
     ),
   );
-  const roles = [...workers, ...adders].map((process) => process.role);
+  const roles = [...workers, ...adders].map((member) => member.role);
   t.is(roles.filter((role) => role === 'owner').length, 1, `roles: ${roles.join(', ')}`);
 
   for (const adder of adders) adder.send('go');
@@ -47,7 +47,7 @@ test(`four adder processes and two worker processes on one store: each of ${JOBS
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await observer.close();
-  await bounded(Promise.all([...adders, ...workers].map((process) => process.stop())), 60_000, 'the processes to stop');
+  await bounded(Promise.all([...adders, ...workers].map((member) => member.stop())), 60_000, 'the processes to stop');
 
   const jobs = await openJobs({ path });
   const infos = await jobs.getJobs('load').finally(() => jobs.close());

@@ -524,16 +524,16 @@ export class JobsApp {
    * the activity monitors and notifiers of the store).
    */
   async #checkTypes(): Promise<string[]> {
-    if (this.role === 'client' && 'sharing' in this.#store) {
+    // A check is safe to make twice: one whose owner went away is made again on the next (this process, maybe).
+    while (this.role === 'client' && 'sharing' in this.#store) {
       const connection = await this.#store.sharing.connection();
-      if (connection !== undefined) {
-        try {
-          return (await connection.call('checkTypes', [])) as string[];
-        } catch (error) {
-          // An owner that opened the store with openJobs runs no periodic actors: nothing to start.
-          if (JobsError.is(error, 'unavailable')) return [];
-          throw error;
-        }
+      if (connection === undefined) break;
+      try {
+        return (await connection.call('checkTypes', [])) as string[];
+      } catch (error) {
+        // An owner that opened the store with openJobs runs no periodic actors: nothing to start.
+        if (JobsError.is(error, 'unavailable')) return [];
+        if (!JobsError.is(error, 'owner_lost')) throw error;
       }
     }
     return this.#actors.call<string[], JobsServerMessage>(SYSTEM_NAMES.server, { type: 'check_types' }, 30_000);
