@@ -11,11 +11,7 @@
 import type { ActorId, ActorSystem, Inbox, MonitorRef } from '@jobtree/actors';
 import { JobsError, type OwnerConnection, type StoreSharing } from '@jobtree/core';
 import { type JobEvent, isTerminal } from './job-event.js';
-import type { SubscribeReply } from './notifier.js';
-import type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './served-app-calls.js';
-
-/** A relayed subscription: the notifier's reply, and the inbox to monitor in its place. */
-export type RelayedSubscribeReply = SubscribeReply & { relay: ActorId };
+import type { RelayedSubscribeReply, RemoteSubscribeReply, RemoteSubscriptionEvent, SubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
 
 interface Relayed {
   subscriber: ActorId;
@@ -29,7 +25,7 @@ interface RelayInbox {
   monitors: Map<ActorId, MonitorRef>;
 }
 
-export class ActorSubscriptionRelay {
+export class ActorSubscriptionRelay implements SubscriptionRelay {
   readonly #system: ActorSystem;
   readonly #sharing: StoreSharing;
   readonly #subs = new Map<string, Relayed>();

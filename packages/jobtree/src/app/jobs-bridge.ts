@@ -5,7 +5,7 @@
 // takes and returns plain, structured-cloneable data.
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
-import type { ActorSubscriptionRelay, RelayedSubscribeReply } from './actor-subscription-relay.js';
+import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
 import type { AcceptOptions, Job, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
@@ -46,9 +46,9 @@ export class JobsBridge {
   readonly #onTypesChanged: () => void;
 
   /** Relays actors' subscriptions to the owner of a shared store, while this process is its client. */
-  readonly #relay: ActorSubscriptionRelay | undefined;
+  readonly #relay: SubscriptionRelay | undefined;
 
-  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}, relay?: ActorSubscriptionRelay) {
+  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}, relay?: SubscriptionRelay) {
     this.#jobs = jobs;
     this.#onTypesChanged = onTypesChanged;
     this.#relay = relay;

@@ -7,7 +7,7 @@
 // and demonitors.
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
-import type { JsonValue, Versionstamp } from '@jobtree/core';
+import type { Versionstamp } from '@jobtree/core';
 import { badMessage, hasType, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { type JobEvent, type SubscriptionState, isTerminal } from './job-event.js';
@@ -32,15 +32,9 @@ export type NotifierMessage =
   /** call: how many subscriptions are live (introspection, tests). */
   | { type: 'count' };
 
-/**
- * A pending or running job: its state and data now, and the subscription
- * whose events follow. A finished or missing job: its state (and data), and
- * no subscription.
- */
-export type SubscribeReply =
-  | { ref: string; state: 'pending' | 'running'; data: JsonValue | undefined }
-  | { ref: undefined; state: 'finished'; data: JsonValue | undefined }
-  | { ref: undefined; state: 'not_found'; data: undefined };
+import type { SubscribeReply } from './subscribe-replies.js';
+
+export type { SubscribeReply };
 
 interface Subscription {
   ref: string;

@@ -8,7 +8,7 @@
 
 import { JobsError, type JobsErrorCode, type OwnerConnection, type StoreSharing } from '@jobtree/core';
 import { isTerminal } from './job-event.js';
-import type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './served-app-calls.js';
+import type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './subscribe-replies.js';
 import { Subscription, nextEventSeq } from './subscription.js';
 
 export class RemoteSubscriptions {

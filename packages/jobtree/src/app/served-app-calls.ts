@@ -10,19 +10,9 @@ import type { ServedCall, ServedConnection, ServedMethod } from '@jobtree/core';
 import type { SubscriptionHubOptions } from './subscription-hub.js';
 import { SubscriptionHub } from './subscription-hub.js';
 import type { Subscription } from './subscription.js';
+import type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './subscribe-replies.js';
 
-/** One pushed event of a remote subscription, or its end. */
-export type RemoteSubscriptionEvent =
-  | { state: Subscription['state']; data: unknown }
-  | { end: true }
-  | { error: { code: string; message: string } };
-
-/** The answer to a remote subscribe: the job's state now, and whether events will follow. */
-export interface RemoteSubscribeReply {
-  state: Subscription['state'];
-  data: unknown;
-  live: boolean;
-}
+export type { RemoteSubscribeReply, RemoteSubscriptionEvent } from './subscribe-replies.js';
 
 interface ConnectionSubscriptions {
   hub: SubscriptionHub;
