@@ -3,7 +3,13 @@
 // offers on one object the jobs API (on the core's newest handle,
 // core-handles.ts; rejected with `app_stopped` once the root has died),
 // subscriptions, the processors of `app.process` (processor-registry.ts),
-// and the live tree and your actors (`app.system`, app-system.ts).
+// and the live tree and your actors (`app.system`, app-system.ts). On an
+// embedded store shared by several processes it also serves the others
+// while it owns the store, and reaches the owner while it does not.
+//
+// Over 500 lines for one reason: this is the public class, every method of
+// the app's API with its documentation, and a class's methods cannot be
+// spread over files; what each method does lives in the modules it names.
 
 import { setMaxListeners } from 'node:events';
 import type { ActorSystem, ExitReason } from '@jobtree/actors';
