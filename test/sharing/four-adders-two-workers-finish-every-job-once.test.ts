@@ -1,7 +1,7 @@
 // Four adder processes (workers of Node's cluster module, as a web server in
 // cluster mode) and two worker processes (app.process) on one embedded
 // store: every job added is run once and finished once. One of the six owns
-// the store and the others are its clients. 20,000 jobs by default, so that
+// the store and the others are its clients. 10,000 jobs by default, so that
 // the suite stays fast; SHARING_FLEET_JOBS=100000 runs the size the feature
 // is specified at.
 
@@ -11,7 +11,7 @@ import test from 'ava';
 import { LoadProcess, exactlyOnceProblems, readRecords } from './fixtures/load-fleet.js';
 import { bounded, tempDataDir } from './fixtures/peers.js';
 
-const JOBS = Number(process.env.SHARING_FLEET_JOBS ?? 20_000);
+const JOBS = Number(process.env.SHARING_FLEET_JOBS ?? 10_000);
 const ADDERS = 4;
 const WORKERS = 2;
 
