@@ -158,9 +158,13 @@ test('at stop a one-shot handler that ends within the grace period finishes, one
   const h = await harness(t);
   const scheduler = await h.start('drain', 'misbehave');
   const started = Promise.all(['quick', 'polite'].map((id) => nextEvent(scheduler, 'job:started', (event) => event.id === id)));
-  await h.jobs.add('drain', 'quick', { sleepMs: 400 });
+  await h.jobs.add('drain', 'quick', { sleepMs: 1500 });
   await h.jobs.add('drain', 'polite', { sleepMs: 60_000, honour: true });
   await started;
+  // Started means sent to a thread; on a loaded machine the thread may still
+  // be loading the handler module. The grace period is for handlers that run.
+  // (`quick` may even have finished by then: it is no longer the scheduler's.)
+  await eventually(() => scheduler.job('drain', 'polite')?.pid != null && scheduler.job('drain', 'quick')?.pid !== null);
   await scheduler.stop({ graceMs: 20_000 });
   t.is(await h.jobs.getJobState('drain', 'quick'), 'finished');
   t.deepEqual(await h.jobs.getJobData('drain', 'quick'), { ok: true });
