@@ -1,7 +1,8 @@
 // The `jobtree` command: each command against a running app (found through
 // the admin.json in its data directory, or by --url) and against a closed
 // store (opened by the command itself), --json parsed, exit codes 0/1/2 and
-// one-line errors.
+// one-line errors. Most command lines run in this process (jobtreeHere); the
+// executable itself runs where its exit code, streams or pid are the point.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import test from 'ava';
 import { openJobs } from '@jobtree/core';
 import { type JobsApp, startJobs } from 'jobtree';
 import { existsSync } from 'node:fs';
-import { json, jobtree, startJobtree } from './fixtures/run-cli.js';
+import { json, jobtree, jobtreeHere, startJobtree } from './fixtures/run-cli.js';
 
 async function tempDir(t: { teardown(fn: () => Promise<void>): void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-test-'));
@@ -61,7 +62,7 @@ test.serial('against a running app: status shows the tree with restarts and upti
 test.serial('against a running app: types, set-timeout, add, jobs, job, remove, scheduler, kill and dashboard go through the app', async (t) => {
   const { app, dir } = await runningApp(t);
   const ok = async (...args: string[]) => {
-    const run = await jobtree(...args, '--path', dir);
+    const run = await jobtreeHere(...args, '--path', dir);
     if (run.code !== 0) throw new Error(`jobtree ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
     return run;
   };
@@ -124,7 +125,7 @@ test.serial('--url reaches the app; changes need the token (--token), reads do n
 test.serial('against a closed store: the command opens it and types, jobs, job, add, remove, set-timeout and status work', async (t) => {
   const dir = await closedStore(t);
   const ok = async (...args: string[]) => {
-    const run = await jobtree(...args, '--path', dir);
+    const run = await jobtreeHere(...args, '--path', dir);
     if (run.code !== 0) throw new Error(`jobtree ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
     return run;
   };
@@ -152,15 +153,15 @@ test.serial('against a closed store: the command opens it and types, jobs, job, 
 test.serial('against a closed store: kill, scheduler and dashboard fail with exit 1 and say they need a running app', async (t) => {
   const dir = await closedStore(t);
   for (const args of [['kill', 'core'], ['scheduler'], ['dashboard']]) {
-    const run = await jobtree(...args, '--path', dir);
+    const run = await jobtreeHere(...args, '--path', dir);
     t.is(run.code, 1, args.join(' '));
     t.regex(run.stderr, /^jobtree: no app is running on /);
     t.is(run.stderr.trim().split('\n').length, 1);
   }
-  const missing = await jobtree('job', 'email', 'nope', '--path', dir);
+  const missing = await jobtreeHere('job', 'email', 'nope', '--path', dir);
   t.is(missing.code, 1);
   t.regex(missing.stderr, /^jobtree: not_found: no job nope of type email\n$/);
-  const noStore = await jobtree('types', '--path', join(dir, 'not-a-store'));
+  const noStore = await jobtreeHere('types', '--path', join(dir, 'not-a-store'));
   t.is(noStore.code, 1);
   t.regex(noStore.stderr, /no store at/);
 });
@@ -206,7 +207,7 @@ test.serial('bad usage exits 2 with one line on stderr; --help exits 0 with exam
     [['types', '--url', 'ftp://x'], /--url is an http:\/\/ URL/],
   ];
   for (const [args, message] of cases) {
-    const run = await jobtree(...args);
+    const run = await jobtreeHere(...args);
     t.is(run.code, 2, `jobtree ${args.join(' ')}: ${run.stderr}`);
     if (args.length > 0) {
       t.regex(run.stderr, /^jobtree: /, args.join(' '));
@@ -215,11 +216,15 @@ test.serial('bad usage exits 2 with one line on stderr; --help exits 0 with exam
     t.regex(run.stderr, message, args.join(' '));
     t.is(run.stdout, '');
   }
+  // The executable itself: its exit code and streams are what the command line returned.
+  const executable = await jobtree('frobnicate');
+  t.is(executable.code, 2);
+  t.regex(executable.stderr, /^jobtree: unknown command 'frobnicate'/);
   const help = await jobtree('--help');
   t.is(help.code, 0);
   t.regex(help.stdout, /Examples:/);
   t.regex(help.stdout, /status.*\n(.|\n)*kill/);
-  const sub = await jobtree('add', '--help');
+  const sub = await jobtreeHere('add', '--help');
   t.is(sub.code, 0);
   t.regex(sub.stdout, /--priority <n>/);
 });
