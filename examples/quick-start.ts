@@ -1,5 +1,5 @@
-// The README's quick start: a store, a handler for a job type, one job, and
-// its result read through a subscription. `pnpm exec tsx examples/quick-start.ts [--path DIR]`
+// The README's quick start: a store, a handler for a job type, one job
+// followed through a subscription, and its result read once it finished. `pnpm exec tsx examples/quick-start.ts [--path DIR]`
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ await app.process('resize', resize, { maxJobs: 4 }); // up to 4 at once, in work
 await app.add('resize', 'cat.jpg', { width: 128 });
 const sub = await app.subscribe('resize', 'cat.jpg');
 const done = await app.wait(sub, 'finished', 30_000);
-console.log('cat.jpg:', done === 'timeout' ? 'timeout' : done.data);
+// The job's data stays its input; what the handler returned is its result.
+console.log('cat.jpg:', done === 'timeout' ? 'timeout' : (await app.getJob('resize', 'cat.jpg'))?.result);
 await app.close();
 
 if (at < 0) rmSync(path, { recursive: true, force: true });

@@ -26,7 +26,8 @@ const server = createServer(async (req, res) => {
   await app.add('resize', id, { width: Number(url.searchParams.get('width') ?? 64) });
   const sub = await app.subscribe('resize', id);
   const done = await app.wait(sub, 'finished', 30_000);
-  res.end(JSON.stringify(done === 'timeout' ? { timeout: true } : done.data));
+  // The job's data stays its input; what the handler returned is its result.
+  res.end(JSON.stringify(done === 'timeout' ? { timeout: true } : (await app.getJob('resize', id))?.result));
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const { port } = server.address() as { port: number };

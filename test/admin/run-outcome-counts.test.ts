@@ -40,7 +40,7 @@ test.serial('a run that crashes once and then succeeds counts one crashed run an
   await app.process('email', crashOnce, { threads: 1 });
   await app.add('email', 'once', null);
   await eventually(async () => (await metricCounts(admin.url, 'email')).finished > 0, 30_000, 'the second run to finish the job');
-  t.deepEqual(await app.getJobData('email', 'once'), { attempt: 2 });
+  t.deepEqual((await app.getJob('email', 'once'))?.result, { attempt: 2 });
 
   const expected = { accepted: 2, finished: 1, crashed: 1, failed: 0 };
   t.deepEqual(await metricCounts(admin.url, 'email'), expected);
@@ -61,7 +61,7 @@ test.serial('a job out of attempts counts as failed, its earlier crashed runs as
   await app.process('email', alwaysCrash, { threads: 1, attempts: 2 });
   await app.add('email', 'doomed', null);
   await eventually(async () => (await metricCounts(admin.url, 'email')).failed > 0, 30_000, 'the job to be given up');
-  t.like(await app.getJobData('email', 'doomed'), { outcome: 'failed', attempts: 2 });
+  t.like(await app.getJob('email', 'doomed'), { outcome: 'failed', attempts: 2 });
 
   const expected = { accepted: 2, finished: 0, crashed: 1, failed: 1 };
   t.deepEqual(await metricCounts(admin.url, 'email'), expected);

@@ -6,7 +6,7 @@ import { JobsError } from '@jobtree/core';
 import greet from './fixtures/greet-handler.js';
 import { T1, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 
-test.serial('a handler runs each job to its result, seen by subscribers and the scheduler summaries', async (t) => {
+test.serial('a handler runs each job to its result, stored apart from its input, and the end seen by subscribers and the scheduler summaries', async (t) => {
   const { app } = await startTempApp(t, {}, { [T1]: 5 });
   await app.process(T1, greet, { interval: 200, threads: 1 });
   t.truthy(app.system.whereis(`processor:${T1}`));
@@ -14,7 +14,8 @@ test.serial('a handler runs each job to its result, seen by subscribers and the 
   await app.add(T1, 'ada', { name: 'Ada' });
   const sub = await app.subscribe(T1, 'ada');
   const done = await app.wait(sub, 'finished', 20_000);
-  t.like(done, { state: 'finished', data: { greeting: 'hello Ada' } });
+  t.like(done, { state: 'finished', data: { name: 'Ada' } });
+  t.like(await app.getJob(T1, 'ada'), { outcome: 'succeeded', data: { name: 'Ada' }, result: { greeting: 'hello Ada' } });
   const summary = app.scheduler.job(T1, 'ada');
   t.truthy(summary === undefined || summary.history.length > 0);
   t.true(T1 in app.scheduler.stats());
@@ -33,7 +34,7 @@ test.serial('killing processor:<type> mid-job loses no job: a new scheduler fini
   await app.system.kill(`processor:${T1}`);
   await restarted(app, `processor:${T1}`, before);
   await eventually(async () => (await app.getJobs(T1)).every((job) => job.state === 'finished'), 60_000, 'every job finished');
-  for (const job of await app.getJobs(T1)) t.deepEqual(job.data, { greeting: `hello ${job.id}` });
+  for (const job of await app.getJobs(T1)) t.deepEqual(job.result, { greeting: `hello ${job.id}` });
 });
 
 test.serial('close() during processing loses no job: what was running is finished or pending at the next start', async (t) => {

@@ -19,6 +19,7 @@ const info = (id: string, state: JobInfo['state'], data: JobInfo['data'] = null)
   scheduledTime: 0,
   resubmit: false,
   continuous: false,
+  attempts: 0,
 });
 
 /** add ok, accept with `lock`, finish ok with the lock as result. */

@@ -59,7 +59,7 @@ interface JobHistory {
   removeAcknowledged: boolean;
   finishInvoked: Set<string>;
   finishOk: string[];
-  /** A scheduler gave the job up after its attempts: it finished with a failed outcome, not a handler's result. */
+  /** A scheduler gave the job up after its attempts: it finished failed, with no handler's result. */
   gaveUp: boolean;
 }
 
@@ -116,9 +116,10 @@ export function checkHistory({ history, jobs, drained }: CheckInput): HistoryAno
       if (drained && info.state !== 'finished') report('not_finished', type, id, `still ${info.state} after the drain`);
     }
     if (job.finishOk.length > 1) report('finished_twice', type, id, `${job.finishOk.length} successful finishes: ${job.finishOk.join(', ')}`);
-    const failedOutcome = job.gaveUp && (info?.data as { outcome?: unknown } | undefined)?.outcome === 'failed';
+    const failedOutcome = job.gaveUp && info?.outcome === 'failed';
     if (info?.state === 'finished' && !failedOutcome) {
-      const token = resultToken(info.data);
+      // A handler's result is kept apart from the job's data; a worker's finish replaces the data.
+      const token = resultToken(info.result ?? info.data);
       if (token === undefined || !job.finishInvoked.has(token)) {
         report('foreign_result', type, id, `finished with ${JSON.stringify(info.data)}, which no finish of this run sent`);
       } else if (job.finishOk.length === 1 && job.finishOk[0] !== token && job.finishOk[0] !== UNKNOWN_TOKEN) {

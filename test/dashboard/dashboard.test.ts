@@ -166,7 +166,7 @@ if (missing !== undefined) {
     await app.add('sms', 'doomed', {});
     const job = await app.accept('sms', { timeout: 5_000 });
     if (job === undefined) throw new Error('no job');
-    await app.finish(job, { outcome: 'failed', error: 'given up by hand', attempts: 1, data: {}, history: [] });
+    await app.jobs.fail(job, new Error('given up by hand'));
 
     const total = (type: string, name: string, value: string) => page.locator(`tr[data-queue="${type}"] td[data-total="${name}"]`, { hasText: new RegExp(`^${value}$`) });
     await total('email', 'finished', '1').waitFor({ timeout: WAIT_MS });

@@ -25,7 +25,7 @@ test('the app demo processes jobs with worker actors, survives kills, and re-enq
   t.regex(out, /closed\s*$/);
 });
 
-test('the quick start runs a handler through app.process and reads its result through a subscription', async (t) => {
+test('the quick start runs a handler through app.process, waits for it through a subscription and reads its result', async (t) => {
   const out = await runExample('examples/quick-start.ts');
   t.regex(out, /cat\.jpg: \{ width: 128, url: 'https:\/\/cdn\.example\/cat\.jpg\?w=128' \}/);
 });

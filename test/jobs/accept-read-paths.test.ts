@@ -14,7 +14,7 @@ import { BatchClaims } from '../../packages/core/src/jobs/accept-batcher.js';
 import { encodeJobData } from '../../packages/core/src/jobs/job-data.js';
 import { JobKeys, parsePendingKey } from '../../packages/core/src/jobs/job-keys.js';
 import { decodeJobRecord, encodeJobRecord, makeRunningUnderNewLock, newLock } from '../../packages/core/src/jobs/job-record.js';
-import type { JobRecord } from '../../packages/core/src/jobs/job-record.js';
+import type { JobRecordInput } from '../../packages/core/src/jobs/job-record.js';
 import { dequeuePending, enqueuePending, FRONT_CANDIDATES } from '../../packages/core/src/jobs/pending-queue.js';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
@@ -169,7 +169,7 @@ test('a record made running in place has the bytes of the running record encoded
       fc.jsonValue(),
       fc.nat(1_023),
       (priority, scheduledTime, continuous, data, userVersion) => {
-        const record: JobRecord = {
+        const record: JobRecordInput = {
           state: 'pending',
           seq: undefined,
           lock: undefined,

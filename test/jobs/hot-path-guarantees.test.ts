@@ -41,6 +41,7 @@ function expectedJob(job: Job, data: unknown): Record<string, unknown> {
     scheduledTime: job.scheduledTime,
     resubmit: job.resubmit,
     continuous: job.continuous,
+    attempts: job.attempts,
   };
 }
 

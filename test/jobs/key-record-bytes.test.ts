@@ -14,7 +14,7 @@ import {
   makeRunningUnderNewLock,
   updatedRecordBytes,
 } from '../../packages/core/src/jobs/job-record.js';
-import type { JobRecord } from '../../packages/core/src/jobs/job-record.js';
+import type { JobRecord, JobRecordInput } from '../../packages/core/src/jobs/job-record.js';
 
 const keys = new JobKeys().forType('t');
 
@@ -85,7 +85,7 @@ test('accept, update and finish rewrite any record the jobs layer stores exactly
       fc.option(dataArb, { nil: undefined }),
       fc.nat(999),
       (continuous, resubmit, priority, scheduledTime, data, newData, userVersion) => {
-        const pending: JobRecord = { state: 'pending', seq: undefined, lock: undefined, resubmit: false, continuous, priority, scheduledTime, data };
+        const pending: JobRecordInput = { state: 'pending', seq: undefined, lock: undefined, resubmit: false, continuous, priority, scheduledTime, data };
         const storedPending = encodeJobRecord(pending);
         const accepted = Buffer.from(storedPending);
         const lock = makeRunningUnderNewLock(accepted, userVersion);

@@ -39,6 +39,9 @@ test('a record encoded from the buffer pool holds zeros where a pending or finis
           continuous,
           priority,
           scheduledTime,
+          attempts: 0,
+          outcome: state === 'finished' ? 'succeeded' : undefined,
+          outcomeRow: false,
           data: encodeJobData(data),
         };
         const value = encodeJobRecord(record);

@@ -17,11 +17,11 @@ import {
   newLock,
   recordRunningUnder,
 } from '../../packages/core/src/jobs/job-record.js';
-import type { JobRecord } from '../../packages/core/src/jobs/job-record.js';
+import type { JobRecordInput } from '../../packages/core/src/jobs/job-record.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 function running(lock: string, continuous = false): Buffer {
-  const record: JobRecord = {
+  const record: JobRecordInput = {
     state: 'running',
     seq: Buffer.from('0102030405060708090a0005', 'hex'),
     lock,
@@ -75,7 +75,7 @@ test('a finish without new data rewrites the record it read in place, to the sam
   }
 });
 
-function decodeRunning(lock: string): JobRecord {
+function decodeRunning(lock: string): JobRecordInput {
   return {
     state: 'running',
     seq: Buffer.alloc(12),

@@ -55,7 +55,7 @@ test('a handler gets its job whole from the packed lane message: type, id, data,
   const first = nextEvent(scheduler, 'job:finished', (event) => event.id === 'plain');
   await h.jobs.add('echo', 'plain', { deep: { list: [1, 'two', null] } }, { priority: 4, scheduledTime });
   await first;
-  t.deepEqual(await h.jobs.getJobData('echo', 'plain'), {
+  t.deepEqual((await h.jobs.getJob('echo', 'plain'))?.result, {
     seen: { type: 'echo', id: 'plain', data: { deep: { list: [1, 'two', null] } }, priority: 4, scheduledTime, continuous: false, attempt: 1 },
     aborted: false,
   });
@@ -67,6 +67,6 @@ test('a handler gets its job whole from the packed lane message: type, id, data,
   await eventually(async () => (await h.jobs.getJobState('echo', 'again')) === 'pending');
   clock.skip(31_000);
   await second;
-  const data = (await h.jobs.getJobData('echo', 'again')) as unknown as { seen: HandlerJob };
-  t.like(data.seen, { type: 'echo', id: 'again', data: { failFirst: true }, continuous: false, attempt: 2 });
+  const result = (await h.jobs.getJob('echo', 'again'))?.result as unknown as { seen: HandlerJob };
+  t.like(result.seen, { type: 'echo', id: 'again', data: { failFirst: true }, continuous: false, attempt: 2 });
 });

@@ -3,7 +3,8 @@
 // takes and finishes going to the owner; its subscriptions are served by
 // the owner's notifiers, which push the events; and the periodic actors
 // (activity monitors, notifiers) run once per store, in the owner, even for
-// a type whose timeout a client set.
+// a type whose timeout a client set. The app's cancel and retry in a
+// client reach the owner's store.
 
 import { JobsError } from '@jobtree/core';
 import test, { type ExecutionContext } from 'ava';
@@ -31,12 +32,14 @@ test('a worker process, client of the store, runs app.process handlers on the jo
   await app.addMany('resize', ids.slice(0, 6).map((id) => ({ id })));
   for (const id of ids.slice(6)) await app.add('resize', id, {});
   const subs = await Promise.all(ids.map((id) => app.subscribe('resize', id)));
-  for (const sub of subs) t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished', data: { ranIn: worker.pid } }, sub.id);
+  for (const sub of subs) t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' }, sub.id);
+  // The handlers' results, stored apart from the jobs' input through the owner.
+  for (const id of ids) t.like(await app.getJob('resize', id), { outcome: 'succeeded', result: { ranIn: worker.pid } }, id);
   t.is(await app.pendingCount('resize'), 0);
   t.deepEqual(await app.getActiveJobIds('resize'), []);
 });
 
-test('the owner runs the periodic actors of the store: a client setting a type timeout starts them there, and its subscriptions get pushed events', async (t) => {
+test('the owner runs the periodic actors of the store: a client setting a type timeout starts them there, its subscriptions get pushed events, and its cancel and retry reach the owner', async (t) => {
   const dir = await tempDataDir(t, 'app-periodic');
   const app = await ownerApp(t, dir);
   await app.setTypeTimeout('own-type', 30);
@@ -64,6 +67,13 @@ test('the owner runs the periodic actors of the store: a client setting a type t
   t.like(await client.run(`return app.wait(state.sub, 'finished', 15000)`), { state: 'finished', data: { ranIn: process.pid } });
   // A subscription to a finished job answers one wait with its final state.
   t.like(await client.run(`const sub = await app.subscribe('fresh', 'job-1'); return app.wait(sub, 'finished', 15000)`), { state: 'finished' });
+  // cancel and retry in a client's app end and restart a job in the owner's store.
+  await app.add('fresh', 'job-2', {});
+  t.true(await client.run(`return app.cancel('fresh', 'job-2')`));
+  t.like(await app.getJob('fresh', 'job-2'), { state: 'finished', outcome: 'cancelled' });
+  await client.run(`await app.retry('fresh', 'job-2')`);
+  t.is(await app.getJobState('fresh', 'job-2'), 'pending');
+  t.like(await client.run(`return app.retry('fresh', 'job-2').catch((error) => ({ name: error.name, code: error.code }))`), { name: 'JobsError', code: 'not_retryable' });
   // A type without a timeout has no notifier: the client gets the owner's error.
   const inOwner = await t.throwsAsync(app.subscribe('no-timeout', 'x'), { instanceOf: JobsError });
   await t.throwsAsync(client.run(`return app.subscribe('no-timeout', 'x')`), { name: 'JobsError', code: inOwner?.code, message: inOwner?.message });

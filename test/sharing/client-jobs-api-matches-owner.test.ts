@@ -21,6 +21,21 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.teardown(() => jobs.close());
   t.is(jobs.role, 'owner');
   const asOwner = await jobsApiScenario(jobs);
+  // A method missing from a handle would fail alike on both sides: every failure must be the API's own,
+  // and the runs' ends must have happened.
+  t.deepEqual(
+    Object.entries(asOwner).filter(([, outcome]) => 'error' in outcome && outcome.error.className !== 'JobsError'),
+    [],
+  );
+  t.deepEqual(asOwner.complete, { value: 'finished' });
+  t.like(asOwner['accept after failAttempt: the attempt counted'], { value: { id: 'o2', attempts: 1 } });
+  t.deepEqual(asOwner['fail with an Error of its own class'], { value: 'finished' });
+  t.like(asOwner['getJob of a failed job'], { value: { outcome: 'failed', data: { n: 4 }, error: { name: 'TypeError', message: 'bad address' } } });
+  t.deepEqual(asOwner['cancel a running job'], { value: true });
+  t.deepEqual(asOwner['retry a failed job'], { value: undefined });
+  t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
+  const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
+  t.deepEqual(ids('getJobs that failed'), ['o2', 'o4']);
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

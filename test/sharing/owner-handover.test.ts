@@ -70,15 +70,16 @@ test('after the owner is killed (SIGKILL) a client takes over: its subscriptions
   t.deepEqual(await client.run('return state.waiting'), { error: { name: 'JobsError', code: 'owner_lost' } });
   await eventually(async () => (await client.run('return app.role')) === 'owner', 30_000, 'the client to take the store over');
   // The job was left running for a process that is gone: only the activity monitor's re-enqueue lets a handler here finish it.
-  t.like(await client.run(`const sub = await app.subscribe('render', 'held'); return app.wait(sub, 'finished', 30000)`), { state: 'finished', data: { ranIn: client.pid } });
+  t.like(await client.run(`const sub = await app.subscribe('render', 'held'); return app.wait(sub, 'finished', 30000)`), { state: 'finished' });
 
   const third = await openJobs({ path: dir });
   t.teardown(() => third.close());
   t.is(third.role, 'client');
   t.is(ownerPidOf(third), client.pid);
-  t.like(await third.getJob('render', 'held'), { state: 'finished', data: { ranIn: client.pid } });
+  t.like(await third.getJob('render', 'held'), { state: 'finished', outcome: 'succeeded', result: { ranIn: client.pid } });
   await third.add('render', 'after-kill', {});
-  t.like(await client.run(`const sub = await app.subscribe('render', 'after-kill'); return app.wait(sub, 'finished', 30000)`), { data: { ranIn: client.pid } });
+  t.like(await client.run(`const sub = await app.subscribe('render', 'after-kill'); return app.wait(sub, 'finished', 30000)`), { state: 'finished' });
+  t.like(await third.getJob('render', 'after-kill'), { outcome: 'succeeded', result: { ranIn: client.pid } });
 });
 
 test('openJobs: an owner closing ends the calls it was serving with owner_lost, and the client takes the store over', async (t) => {

@@ -120,6 +120,8 @@ export type JobsErrorCode =
   | 'invalid_versionstamp'
   | 'invalid_option'
   | 'not_found'
+  /** `retry` of a job that did not end failed or cancelled (it is pending, running, or succeeded). */
+  | 'not_retryable'
   | 'closed'
   /**
    * @jobtree/supervisor: the jobs app stopped because its root supervisor

@@ -35,7 +35,6 @@ export {
 export type {
   AbortCause,
   Attempts,
-  FailedOutcome,
   Handler,
   HandlerContext,
   HandlerDefinition,

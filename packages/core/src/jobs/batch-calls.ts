@@ -1,15 +1,17 @@
 // The batch write calls of a `Jobs` handle (jobs.ts): `addMany`,
-// `updateMany` and `finishMany` hand all their items to the write batcher at
+// `updateMany`, `finishMany`, `completeMany` and `failMany` hand all their
+// items to the write batcher at
 // once (write-batcher.ts), which runs them in as few transactions as the
 // storage limits allow; each item still gets its own outcome.
 
 import { JobsError } from '../errors.js';
 import type { HandleContext } from './handle-context.js';
-import type { Job, JobSpec, Settled, WorkerItem } from './interfaces.js';
-import { JOB_SPEC_OPTIONS, WORKER_ITEM, checkArray, checkOptions } from './job-input.js';
+import type { CompleteItem, FailItem, Job, JobSpec, Settled, WorkerItem } from './interfaces.js';
+import { COMPLETE_ITEM, FAIL_ITEM, JOB_SPEC_OPTIONS, WORKER_ITEM, checkArray, checkOptions } from './job-input.js';
 import type { JobState } from './job-record.js';
 import type { WriteBatcher } from './write-batcher.js';
-import { addRequest, finishRequest, updateRequest } from './write-calls.js';
+import { addRequest, completeRequest, failRequest, finishRequest, updateRequest } from './write-calls.js';
+import type { OptionNames } from '../option-names.js';
 import type { WriteRequest } from './write-requests.js';
 
 /** The batch calls of one `Jobs` handle: each method is the `Jobs` method of the same name. */
@@ -37,16 +39,24 @@ export class BatchCalls {
   }
 
   async updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
-    const outcomes = this.#writeMany(items, (item) => updateRequest(this.#handle.jobKeys(item.job), item.job, item.data));
+    const outcomes = this.#writeMany(items, WORKER_ITEM, (item) => updateRequest(this.#handle.jobKeys(item.job), item.job, item.data));
     return outcomes as Promise<Settled<Job<T>>[]>;
   }
 
   async finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
-    return this.#writeMany(items, (item) => finishRequest(this.#handle.jobKeys(item.job), item.job, item.data));
+    return this.#writeMany(items, WORKER_ITEM, (item) => finishRequest(this.#handle.jobKeys(item.job), item.job, item.data));
+  }
+
+  async completeMany<T extends string>(items: readonly CompleteItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#writeMany(items, COMPLETE_ITEM, (item) => completeRequest(this.#handle.jobKeys(item.job), item.job, item.result));
+  }
+
+  async failMany<T extends string>(items: readonly FailItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#writeMany(items, FAIL_ITEM, (item) => failRequest(this.#handle.jobKeys(item.job), item.job, item.error));
   }
 
   /** Runs the valid items together; an item whose input is bad gets its own error and takes no part. */
-  async #writeMany<T>(items: readonly WorkerItem[], request: (item: WorkerItem) => WriteRequest<T>): Promise<Settled<T>[]> {
+  async #writeMany<I extends object, T>(items: readonly I[], names: OptionNames, request: (item: I) => WriteRequest<T>): Promise<Settled<T>[]> {
     this.#handle.checkOpen();
     checkArray(items, 'items');
     const outcomes = new Array<Settled<T>>(items.length);
@@ -54,7 +64,7 @@ export class BatchCalls {
     const positions: number[] = [];
     items.forEach((item, index) => {
       try {
-        requests.push(request(checkOptions(item, WORKER_ITEM)));
+        requests.push(request(checkOptions(item, names)));
         positions.push(index);
       } catch (error) {
         if (!(error instanceof JobsError) || error.code === 'closed') throw error;

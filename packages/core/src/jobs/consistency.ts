@@ -7,7 +7,8 @@
 //
 //   pending job  <-> exactly one (pending, type, -prio, stime, id) key, with its priority and time; no activity row
 //   running job  <-> exactly one (activity, type, seq) row holding its id, at its current seq; no pending key
-//   finished job <-> no pending key, no activity row
+//   finished job <-> no pending key, no activity row; exactly the outcome row its record claims (none, or
+//                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one
 
 import type { Subspace } from '../keys/subspace.js';
 import type { Database } from '../storage/interfaces.js';
@@ -31,7 +32,11 @@ export type ConsistencyAnomalyKind =
   /** A running job with more than one activity row. */
   | 'running_activity_twice'
   /** An activity row of a job that is missing, not running, or running at another sequence. */
-  | 'orphan_activity_row';
+  | 'orphan_activity_row'
+  /** An outcome row of a job that is missing, not finished, or whose record does not claim that row. */
+  | 'orphan_outcome_row'
+  /** A finished job whose record claims an outcome row that is not there, or a failed or cancelled job that claims none. */
+  | 'outcome_row_missing';
 
 export interface ConsistencyAnomaly {
   kind: ConsistencyAnomalyKind;
@@ -74,14 +79,15 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity] = await Promise.all([
+    const [data, pending, activity, outcomes] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
+      snapshot.getRange(keys.outcomes.range().begin, keys.outcomes.range().end),
     ]);
-    return { dataRows: data, pendingRows: pending, activityRows: activity };
+    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes };
   });
 
   const anomalies: ConsistencyAnomaly[] = [];
@@ -153,8 +159,30 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     }
   }
 
+  // Outcome rows: each is the one its finished job's record claims.
+  const outcomeRowsOf = new Set<string>();
+  for (const row of outcomeRows) {
+    const [outcome, type, id] = tryUnpack(keys.outcomes, row.key);
+    if (typeof outcome !== 'string' || typeof type !== 'string' || typeof id !== 'string') {
+      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `outcome key ${row.key.toString('hex')} is not (outcome, type, id)`);
+      continue;
+    }
+    const key = jobKey(type, id);
+    const record = jobs.get(key)?.record;
+    if (record?.outcome !== outcome || !record.outcomeRow) {
+      const what = record === undefined ? 'missing' : record.state !== 'finished' ? record.state : `${record.outcome} without a ${outcome} row`;
+      report('orphan_outcome_row', type, id, `${outcome} row of a job that is ${what}`);
+      continue;
+    }
+    outcomeRowsOf.add(key);
+  }
+
   const running: RunningJobEntry[] = [];
   for (const [key, { type, id, record }] of jobs) {
+    if (record.state === 'finished') {
+      const claims = record.outcomeRow || record.outcome === 'failed' || record.outcome === 'cancelled';
+      if (claims && !outcomeRowsOf.has(key)) report('outcome_row_missing', type, id, `a ${record.outcome} job without its outcome row`);
+    }
     const indexed = pendingKeys.get(key) ?? 0;
     const active = activityCount.get(key) ?? 0;
     if (record.state === 'pending') {

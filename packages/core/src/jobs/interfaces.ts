@@ -2,9 +2,9 @@
 
 import type { Database, EmbeddedOptions, FoundationDbOptions } from '../storage/interfaces.js';
 import type { JsonValue } from './job-data.js';
-import type { JobState } from './job-record.js';
+import type { JobOutcome, JobState } from './job-record.js';
 
-export type { JsonValue, JobState };
+export type { JsonValue, JobState, JobOutcome };
 
 /**
  * Your job types and the data their jobs carry, declared by declaration
@@ -55,6 +55,8 @@ export interface Job<T extends string = string> {
   readonly resubmit: boolean;
   /** A continuous job runs until stopped (see {@link AddOptions.continuous}). */
   readonly continuous: boolean;
+  /** Failed attempts before this run, as the store keeps them (see `failAttempt`): a new run's count survives restarts. */
+  readonly attempts: number;
 }
 
 /** A job as the monitoring API reports it. */
@@ -69,6 +71,71 @@ export interface JobInfo<T extends string = string> {
   resubmit: boolean;
   /** A continuous job runs until stopped (see {@link AddOptions.continuous}). */
   continuous: boolean;
+  /**
+   * Failed attempts so far (counted by `failAttempt` and `fail`); back to 0
+   * when the job is added again after it finished, or retried.
+   */
+  attempts: number;
+  /**
+   * Finished jobs only: how the job ended. A job finished by `finish` (or
+   * by a version of jobtree before outcomes) `succeeded`.
+   */
+  outcome?: JobOutcome;
+  /** Finished jobs that `complete` gave a result: that result, kept apart from the job's data. */
+  result?: JsonValue;
+  /** Failed jobs only: the error `fail` gave. */
+  error?: JobError;
+}
+
+/** Why a job failed, as the store keeps it (see `fail`). */
+export interface JobError {
+  message: string;
+  /** The error's class name. */
+  name: string;
+  /** What the worker recorded about the job's runs (a scheduler's history), when it gave one. */
+  history?: JsonValue[];
+}
+
+/**
+ * What `fail` takes: an `Error` (its message and name are kept), or the
+ * parts of a {@link JobError}, whose `name` defaults to `'Error'` and whose
+ * `history` must be JSON.
+ */
+export type JobErrorInput = Error | { message: string; name?: string; history?: readonly unknown[] };
+
+/** One job of `completeMany`: a handle from `accept` and, optionally, its run's result. */
+export interface CompleteItem<T extends string = string> {
+  job: Job<T>;
+  /** The run's result, kept apart from the job's data. @default none */
+  result?: unknown;
+}
+
+/** One job of `failMany`: a handle from `accept` and why it failed. */
+export interface FailItem<T extends string = string> {
+  job: Job<T>;
+  error: JobErrorInput;
+}
+
+export interface FailAttemptOptions {
+  /** When the job may run again: epoch seconds, or a `Date`. */
+  scheduledTime: number | Date;
+  /**
+   * The failed attempts the job has now (a worker that counts its own
+   * streaks sets it: a long healthy run may start a new count).
+   * @default one more than the job had
+   */
+  attempts?: number;
+}
+
+/** Which jobs `getJobs` and `foldJobs` visit. */
+export interface JobsFilter {
+  /**
+   * Only finished jobs that ended so. `failed` and `cancelled` are read from
+   * their own rows (not by a scan of every job); `succeeded` from the job
+   * records' headers, without parsing the others' data.
+   * @default every job
+   */
+  outcome?: JobOutcome;
 }
 
 export interface AddOptions {

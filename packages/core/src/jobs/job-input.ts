@@ -151,6 +151,14 @@ export const ACCEPT_OPTIONS = new OptionNames('accept', ['timeout', 'maxSchedTim
 export const PENDING_COUNT_OPTIONS = new OptionNames('pendingCount', ['maxSchedTime', 'limit']);
 export const RE_ENQUEUE_OPTIONS = new OptionNames('reEnqueueInactive', ['batchSize']);
 export const WORKER_ITEM = new OptionNames('an item', ['job', 'data'], { result: 'data' });
+export const COMPLETE_ITEM = new OptionNames('an item of completeMany', ['job', 'result'], { data: 'result' });
+export const FAIL_ITEM = new OptionNames('an item of failMany', ['job', 'error'], { reason: 'error' });
+export const FAIL_ATTEMPT_OPTIONS = new OptionNames('failAttempt', ['scheduledTime', 'attempts'], {
+  retryAt: 'scheduledTime',
+  runAt: 'scheduledTime',
+  delay: 'the job runs again at its scheduledTime (epoch seconds, or a Date)',
+});
+export const JOBS_FILTER = new OptionNames('a jobs filter', ['outcome'], { status: 'outcome', state: 'outcome' });
 export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase']);
 const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 

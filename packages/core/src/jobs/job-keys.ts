@@ -7,6 +7,9 @@
 //   (watches_activity, type)            -> versionstamp re-stamped on every state change
 //   (activity_timeout, type)            -> seconds (float64)
 //   (activity, type, versionstamp)      -> id   one row per running job
+//   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
+//                                               data: its result (succeeded), its error (failed),
+//                                               null (cancelled); see outcome-rows.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -22,6 +25,7 @@ import {
   writeTupleDouble,
 } from '../keys/tuple-append.js';
 import { RECORD_SEQ_OFFSET } from './job-record.js';
+import type { JobOutcome } from './job-record.js';
 import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
 
 /** Types whose prefixes stay cached; past this the cache starts over. */
@@ -42,6 +46,8 @@ export class TypeKeys {
   readonly watchesPending: Buffer;
   readonly watchesActivity: Buffer;
   readonly typeTimeout: Buffer;
+  /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
+  readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
@@ -57,6 +63,11 @@ export class TypeKeys {
     this.watchesPending = root.watchesPending.pack(type);
     this.watchesActivity = root.watchesActivity.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
+    this.outcomes = {
+      succeeded: root.outcomes.subspace('succeeded', type),
+      failed: root.outcomes.subspace('failed', type),
+      cancelled: root.outcomes.subspace('cancelled', type),
+    };
     const element = versionstampElement(0);
     this.activityTemplate = {
       key: this.activity.append(element.bytes),
@@ -66,6 +77,11 @@ export class TypeKeys {
 
   job(id: string): Buffer {
     return appendTupleString(this.data.prefix, id);
+  }
+
+  /** The outcome row of the job `id`, which ended as `outcome`. */
+  outcomeKey(outcome: JobOutcome, id: string): Buffer {
+    return appendTupleString(this.outcomes[outcome].prefix, id);
   }
 
   /**
@@ -290,6 +306,8 @@ export class JobKeys {
   readonly watchesActivity: Subspace;
   readonly typeTimeouts: Subspace;
   readonly activity: Subspace;
+  /** (outcomes, outcome, type, id): see the top of this file. */
+  readonly outcomes: Subspace;
   readonly #types = new Map<string, TypeKeys>();
 
   constructor(root: Subspace = Subspace.of('jobs')) {
@@ -299,6 +317,7 @@ export class JobKeys {
     this.watchesActivity = root.subspace('watches_activity');
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
+    this.outcomes = root.subspace('outcomes');
   }
 
   /** The cached keys of `type`, if any (a cached type has passed the input checks). */

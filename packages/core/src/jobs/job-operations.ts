@@ -19,6 +19,7 @@ import {
   encodeJobRecord,
   finishedRecordBytes,
   finishRecordInPlace,
+  recordAttempts,
   recordContinuous,
   recordPriority,
   recordResubmit,
@@ -28,6 +29,7 @@ import {
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import {
+  clearOutcomeRow,
   pendingRecord,
   readRecord,
   resubmitRecord,
@@ -39,6 +41,7 @@ import type { Changes } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
+import { addOutcomeValue } from './outcome-rows.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -90,6 +93,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record === undefined) return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
   if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
+  clearOutcomeRow(tx, keys, id, record);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
   return true;
@@ -119,7 +123,7 @@ export async function ownRecord(tx: Transaction, keys: TypeKeys, job: Job): Prom
  * owns it; else `halt`. Synchronous, so each finish and update awaits its
  * read directly (an async helper would be a promise and a frame more per job).
  */
-function owned(keys: TypeKeys, job: Job, value: Buffer | undefined): Buffer {
+export function owned(keys: TypeKeys, job: Job, value: Buffer | undefined): Buffer {
   if (value !== undefined && recordRunningUnder(value, job.lock)) return value;
   const record = value === undefined ? undefined : decodeJobRecord(value);
   const why =
@@ -167,6 +171,7 @@ export function updateJobRead(
     scheduledTime: recordScheduledTime(value),
     resubmit: recordResubmit(value),
     continuous: recordContinuous(value),
+    attempts: recordAttempts(value),
   };
 }
 
@@ -194,8 +199,11 @@ export function finishJobRead(
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
   if (recordResubmit(value)) {
+    // Given back (a rotation, a shutdown) or added again while it ran: its
+    // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous), once, key);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts);
+    writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
@@ -233,11 +241,14 @@ export async function flagOwnJob(
 
 export async function readJobInfo(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobInfo | undefined> {
   const record = await readRecord(tx, keys, id);
-  return record === undefined ? undefined : jobInfo(keys.type, id, record);
+  if (record === undefined) return undefined;
+  const outcome = record.outcomeRow && record.outcome !== undefined ? await tx.get(keys.outcomeKey(record.outcome, id)) : undefined;
+  return jobInfo(keys.type, id, record, outcome);
 }
 
-export function jobInfo(type: string, id: string, record: JobRecord): JobInfo {
-  return {
+/** A job's info from its record and, when it has one, its outcome row's value. */
+export function jobInfo(type: string, id: string, record: JobRecord, outcomeValue?: Buffer): JobInfo {
+  const info: JobInfo = {
     type,
     id,
     state: record.state,
@@ -246,5 +257,9 @@ export function jobInfo(type: string, id: string, record: JobRecord): JobInfo {
     scheduledTime: record.scheduledTime,
     resubmit: record.resubmit,
     continuous: record.continuous,
+    attempts: record.attempts,
   };
+  if (record.outcome !== undefined) info.outcome = record.outcome;
+  if (outcomeValue !== undefined) addOutcomeValue(info, record.outcome, outcomeValue);
+  return info;
 }

@@ -1,9 +1,17 @@
-// The value of a job's data row, (data, type, id) -> (seq, lock, flags, prio,
-// stime, data). It is a fixed binary header followed by
-// the JSON data rather than a packed tuple: reading a job's state, lock or
-// schedule needs no tuple decode and no JSON parse, and the
-// running sequence sits at a fixed offset where `setVersionstampedValue`
-// fills it in at commit.
+// The value of a job's data row, (data, type, id) -> (format and state,
+// seq, lock, flags, prio, stime, attempts, data). It is a fixed binary
+// header followed by the JSON data rather than a packed tuple: reading a
+// job's state, lock or schedule needs no tuple decode and no JSON parse, and
+// the running sequence sits at a fixed offset where
+// `setVersionstampedValue` fills it in at commit.
+//
+// The stored form is versioned by the high nibble of the first byte. Format
+// 0 (first byte 1..3, a 46-byte header with no attempts) is what stores
+// written before outcomes hold; it still reads (attempts 0, and a finished
+// job's outcome bits are 0: succeeded) and is rewritten in place by accept,
+// update and finish, which change only bytes both formats share. Every
+// record encoded whole is written in the current format. A format this code
+// does not know reads as `corrupt_record`, never as something else.
 
 import { randomFillSync } from 'node:crypto';
 import { JobsError } from '../errors.js';
@@ -11,24 +19,48 @@ import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 
 export type JobState = 'pending' | 'running' | 'finished';
 
+/**
+ * How a finished job ended: `succeeded` (its worker finished it), `failed`
+ * (its worker gave it up) or `cancelled` (`cancel` ended it).
+ */
+export type JobOutcome = 'succeeded' | 'failed' | 'cancelled';
+
 const STATE_BYTES: Record<JobState, number> = { pending: 1, running: 2, finished: 3 };
 const STATES: Record<number, JobState> = { 1: 'pending', 2: 'running', 3: 'finished' };
+const STATE_MASK = 0x0f;
+const FORMAT_SHIFT = 4;
+/** The format every record encoded whole is written in (see the top of this file). */
+const CURRENT_FORMAT = 1;
+const CURRENT_FORMAT_BITS = CURRENT_FORMAT << FORMAT_SHIFT;
 
 const SEQ_OFFSET = 1;
 const LOCK_OFFSET = SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH; // 13
 const LOCK_BYTES = 16;
 /**
- * One byte of flags: bit 0 resubmit, bit 1 continuous. Records written
- * before the continuous flag existed hold 0 or 1 here, so they read back as
- * one-shot jobs.
+ * One byte of flags: bit 0 resubmit, bit 1 continuous, bits 2-3 a finished
+ * job's outcome (0 succeeded, 1 failed, 2 cancelled), bit 4 the job has a
+ * row in the outcomes subspace (a result, an error, a cancellation). Records
+ * written before the continuous flag existed hold 0 or 1 here, so they read
+ * back as one-shot jobs; records written before outcomes, as succeeded.
  */
 const FLAGS_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
 const RESUBMIT_FLAG = 1;
 const CONTINUOUS_FLAG = 2;
+const OUTCOME_SHIFT = 2;
+const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
+const OUTCOME_ROW_FLAG = 16;
+const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
+const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
 const TIME_OFFSET = PRIORITY_OFFSET + 8; // 38
-/** Bytes before the JSON data. */
-export const RECORD_HEADER_BYTES = TIME_OFFSET + 8; // 46
+/** Format 0 ends its header here: its data starts at this offset. */
+const LEGACY_HEADER_BYTES = TIME_OFFSET + 8; // 46
+/** Failed attempts so far, uint32 (format 1 on). */
+const ATTEMPTS_OFFSET = LEGACY_HEADER_BYTES; // 46
+/** Bytes before the JSON data in the current format. */
+export const RECORD_HEADER_BYTES = ATTEMPTS_OFFSET + 4; // 50
+/** The most failed attempts a record holds. */
+export const MAX_ATTEMPTS = 0xffff_ffff;
 
 /** The offset `setVersionstampedValue` fills for a running record with a fresh sequence. */
 export const RECORD_SEQ_OFFSET = SEQ_OFFSET;
@@ -49,9 +81,19 @@ export interface JobRecord {
   priority: number;
   /** Epoch seconds. */
   scheduledTime: number;
+  /** Failed attempts so far (see `failAttempt`); 0 in records of format 0. */
+  attempts: number;
+  /** Finished jobs only: how the job ended. */
+  outcome: JobOutcome | undefined;
+  /** Finished jobs only: the job has a row in the outcomes subspace (its result, error or cancellation). */
+  outcomeRow: boolean;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
+
+/** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -84,11 +126,11 @@ function fillLocks(): void {
  * `setVersionstampedValue(key, value, RECORD_SEQ_OFFSET)`) and the 2 user
  * bytes are `userVersion`; otherwise `record.seq` is written as it is.
  */
-export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion = 0): Buffer {
+export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVersion = 0): Buffer {
   // From Node's pool (Buffer.alloc made an ArrayBuffer per record); every
   // byte is written below: the sequence and lock zeroed, then set if running.
   const value = Buffer.allocUnsafe(RECORD_HEADER_BYTES + record.data.length);
-  value[0] = STATE_BYTES[record.state];
+  value[0] = CURRENT_FORMAT_BITS | STATE_BYTES[record.state];
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   if (record.state === 'running') {
     if (freshSeq) {
@@ -100,11 +142,35 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
     if (record.lock === undefined) throw new JobsError('corrupt_record', 'a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
-  value[FLAGS_OFFSET] = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
+  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
+  if (record.state === 'finished') flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
+  value[FLAGS_OFFSET] = flags;
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
   value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
+  value.writeUInt32BE(Math.min(record.attempts ?? 0, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
   record.data.copy(value, RECORD_HEADER_BYTES);
   return value;
+}
+
+/** The flag bits of a finished record's outcome. */
+function outcomeFlags(outcome: JobOutcome, outcomeRow: boolean): number {
+  return (OUTCOME_BITS[outcome] << OUTCOME_SHIFT) | (outcomeRow ? OUTCOME_ROW_FLAG : 0);
+}
+
+/**
+ * Where the JSON data of an encoded record starts (its header's length,
+ * by its format); `undefined` for a format this code does not know.
+ */
+function headerBytes(value: Buffer): number | undefined {
+  const format = (value[0] ?? 0) >> FORMAT_SHIFT;
+  return format === CURRENT_FORMAT ? RECORD_HEADER_BYTES : format === 0 ? LEGACY_HEADER_BYTES : undefined;
+}
+
+/** Where the JSON data of an encoded record starts; `corrupt_record` when it does not decode. */
+export function recordDataOffset(value: Buffer): number {
+  const header = headerBytes(value);
+  if (header === undefined || value.length < header) decodeJobRecord(value); // throws corrupt_record
+  return header as number;
 }
 
 // --- reading and rewriting encoded records in place -----------------------
@@ -114,8 +180,9 @@ export function encodeJobRecord(record: JobRecord, freshSeq = false, userVersion
 
 /** The state of an encoded record; `corrupt_record` when it does not decode. */
 export function recordState(value: Buffer): JobState {
-  const state = STATES[value[0] ?? 0];
-  if (state === undefined || value.length < RECORD_HEADER_BYTES) decodeJobRecord(value); // throws corrupt_record
+  const state = STATES[(value[0] ?? 0) & STATE_MASK];
+  const header = headerBytes(value);
+  if (state === undefined || header === undefined || value.length < header) decodeJobRecord(value); // throws corrupt_record
   return state as JobState;
 }
 
@@ -135,6 +202,26 @@ export function recordResubmit(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & RESUBMIT_FLAG) !== 0;
 }
 
+/** Failed attempts of an encoded record (0 in format 0, which has none). */
+export function recordAttempts(value: Buffer): number {
+  return headerBytes(value) === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0;
+}
+
+/**
+ * The outcome of an encoded record: how it ended when it is finished,
+ * `undefined` otherwise. Read from the header alone (no JSON), so a scan
+ * filters on it cheaply.
+ */
+export function recordOutcome(value: Buffer): JobOutcome | undefined {
+  if (((value[0] ?? 0) & STATE_MASK) !== STATE_BYTES.finished) return undefined;
+  return OUTCOMES[((value[FLAGS_OFFSET] ?? 0) & OUTCOME_MASK) >> OUTCOME_SHIFT];
+}
+
+/** Whether an encoded finished record has a row in the outcomes subspace. */
+export function recordHasOutcomeRow(value: Buffer): boolean {
+  return ((value[0] ?? 0) & STATE_MASK) === STATE_BYTES.finished && ((value[FLAGS_OFFSET] ?? 0) & OUTCOME_ROW_FLAG) !== 0;
+}
+
 /** The running sequence of an encoded running record (a view, not a copy). */
 export function recordSeq(value: Buffer): Buffer {
   return value.subarray(SEQ_OFFSET, LOCK_OFFSET);
@@ -150,7 +237,10 @@ const HEX_DIGITS = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0)
  * stored lock was an allocation per check.
  */
 export function recordRunningUnder(value: Buffer, lock: string): boolean {
-  if (value[0] !== STATE_BYTES.running || value.length < RECORD_HEADER_BYTES || lock.length !== LOCK_BYTES * 2) return false;
+  const first = value[0] as number;
+  // A format newer than this code's is never taken for one of its own.
+  if ((first & STATE_MASK) !== STATE_BYTES.running || first > (CURRENT_FORMAT_BITS | STATE_MASK)) return false;
+  if (value.length < LEGACY_HEADER_BYTES || lock.length !== LOCK_BYTES * 2) return false;
   for (let i = 0; i < LOCK_BYTES; i++) {
     const byte = value[LOCK_OFFSET + i] as number;
     if (lock.charCodeAt(2 * i) !== HEX_DIGITS[byte >> 4] || lock.charCodeAt(2 * i + 1) !== HEX_DIGITS[byte & 15]) return false;
@@ -176,7 +266,8 @@ export function makeRunningUnderNewLock(value: Buffer, userVersion: number): str
 
 /** A record's header made running: a fresh sequence (left for the commit) with `userVersion`, no resubmit flag. */
 function markRunning(value: Buffer, userVersion: number): void {
-  value[0] = STATE_BYTES.running;
+  // The format stays: only bytes every format has change.
+  value[0] = ((value[0] as number) & ~STATE_MASK) | STATE_BYTES.running;
   // The 10 commit bytes, zeroed by a loop (`fill` is a call into C++).
   for (let i = SEQ_OFFSET; i < SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2; i++) value[i] = 0;
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
@@ -186,63 +277,90 @@ function markRunning(value: Buffer, userVersion: number): void {
 /**
  * A running record's bytes under a fresh sequence (left for the commit to
  * fill, with `userVersion`), with `data` when given (else its own): an
- * update. Lock, flags, priority and scheduled time stay.
+ * update. Lock, flags, priority, scheduled time, attempts and format stay.
  */
 export function updatedRecordBytes(running: Buffer, data: Buffer | undefined, userVersion: number): Buffer {
-  const own = data === undefined;
-  const length = RECORD_HEADER_BYTES + (own ? running.length - RECORD_HEADER_BYTES : data.length);
-  const value = Buffer.allocUnsafe(length);
-  running.copy(value, 0, 0, own ? running.length : RECORD_HEADER_BYTES);
-  if (!own) data.copy(value, RECORD_HEADER_BYTES);
+  const value = withData(running, data);
   value.fill(0, SEQ_OFFSET, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
   return value;
 }
 
 /**
- * A running record's bytes made finished, with `data` when given (else its
- * own): as `encodeJobRecord` of the finished record, with no sequence, lock
- * or resubmit flag.
+ * A running record's bytes made finished with outcome `succeeded`, with
+ * `data` when given (else its own): as `encodeJobRecord` of the finished
+ * record (in the record's own format), with no sequence, lock or resubmit
+ * flag.
  */
 export function finishedRecordBytes(running: Buffer, data: Buffer | undefined): Buffer {
-  const own = data === undefined;
-  const length = RECORD_HEADER_BYTES + (own ? running.length - RECORD_HEADER_BYTES : data.length);
-  const value = Buffer.allocUnsafe(length);
-  running.copy(value, 0, 0, own ? running.length : RECORD_HEADER_BYTES);
-  if (!own) data.copy(value, RECORD_HEADER_BYTES);
-  return markFinished(value);
+  return markFinished(withData(running, data), 'succeeded', false);
+}
+
+/** A copy of a record's header (in its own format) followed by `data`, or of the whole record. */
+function withData(record: Buffer, data: Buffer | undefined): Buffer {
+  if (data === undefined) return Buffer.from(record);
+  const header = recordDataOffset(record);
+  const value = Buffer.allocUnsafe(header + data.length);
+  record.copy(value, 0, 0, header);
+  data.copy(value, header);
+  return value;
 }
 
 /**
  * {@link finishedRecordBytes} without new data, made in `running` itself
  * (a record a transaction read is the caller's own copy): no allocation.
+ * `outcome` and `outcomeRow`: how the job ended, and whether the caller
+ * writes a row in the outcomes subspace for it.
  */
-export function finishRecordInPlace(running: Buffer): Buffer {
-  return markFinished(running);
+export function finishRecordInPlace(running: Buffer, outcome: JobOutcome = 'succeeded', outcomeRow = false): Buffer {
+  return markFinished(running, outcome, outcomeRow);
 }
 
-/** Makes a record's header finished: no sequence, lock or resubmit flag. */
-function markFinished(value: Buffer): Buffer {
-  value[0] = STATE_BYTES.finished;
+/**
+ * `value` with its count of failed attempts set to `attempts`: in place
+ * when it is of the current format, else (format 0 has no room for it) the
+ * record encoded anew in the current format.
+ */
+export function withAttempts(value: Buffer, attempts: number): Buffer {
+  if (headerBytes(value) !== RECORD_HEADER_BYTES) return encodeJobRecord({ ...decodeJobRecord(value), attempts });
+  value.writeUInt32BE(Math.min(attempts, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
+  return value;
+}
+
+/** Makes a record's header finished: no sequence, lock or resubmit flag; its outcome bits set. */
+function markFinished(value: Buffer, outcome: JobOutcome, outcomeRow: boolean): Buffer {
+  value[0] = ((value[0] as number) & ~STATE_MASK) | STATE_BYTES.finished;
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
-  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
+  value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG) | outcomeFlags(outcome, outcomeRow);
   return value;
 }
 
 export function decodeJobRecord(value: Buffer): JobRecord {
-  const state = STATES[value[0] ?? 0];
-  if (state === undefined || value.length < RECORD_HEADER_BYTES) {
-    throw new JobsError('corrupt_record', `a job record does not decode (state byte ${value[0]}, ${value.length} bytes)`);
+  const state = STATES[(value[0] ?? 0) & STATE_MASK];
+  const header = headerBytes(value);
+  if (state === undefined || header === undefined || value.length < header) {
+    const format = (value[0] ?? 0) >> FORMAT_SHIFT;
+    const why = header === undefined ? `format ${format}, written by a newer version of jobtree` : `state byte ${value[0]}`;
+    throw new JobsError('corrupt_record', `a job record does not decode (${why}, ${value.length} bytes)`);
   }
   const running = state === 'running';
+  const finished = state === 'finished';
+  const flags = value[FLAGS_OFFSET] ?? 0;
   return {
     state,
     seq: running ? Buffer.from(value.subarray(SEQ_OFFSET, LOCK_OFFSET)) : undefined,
     lock: running ? value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) : undefined,
-    resubmit: ((value[FLAGS_OFFSET] ?? 0) & RESUBMIT_FLAG) !== 0,
-    continuous: ((value[FLAGS_OFFSET] ?? 0) & CONTINUOUS_FLAG) !== 0,
+    resubmit: (flags & RESUBMIT_FLAG) !== 0,
+    continuous: (flags & CONTINUOUS_FLAG) !== 0,
     priority: value.readDoubleBE(PRIORITY_OFFSET),
     scheduledTime: value.readDoubleBE(TIME_OFFSET),
-    data: value.subarray(RECORD_HEADER_BYTES),
+    attempts: header === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
+    outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
+    outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
+    data: value.subarray(header),
   };
+}
+
+function corruptOutcome(flags: number): never {
+  throw new JobsError('corrupt_record', `a finished job record has no known outcome (flags ${flags})`);
 }

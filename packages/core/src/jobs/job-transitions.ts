@@ -24,9 +24,10 @@ import type { TypeKeys } from './job-keys.js';
 import {
   decodeJobRecord,
   encodeJobRecord,
-  RECORD_HEADER_BYTES,
   RECORD_SEQ_OFFSET,
+  recordAttempts,
   recordContinuous,
+  recordDataOffset,
   recordPriority,
   recordScheduledTime,
   makeRunningUnderNewLock,
@@ -53,11 +54,13 @@ export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string
   return value === undefined ? undefined : decodeJobRecord(value);
 }
 
+/** `attempts`: the failed attempts it has (0 for a new job, or one added again after it finished). */
 export function pendingRecord(
   priority: number,
   scheduledTime: number,
   data: Buffer | undefined,
   continuous: boolean,
+  attempts = 0,
 ): JobRecord {
   return {
     state: 'pending',
@@ -67,6 +70,9 @@ export function pendingRecord(
     continuous,
     priority,
     scheduledTime,
+    attempts,
+    outcome: undefined,
+    outcomeRow: false,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -112,6 +118,11 @@ function idBytes(id: string): Buffer {
   return bytes;
 }
 
+/** Clears the outcome row of a finished job's record, if it has one (see job-outcomes.ts). */
+export function clearOutcomeRow(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+  if (record.outcomeRow && record.outcome !== undefined) tx.clear(keys.outcomeKey(record.outcome, id));
+}
+
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
 export function touchActivity(tx: Transaction, keys: TypeKeys, once?: OncePerAttempt): void {
   if (once !== undefined && !once.first(keys.watchesActivity)) return;
@@ -132,8 +143,11 @@ export function resubmitRecord(
   const continuous = changes.continuous ?? current.continuous;
   switch (current.state) {
     case 'finished': {
-      // Enqueued again; without new data it keeps its data (couch_jobs crashed here).
+      // Enqueued again, a new run with a fresh count of attempts; without
+      // new data it keeps its data (couch_jobs crashed here). What its last
+      // run left apart goes: a pending job has no outcome.
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
+      clearOutcomeRow(tx, keys, id, current);
       writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous), once);
       touchActivity(tx, keys, once);
       return 'pending';
@@ -280,9 +294,11 @@ export async function acceptJobs(
         continue;
       }
       const userVersion = userVersionBase + jobs.length;
-      bytes += value.length - RECORD_HEADER_BYTES;
-      const data = decodeJobDataAt(value, RECORD_HEADER_BYTES);
+      const dataOffset = recordDataOffset(value);
+      bytes += value.length - dataOffset;
+      const data = decodeJobDataAt(value, dataOffset);
       const continuous = recordContinuous(value);
+      const attempts = recordAttempts(value);
       // What a read returned is the caller's own copy: made running in place.
       const lock = makeRunningUnderNewLock(value, userVersion);
       writeRunningValue(tx, keys, next.recordKey, next.idBytes ?? next.id, value, userVersion);
@@ -295,6 +311,7 @@ export async function acceptJobs(
         scheduledTime: next.scheduledTime,
         resubmit: false,
         continuous,
+        attempts,
       });
     }
     if (jobs.length === count || truncated) {
@@ -340,7 +357,7 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous));
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts));
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

@@ -13,7 +13,9 @@ import type { JobState } from './job-record.js';
 import { addJob, finishJob, readJobInfo, removeJob, resubmitJob, updateJob } from './job-operations.js';
 import { readRecord } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
-import type { AddOptions, Job, JobDataOf, JobInfo, JobInputOf, JobStateEntry, ResubmitOptions } from './interfaces.js';
+import type { AddOptions, Job, JobDataOf, JobErrorInput, JobInfo, JobInputOf, JobStateEntry, ResubmitOptions } from './interfaces.js';
+import { cancelJob, endJobRead, retryJob } from './job-outcomes.js';
+import { encodeJobError } from './outcome-rows.js';
 
 /** What a view needs from its `Jobs` handle. */
 export interface JobsContext {
@@ -63,6 +65,20 @@ export class JobsInTransaction {
     const keys = this.#context.typeKeys(type);
     checkId(id);
     return removeJob(this.#tx, keys, id);
+  }
+
+  /** Ends a pending or running job as cancelled (see `Jobs.cancel`). */
+  async cancel(type: string, id: string): Promise<boolean> {
+    const keys = this.#context.typeKeys(type);
+    checkId(id);
+    return cancelJob(this.#tx, keys, id);
+  }
+
+  /** Runs a failed or cancelled job again (see `Jobs.retry`). */
+  async retry(type: string, id: string): Promise<void> {
+    const keys = this.#context.typeKeys(type);
+    checkId(id);
+    return retryJob(this.#tx, keys, id, Date.now() / 1000);
   }
 
   /** A job creator's resubmit (`not_found` when the job does not exist). */
@@ -117,6 +133,22 @@ export class JobsInTransaction {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
     return finishJob(this.#tx, keys, job, encoded);
+  }
+
+  /** A worker's complete inside the application's transaction (see `Jobs.complete`). */
+  async complete<T extends string>(job: Job<T>, result?: unknown): Promise<'pending' | 'finished'> {
+    const keys = this.#jobKeys(job);
+    const row = result === undefined ? undefined : encodeJobData(result);
+    const key = keys.job(job.id);
+    return endJobRead(this.#tx, keys, job, 'succeeded', row, key, await this.#tx.get(key));
+  }
+
+  /** A worker's fail inside the application's transaction (see `Jobs.fail`). */
+  async fail<T extends string>(job: Job<T>, error: JobErrorInput): Promise<'pending' | 'finished'> {
+    const keys = this.#jobKeys(job);
+    const row = encodeJobError(error);
+    const key = keys.job(job.id);
+    return endJobRead(this.#tx, keys, job, 'failed', row, key, await this.#tx.get(key));
   }
 
   #jobKeys(job: Job): TypeKeys {

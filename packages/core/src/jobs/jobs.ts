@@ -31,6 +31,7 @@ import { closedError } from './handle-context.js';
 import type { HandleContext } from './handle-context.js';
 import {
   ADD_OPTIONS,
+  FAIL_ATTEMPT_OPTIONS,
   NEW_JOBS_OPTIONS,
   RESUBMIT_OPTIONS,
   WORKER_RESUBMIT_OPTIONS,
@@ -47,6 +48,7 @@ import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
 import type { JobState } from './job-record.js';
 import { flagOwnJob, removeJob, resubmitJob } from './job-operations.js';
+import { cancelJob, retryJob } from './job-outcomes.js';
 import { JobsInTransaction } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
 import { ParkedAccepts } from './parked-accepts.js';
@@ -55,14 +57,28 @@ import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
-import { addRequest, finishRequest, jobChanges, updateRequest, writeBytes } from './write-calls.js';
+import {
+  addRequest,
+  completeRequest,
+  failAttemptRequest,
+  failRequest,
+  finishRequest,
+  jobChanges,
+  updateRequest,
+  writeBytes,
+} from './write-calls.js';
 import type {
   AcceptOptions,
   AddOptions,
+  CompleteItem,
+  FailAttemptOptions,
+  FailItem,
   Job,
   JobDataOf,
+  JobErrorInput,
   JobInfo,
   JobInputOf,
+  JobsFilter,
   JobSpec,
   JobStateEntry,
   PendingCountOptions,
@@ -236,6 +252,43 @@ export class JobsHandle {
   }
 
   /**
+   * Ends a pending or running job as finished with outcome `cancelled`, its
+   * data kept. A running job's worker gets `halt` at its next update or
+   * finish, as after `remove`. Resolves with whether this call ended it
+   * (false for a job that had finished already, whatever its outcome);
+   * rejects with `not_found` when there is no such job.
+   */
+  async cancel(type: string, id: string): Promise<boolean> {
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    return this.#write({
+      scope: keys.type,
+      id,
+      bytes: writeBytes(keys, id, undefined),
+      body: (tx, _userVersion, shared) => cancelJob(tx, keys, id, shared),
+    });
+  }
+
+  /**
+   * Runs a failed or cancelled job again: it is pending, due now, with its
+   * data (the input it was added with, as its worker left it) and its
+   * attempts back to 0; its error goes. Rejects with `not_found` when there
+   * is no such job and `not_retryable` when it did not end failed or
+   * cancelled.
+   */
+  async retry(type: string, id: string): Promise<void> {
+    const keys = this.#typeKeys(type);
+    checkId(id);
+    const now = nowSeconds();
+    return this.#write({
+      scope: keys.type,
+      id,
+      bytes: writeBytes(keys, id, undefined),
+      body: (tx, _userVersion, shared) => retryJob(tx, keys, id, now, shared),
+    });
+  }
+
+  /**
    * As a job creator, `resubmit(type, id, options)`: a finished job is
    * enqueued again (with new data if given), a pending one gets the new
    * schedule/data, a running one is flagged to run again after it finishes.
@@ -296,17 +349,18 @@ export class JobsHandle {
   }
 
   /**
-   * Every job of `type` (of every type when omitted), in key order. Large
-   * types are read in several transactions of adaptive size, so the result
-   * is not one snapshot.
+   * Every job of `type` (of every type when omitted), in key order; with
+   * `filter.outcome`, only the finished jobs that ended so. Large types are
+   * read in several transactions of adaptive size, so the result is not one
+   * snapshot.
    */
-  getJobs(type?: string): Promise<JobInfo[]> {
-    return this.#reads.getJobs(type);
+  getJobs(type?: string, filter?: JobsFilter): Promise<JobInfo[]> {
+    return this.#reads.getJobs(type, filter);
   }
 
   /** Folds over the jobs of a type, like `getJobs` without holding them all. */
-  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
-    return this.#reads.foldJobs(type, fold, initial);
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A> {
+    return this.#reads.foldJobs(type, fold, initial, filter);
   }
 
   /** Pending jobs of a type, optionally only those due by `maxSchedTime`, counting at most `limit`. */
@@ -363,7 +417,9 @@ export class JobsHandle {
   }
 
   /**
-   * Finishes a running job (replacing its data when `data` is given). A job
+   * Finishes a running job as couch_jobs does, replacing its data when
+   * `data` is given; its outcome is `succeeded` (see `complete` and `fail`
+   * to keep the data and store the run's result or error apart). A job
    * flagged for resubmission is enqueued again instead. Rejects with `halt`
    * when the job is no longer the caller's: two workers can never both
    * finish one job. Resolves with the job's new state.
@@ -372,6 +428,53 @@ export class JobsHandle {
     // Not `async`, as `add`: a bad handle or data still rejects, never throws.
     try {
       return this.#write(finishRequest(this.#jobKeys(job), job, data));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Finishes a running job as `succeeded`, keeping its data (the input it
+   * was added with, or its worker's last update) and storing `result`, when
+   * given, apart from it (`getJob` reads it as `result`). A job flagged for
+   * resubmission is enqueued again instead, with its data and no result.
+   * Rejects with `halt` when the job is no longer the caller's. Resolves
+   * with the job's new state.
+   */
+  complete<T extends string>(job: Job<T>, result?: unknown): Promise<'pending' | 'finished'> {
+    try {
+      return this.#write(completeRequest(this.#jobKeys(job), job, result));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Finishes a running job as `failed` (its worker gives it up), keeping
+   * its data and storing `error` apart from it (`getJob` reads it as
+   * `error`). A job flagged for resubmission is enqueued again instead,
+   * with one more failed attempt. Rejects with `halt` when the job is no
+   * longer the caller's. Resolves with the job's new state.
+   */
+  fail<T extends string>(job: Job<T>, error: JobErrorInput): Promise<'pending' | 'finished'> {
+    try {
+      return this.#write(failRequest(this.#jobKeys(job), job, error));
+    } catch (failure) {
+      return Promise.reject(failure);
+    }
+  }
+
+  /**
+   * A run of the caller's job failed and the job is to run again later: it
+   * is pending from `options.scheduledTime`, with its data, and its failed
+   * attempts (`Job.attempts`, `JobInfo.attempts`) one more, or
+   * `options.attempts`. The count is the store's, so a restart or another
+   * process carries on from it. Rejects with `halt` when the job is no
+   * longer the caller's.
+   */
+  failAttempt<T extends string>(job: Job<T>, options: FailAttemptOptions): Promise<'pending'> {
+    try {
+      return this.#write(failAttemptRequest(this.#jobKeys(job), job, checkOptions(options, FAIL_ATTEMPT_OPTIONS)));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -400,6 +503,16 @@ export class JobsHandle {
   /** `finish` for many jobs, as {@link updateMany} does `update`. */
   finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
     return this.#batches.finishMany(items);
+  }
+
+  /** `complete` for many jobs, as {@link updateMany} does `update`: one outcome each. */
+  completeMany<T extends string>(items: readonly CompleteItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#batches.completeMany(items);
+  }
+
+  /** `fail` for many jobs, as {@link updateMany} does `update`: one outcome each. */
+  failMany<T extends string>(items: readonly FailItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    return this.#batches.failMany(items);
   }
 
   /** Whether the handle says the job was flagged to run again (see {@link Job.resubmit}). */

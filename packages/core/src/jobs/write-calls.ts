@@ -1,5 +1,6 @@
-// The write calls that come in bulk (add, update, finish, and the items of
-// addMany/updateMany/finishMany) as objects whose work is a method
+// The write calls that come in bulk (add, update, finish, complete, fail,
+// failAttempt, and the items of addMany/updateMany/finishMany/completeMany/
+// failMany) as objects whose work is a method
 // (`settleInto`, see SettlingRequest): a request written as an object
 // literal with an arrow `body` made a closure per job, and tsx (esbuild's
 // keepNames) wraps every such closure in an `Object.defineProperty` call,
@@ -14,12 +15,16 @@
 
 import { readsAtOnce } from '../storage/fast-paths.js';
 import type { Transaction } from '../storage/interfaces.js';
-import type { AddOptions, Job } from './interfaces.js';
+import { JobsError } from '../errors.js';
+import type { AddOptions, FailAttemptOptions, Job, JobErrorInput } from './interfaces.js';
 import { encodeJobData } from './job-data.js';
-import { checkBooleanOption, checkId, checkJobScheduledTime, checkPriority } from './job-input.js';
+import { checkBooleanOption, checkId, checkJobScheduledTime, checkPriority, describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { addJobRead, finishJobRead, updateJobRead } from './job-operations.js';
-import { RECORD_HEADER_BYTES } from './job-record.js';
+import { endJobRead, failAttemptRead } from './job-outcomes.js';
+import type { RunOutcome } from './job-outcomes.js';
+import { MAX_ATTEMPTS, RECORD_HEADER_BYTES } from './job-record.js';
+import { encodeJobError } from './outcome-rows.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
@@ -196,6 +201,36 @@ export class FinishCall extends OwnJobCall<'pending' | 'finished'> implements Se
   }
 }
 
+/** A worker's `complete` or `fail` (or an item of `completeMany`/`failMany`), its result or error encoded. */
+export class EndCall extends OwnJobCall<'pending' | 'finished'> implements SettlingRequest<'pending' | 'finished'> {
+  readonly #outcome: RunOutcome;
+
+  constructor(keys: TypeKeys, job: Job, outcome: RunOutcome, row: Buffer | undefined) {
+    super(keys, job, row);
+    this.#outcome = outcome;
+  }
+
+  protected written(tx: Transaction, _userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): 'pending' | 'finished' {
+    return endJobRead(tx, this.keys, this.job, this.#outcome, this.data, key, value, shared);
+  }
+}
+
+/** A worker's `failAttempt`, its options checked. */
+export class FailAttemptCall extends OwnJobCall<'pending'> implements SettlingRequest<'pending'> {
+  readonly #scheduledTime: number;
+  readonly #attempts: number | undefined;
+
+  constructor(keys: TypeKeys, job: Job, scheduledTime: number, attempts: number | undefined) {
+    super(keys, job, undefined);
+    this.#scheduledTime = scheduledTime;
+    this.#attempts = attempts;
+  }
+
+  protected written(tx: Transaction, _userVersion: number, shared: SharedReads, key: Buffer, value: Buffer | undefined): 'pending' {
+    return failAttemptRead(tx, this.keys, this.job, this.#scheduledTime, this.#attempts, key, value, shared);
+  }
+}
+
 /** What an add with no data and no options changes (see jobChanges). */
 const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });
 
@@ -227,4 +262,31 @@ export function updateRequest(keys: TypeKeys, job: Job, data: unknown): WriteReq
 /** A `finish` (or an item of `finishMany`); `keys` are the job's type's, its handle checked. */
 export function finishRequest(keys: TypeKeys, job: Job, data: unknown): WriteRequest<'pending' | 'finished'> {
   return new FinishCall(keys, job, data === undefined ? undefined : encodeJobData(data));
+}
+
+/** A `complete` (or an item of `completeMany`); `keys` are the job's type's, its handle checked. */
+export function completeRequest(keys: TypeKeys, job: Job, result: unknown): WriteRequest<'pending' | 'finished'> {
+  return new EndCall(keys, job, 'succeeded', result === undefined ? undefined : encodeJobData(result));
+}
+
+/** A `fail` (or an item of `failMany`); `keys` are the job's type's, its handle checked. */
+export function failRequest(keys: TypeKeys, job: Job, error: JobErrorInput): WriteRequest<'pending' | 'finished'> {
+  return new EndCall(keys, job, 'failed', encodeJobError(error));
+}
+
+/** A `failAttempt`; `keys` are the job's type's, its handle checked, `options` checked for their names. */
+export function failAttemptRequest(keys: TypeKeys, job: Job, options: FailAttemptOptions): WriteRequest<'pending'> {
+  const { scheduledTime, attempts } = checkFailAttemptValues(options);
+  return new FailAttemptCall(keys, job, scheduledTime, attempts);
+}
+
+/** `failAttempt`'s options, checked for their names already: the next run's time in epoch seconds, and the attempts if given. */
+export function checkFailAttemptValues(options: FailAttemptOptions): { scheduledTime: number; attempts: number | undefined } {
+  const scheduledTime = checkJobScheduledTime(options.scheduledTime);
+  if (scheduledTime === undefined) throw new JobsError('invalid_option', "failAttempt needs the scheduledTime of the job's next run");
+  const { attempts } = options;
+  if (attempts !== undefined && !(Number.isSafeInteger(attempts) && attempts >= 0 && attempts <= MAX_ATTEMPTS)) {
+    throw new JobsError('invalid_option', `failAttempt's attempts is an integer from 0 to ${MAX_ATTEMPTS}, got ${describe(attempts)}`);
+  }
+  return { scheduledTime, attempts };
 }

@@ -6,9 +6,12 @@
 // order, on the arguments as the caller gave them, and the owner checks
 // again what arrives.
 
-import { encodeJobData } from '../jobs/job-data.js';
+import { decodeJobData, encodeJobData } from '../jobs/job-data.js';
 import {
   ADD_OPTIONS,
+  COMPLETE_ITEM,
+  FAIL_ATTEMPT_OPTIONS,
+  FAIL_ITEM,
   JOB_SPEC_OPTIONS,
   RESUBMIT_OPTIONS,
   WORKER_ITEM,
@@ -18,8 +21,20 @@ import {
   checkOptions,
   checkType,
 } from '../jobs/job-input.js';
-import type { AddOptions, Job, JobSpec, ResubmitOptions, WorkerItem } from '../jobs/interfaces.js';
-import { jobChanges } from '../jobs/write-calls.js';
+import type {
+  AddOptions,
+  CompleteItem,
+  FailAttemptOptions,
+  FailItem,
+  Job,
+  JobError,
+  JobErrorInput,
+  JobSpec,
+  ResubmitOptions,
+  WorkerItem,
+} from '../jobs/interfaces.js';
+import { encodeJobError } from '../jobs/outcome-rows.js';
+import { checkFailAttemptValues, jobChanges } from '../jobs/write-calls.js';
 
 /** `add`'s arguments, as the owner checks them before it writes. */
 export function checkAdd(type: unknown, id: unknown, data: unknown, options: AddOptions | undefined): void {
@@ -59,4 +74,36 @@ export function checkJobWrite(job: Job, data: unknown): void {
 export function checkWorkerItem(item: WorkerItem): void {
   const checked = checkOptions(item, WORKER_ITEM);
   checkJobWrite(checked.job, checked.data);
+}
+
+/** One item of `completeMany`: refused on its own, as the owner refuses it. */
+export function checkCompleteItem(item: CompleteItem): void {
+  const checked = checkOptions(item, COMPLETE_ITEM);
+  checkJobWrite(checked.job, checked.result);
+}
+
+/**
+ * A worker's `fail` of `job`; answers the error as it is to cross: what the
+ * owner stores of it (message, name, history). An Error itself would not
+ * cross as one (the wire makes it an array, which the owner refuses).
+ */
+export function checkJobFail(job: Job, error: JobErrorInput): JobError {
+  const handle = checkJobShape(job);
+  checkType(handle.type);
+  checkId(handle.id);
+  return decodeJobData(encodeJobError(error)) as unknown as JobError;
+}
+
+/** One item of `failMany`, refused on its own as the owner refuses it; answers the item as it is to cross. */
+export function checkFailItem(item: FailItem): FailItem {
+  const checked = checkOptions(item, FAIL_ITEM);
+  return { job: checked.job, error: checkJobFail(checked.job, checked.error) };
+}
+
+/** A worker's `failAttempt` of `job`. */
+export function checkFailAttempt(job: Job, options: FailAttemptOptions): void {
+  const handle = checkJobShape(job);
+  checkType(handle.type);
+  checkId(handle.id);
+  checkFailAttemptValues(checkOptions(options, FAIL_ATTEMPT_OPTIONS));
 }

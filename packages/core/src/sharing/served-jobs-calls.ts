@@ -21,6 +21,8 @@ const PLAIN_METHODS = [
   'add',
   'addMany',
   'remove',
+  'cancel',
+  'retry',
   'resubmit',
   'getJobState',
   'getJobData',
@@ -31,6 +33,9 @@ const PLAIN_METHODS = [
   'getActiveJobIds',
   'update',
   'finish',
+  'complete',
+  'fail',
+  'failAttempt',
   'getActivityVersionstamp',
   'getActiveSince',
   'getInactiveSince',
@@ -69,6 +74,8 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
   });
   methods.set('updateMany', async ([items]) => toWireSettled(await jobs().updateMany(items as never)));
   methods.set('finishMany', async ([items]) => toWireSettled(await jobs().finishMany(items as never)));
+  methods.set('completeMany', async ([items]) => toWireSettled(await jobs().completeMany(items as never)));
+  methods.set('failMany', async ([items]) => toWireSettled(await jobs().failMany(items as never)));
   const watches = new Map<number, Watch>();
   let nextWatch = 1;
   methods.set('watchActivity', async ([type], call) => {

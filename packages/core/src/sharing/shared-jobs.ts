@@ -10,9 +10,11 @@
 // on the next owner when theirs went away with them in flight, and so are
 // `add` and `addMany`, for the jobs that do not exist by then (see
 // #remoteAdd); the others reject with JobsError `owner_lost`, since only
-// the caller can tell whether a second `finish`, `remove` or `accept` is
-// what it wants (a job is never finished twice either way: the owner checks
-// its lock).
+// the caller can tell whether a second `finish`, `complete`, `fail`,
+// `failAttempt`, `remove`, `cancel`, `retry` or `accept` is what it wants
+// (a job is never finished twice either way: the owner checks its lock;
+// but a second `cancel` would answer false for the job the first one
+// ended, and a second `retry` would run again a job that failed since).
 
 import { JobsError } from '../errors.js';
 import type { Versionstamp } from '../keys/versionstamp.js';
@@ -26,10 +28,15 @@ import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
   AcceptOptions,
   AddOptions,
+  CompleteItem,
+  FailAttemptOptions,
+  FailItem,
   Job,
   JobDataOf,
+  JobErrorInput,
   JobInfo,
   JobInputOf,
+  JobsFilter,
   JobSpec,
   JobStateEntry,
   PendingCountOptions,
@@ -39,7 +46,18 @@ import type {
   WorkerItem,
   WorkerResubmitOptions,
 } from '../jobs/interfaces.js';
-import { checkAdd, checkAddMany, checkJobWrite, checkResubmit, checkWorkerItem } from './crossing-checks.js';
+import { checkJobsFilter } from '../jobs/read-calls.js';
+import {
+  checkAdd,
+  checkAddMany,
+  checkCompleteItem,
+  checkFailAttempt,
+  checkFailItem,
+  checkJobFail,
+  checkJobWrite,
+  checkResubmit,
+  checkWorkerItem,
+} from './crossing-checks.js';
 import { type WireSettled, fromWireSettled, watchChannel } from './served-jobs-calls.js';
 import type { StoreSharing } from './store-sharing.js';
 
@@ -48,6 +66,10 @@ type JobsMethod = Extract<keyof Jobs, string>;
 
 /** Made again on the next owner when theirs goes away: the same call twice has the effect of once. */
 const RETRIED = true;
+
+/** The batch calls: each item's error crosses apart, and a bad item is refused on its own. */
+type BatchMethod = 'updateMany' | 'finishMany' | 'completeMany' | 'failMany';
+const BATCH_METHODS: ReadonlySet<string> = new Set<BatchMethod>(['updateMany', 'finishMany', 'completeMany', 'failMany']);
 
 export class SharedJobs implements Jobs {
   readonly #sharing: StoreSharing;
@@ -144,6 +166,14 @@ export class SharedJobs implements Jobs {
     return this.#run('remove', [type, id], !RETRIED) as Promise<boolean>;
   }
 
+  cancel(type: string, id: string): Promise<boolean> {
+    return this.#run('cancel', [type, id], !RETRIED) as Promise<boolean>;
+  }
+
+  retry(type: string, id: string): Promise<void> {
+    return this.#run('retry', [type, id], !RETRIED) as Promise<void>;
+  }
+
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
   resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
   resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {
@@ -175,18 +205,23 @@ export class SharedJobs implements Jobs {
     return this.#run('getJobStates', [type, ids], RETRIED) as Promise<JobStateEntry[]>;
   }
 
-  getJobs(type?: string): Promise<JobInfo[]> {
-    return this.#run('getJobs', type === undefined ? [] : [type], RETRIED) as Promise<JobInfo[]>;
+  getJobs(type?: string, filter?: JobsFilter): Promise<JobInfo[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.getJobs(type, filter);
+    if (filter === undefined) return this.#remote('getJobs', type === undefined ? [] : [type], RETRIED) as Promise<JobInfo[]>;
+    return this.#remoteChecked(() => checkJobsFilter(filter), 'getJobs', [type, filter], RETRIED) as Promise<JobInfo[]>;
   }
 
   /** In a client, the jobs come over in one answer and are folded here. */
-  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
+  async foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A> {
     const local = this.handle;
-    if (local !== undefined) return local.foldJobs(type, fold, initial);
+    if (local !== undefined) return local.foldJobs(type, fold, initial, filter);
     checkFunction(fold, "foldJobs' fold");
+    checkJobsFilter(filter);
     checkType(type);
     let accumulator = initial;
-    for (const job of (await this.#remote('getJobs', [type], RETRIED)) as JobInfo[]) accumulator = fold(accumulator, job);
+    const args = filter === undefined ? [type] : [type, filter];
+    for (const job of (await this.#remote('getJobs', args, RETRIED)) as JobInfo[]) accumulator = fold(accumulator, job);
     return accumulator;
   }
 
@@ -226,6 +261,30 @@ export class SharedJobs implements Jobs {
     return this.#remoteChecked(() => checkJobWrite(job, data), 'finish', [job, data], !RETRIED) as Promise<'pending' | 'finished'>;
   }
 
+  complete<T extends string>(job: Job<T>, result?: unknown): Promise<'pending' | 'finished'> {
+    const local = this.handle;
+    if (local !== undefined) return local.complete(job, result);
+    return this.#remoteChecked(() => checkJobWrite(job, result), 'complete', [job, result], !RETRIED) as Promise<'pending' | 'finished'>;
+  }
+
+  fail<T extends string>(job: Job<T>, error: JobErrorInput): Promise<'pending' | 'finished'> {
+    const local = this.handle;
+    if (local !== undefined) return local.fail(job, error);
+    let crossing: JobErrorInput;
+    try {
+      crossing = checkJobFail(job, error);
+    } catch (failure) {
+      return Promise.reject(failure);
+    }
+    return this.#remote('fail', [job, crossing], !RETRIED) as Promise<'pending' | 'finished'>;
+  }
+
+  failAttempt<T extends string>(job: Job<T>, options: FailAttemptOptions): Promise<'pending'> {
+    const local = this.handle;
+    if (local !== undefined) return local.failAttempt(job, options);
+    return this.#remoteChecked(() => checkFailAttempt(job, options), 'failAttempt', [job, options], !RETRIED) as Promise<'pending'>;
+  }
+
   /** `finish`, telling `counter` once it has settled. @internal */
   [FINISH_COUNTED](job: Job, data: unknown, counter: WriteCounter): Promise<'pending' | 'finished'> {
     const local = this.handle;
@@ -238,13 +297,25 @@ export class SharedJobs implements Jobs {
   updateMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<Job<T>>[]> {
     const local = this.handle;
     if (local !== undefined) return local.updateMany(items);
-    return this.#remoteBatch('updateMany', items) as Promise<Settled<Job<T>>[]>;
+    return this.#remoteBatch('updateMany', items, checkedAsItIs(checkWorkerItem)) as Promise<Settled<Job<T>>[]>;
   }
 
   finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
     const local = this.handle;
     if (local !== undefined) return local.finishMany(items);
-    return this.#remoteBatch('finishMany', items) as Promise<Settled<'pending' | 'finished'>[]>;
+    return this.#remoteBatch('finishMany', items, checkedAsItIs(checkWorkerItem)) as Promise<Settled<'pending' | 'finished'>[]>;
+  }
+
+  completeMany<T extends string>(items: readonly CompleteItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.completeMany(items);
+    return this.#remoteBatch('completeMany', items, checkedAsItIs(checkCompleteItem)) as Promise<Settled<'pending' | 'finished'>[]>;
+  }
+
+  failMany<T extends string>(items: readonly FailItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
+    const local = this.handle;
+    if (local !== undefined) return local.failMany(items);
+    return this.#remoteBatch('failMany', items, checkFailItem) as Promise<Settled<'pending' | 'finished'>[]>;
   }
 
   isResubmitted(job: Job): boolean {
@@ -337,7 +408,7 @@ export class SharedJobs implements Jobs {
       if (connection === undefined) return this.#run(method, args, retried); // this process took the store over
       try {
         const value = await connection.call(method, args, signal);
-        return method === 'updateMany' || method === 'finishMany' ? fromWireSettled(value as WireSettled<unknown>[]) : value;
+        return BATCH_METHODS.has(method) ? fromWireSettled(value as WireSettled<unknown>[]) : value;
       } catch (error) {
         if (!retried || !JobsError.is(error, 'owner_lost')) throw error;
       }
@@ -388,21 +459,24 @@ export class SharedJobs implements Jobs {
     return existing.map((entry) => entry.state ?? (added[next++] as JobState));
   }
 
-  /** A batch call in the owner, with the items the owner would refuse refused here, each with its own error. */
-  async #remoteBatch(method: 'updateMany' | 'finishMany', items: readonly WorkerItem[]): Promise<Settled<unknown>[]> {
+  /**
+   * A batch call in the owner, with the items the owner would refuse refused
+   * here, each with its own error; `crossing` checks an item and answers it
+   * as it is to cross.
+   */
+  async #remoteBatch<I>(method: BatchMethod, items: readonly I[], crossing: (item: I) => I): Promise<Settled<unknown>[]> {
     if (!Array.isArray(items)) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
     const refused = new Map<number, Error>();
-    const sent: WorkerItem[] = [];
+    const sent: I[] = [];
     items.forEach((item, index) => {
       try {
-        checkWorkerItem(item);
-        sent.push(item);
+        sent.push(crossing(item));
       } catch (error) {
         if (!(error instanceof JobsError)) throw error;
         refused.set(index, error);
       }
     });
-    if (refused.size === 0) return this.#remote(method, [items], !RETRIED) as Promise<Settled<unknown>[]>;
+    if (refused.size === 0) return this.#remote(method, [sent], !RETRIED) as Promise<Settled<unknown>[]>;
     const answered = (sent.length === 0 ? [] : await this.#remote(method, [sent], !RETRIED)) as Settled<unknown>[];
     let next = 0;
     return items.map((_item, index) => {
@@ -410,6 +484,14 @@ export class SharedJobs implements Jobs {
       return reason !== undefined ? { status: 'rejected', reason } : answered[next++]!;
     });
   }
+}
+
+/** An item check that sends the item as the caller gave it. */
+function checkedAsItIs<I>(check: (item: I) => void): (item: I) => I {
+  return (item) => {
+    check(item);
+    return item;
+  };
 }
 
 function withoutSignal(options: AcceptOptions | undefined): { signal: AbortSignal | undefined; rest: AcceptOptions | undefined } {

@@ -12,7 +12,7 @@ export interface JobActivityEventTypes {
   accepted: [type: string, count: number, waits: number[]];
   /** Finish calls that left their jobs finished, not given up. */
   finished: [type: string, count: number];
-  /** Finish calls that left their jobs finished with a FailedOutcome: given up. */
+  /** Calls that left their jobs finished `failed`: given up. */
   failed: [type: string, count: number];
   /** A run crashed; the scheduler puts its job back in the queue to run again after a backoff. */
   crashed: [type: string, id: string];
@@ -30,17 +30,17 @@ export interface JobTotals {
   finished: number;
   /** Runs that crashed and whose jobs run again. */
   crashed: number;
-  /** Jobs given up: finished with a FailedOutcome. */
+  /** Jobs given up: finished `failed`. */
   failed: number;
   reEnqueued: number;
   removed: number;
 }
 
 /**
- * What a finish call left: the job finished, the job finished with a
- * FailedOutcome (given up), or the job back in the queue because it was
- * flagged for resubmission (a crashed run the scheduler retries, a run it
- * gave back, or a job added again while it ran).
+ * What a finish call left: the job finished, the job finished `failed`
+ * (given up), or the job back in the queue because it was
+ * flagged for resubmission or to run again later (a crashed run the
+ * scheduler retries, a run it gave back, or a job added again while it ran).
  */
 export type FinishOutcome = 'finished' | 'failed' | 'requeued';
 

@@ -3,15 +3,20 @@
 // reporting what each call did to a JobActivity after it succeeded. Every
 // path that changes a job's state in this process goes through the app's
 // handle (main-thread calls, the bridge that actors use, the scheduler), so
-// counting here counts them all. A crashed run also ends in a finish (its
-// job flagged to run again), which looks like any other requeue here: the
-// scheduler reports the crash itself.
+// counting here counts them all: a job failed (given up) by
+// `fail`/`failMany`, finished by the others. A crashed run ends in a
+// `failAttempt` (its job pending again), which counts its run time but no
+// finish: the scheduler reports the crash itself.
 
 import {
   type AcceptOptions,
   type AddOptions,
+  type CompleteItem,
   type Database,
+  type FailAttemptOptions,
+  type FailItem,
   type Job,
+  type JobErrorInput,
   type JobSpec,
   type JobState,
   JobsHandle,
@@ -22,7 +27,6 @@ import {
   type Versionstamp,
   type WorkerItem,
 } from '@jobtree/core';
-import { isFailedOutcome } from '../processors/failed-outcome.js';
 import type { FinishOutcome, JobActivity } from './job-activity.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base constructor must take any arguments
@@ -78,23 +82,78 @@ function observed<B extends JobsClass>(Base: B) {
 
     override async finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
       const state = await super.finish(job, data);
-      this.#counted.recordFinished(job.type, [{ id: job.id, lock: job.lock, outcome: finishOutcome(state, data) }]);
+      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'finished');
       return state;
     }
 
     override async finishMany(items: readonly WorkerItem[]): Promise<Settled<'pending' | 'finished'>[]> {
       const outcomes = await super.finishMany(items);
+      this.#recordEnded(
+        items.map((item) => item.job),
+        outcomes,
+        'finished',
+      );
+      return outcomes;
+    }
+
+    override async complete(job: Job, result?: unknown): Promise<'pending' | 'finished'> {
+      const state = await super.complete(job, result);
+      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'finished');
+      return state;
+    }
+
+    override async completeMany(items: readonly CompleteItem[]): Promise<Settled<'pending' | 'finished'>[]> {
+      const outcomes = await super.completeMany(items);
+      this.#recordEnded(
+        items.map((item) => item.job),
+        outcomes,
+        'finished',
+      );
+      return outcomes;
+    }
+
+    override async fail(job: Job, error: JobErrorInput): Promise<'pending' | 'finished'> {
+      const state = await super.fail(job, error);
+      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'failed');
+      return state;
+    }
+
+    override async failMany(items: readonly FailItem[]): Promise<Settled<'pending' | 'finished'>[]> {
+      const outcomes = await super.failMany(items);
+      this.#recordEnded(
+        items.map((item) => item.job),
+        outcomes,
+        'failed',
+      );
+      return outcomes;
+    }
+
+    override async failAttempt(job: Job, options: FailAttemptOptions): Promise<'pending'> {
+      const state = await super.failAttempt(job, options);
+      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'requeued');
+      return state;
+    }
+
+    /** Reports the calls that ended their jobs (as `ended`) or sent them back to the queue (a job flagged to run again). */
+    #recordEnded(
+      jobs: readonly Job[],
+      outcomes: readonly Settled<'pending' | 'finished'>[],
+      ended: FinishOutcome,
+    ): void {
       const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome }[]>();
-      items.forEach(({ job, data }, index) => {
+      jobs.forEach((job, index) => {
         const outcome = outcomes[index];
         if (outcome?.status !== 'fulfilled') return;
-        const done = { id: job.id, lock: job.lock, outcome: finishOutcome(outcome.value, data) };
+        const done = {
+          id: job.id,
+          lock: job.lock,
+          outcome: outcome.value === 'pending' ? ('requeued' as const) : ended,
+        };
         const list = byType.get(job.type);
         if (list === undefined) byType.set(job.type, [done]);
         else list.push(done);
       });
-      for (const [type, jobs] of byType) this.#counted.recordFinished(type, jobs);
-      return outcomes;
+      for (const [type, list] of byType) this.#counted.recordFinished(type, list);
     }
 
     override async reEnqueueInactive(type: string, since: Versionstamp, options?: ReEnqueueOptions): Promise<string[]> {
@@ -118,10 +177,4 @@ export function observedJobs(database: Database, activity: JobActivity): JobsHan
 /** The app's counting handle on an embedded store shared with other processes. */
 export function observedSharedJobs(sharing: StoreSharing, activity: JobActivity): SharedJobs {
   return new ObservedShared(sharing as never).observeWith(activity) as unknown as SharedJobs;
-}
-
-/** A job flagged for resubmission goes back to the queue: it did not finish, whatever the data. */
-function finishOutcome(state: 'pending' | 'finished', data: unknown): FinishOutcome {
-  if (state === 'pending') return 'requeued';
-  return isFailedOutcome(data) ? 'failed' : 'finished';
 }

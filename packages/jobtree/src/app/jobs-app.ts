@@ -286,6 +286,23 @@ export class JobsApp {
     return this.#call((jobs) => jobs.remove(type, id));
   }
 
+  /**
+   * Ends a pending or running job as finished with outcome `cancelled`, its
+   * data kept (a running job's worker gets `halt` at its next update or
+   * finish). Resolves with whether this call ended it (see `Jobs.cancel`).
+   */
+  cancel(type: string, id: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.cancel(type, id));
+  }
+
+  /**
+   * Runs a failed or cancelled job again with its input and a fresh count of
+   * attempts; `not_retryable` for any other job (see `Jobs.retry`).
+   */
+  retry(type: string, id: string): Promise<void> {
+    return this.#call((jobs) => jobs.retry(type, id));
+  }
+
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;
   resubmit(job: Job, options?: WorkerResubmitOptions): Promise<Job>;
   resubmit(typeOrJob: string | Job, idOrOptions?: string | WorkerResubmitOptions, options?: ResubmitOptions): Promise<JobState | Job> {

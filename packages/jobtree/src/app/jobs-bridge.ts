@@ -6,7 +6,7 @@
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
 import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
-import type { AcceptOptions, Job, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
+import type { AcceptOptions, Job, JobErrorInput, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
 export interface JobSnapshot {
@@ -92,6 +92,14 @@ export class JobsBridge {
     return this.#jobs.remove(type, id);
   }
 
+  cancel(type: string, id: string): Promise<boolean> {
+    return this.#jobs.cancel(type, id);
+  }
+
+  retry(type: string, id: string): Promise<void> {
+    return this.#jobs.retry(type, id);
+  }
+
   getJob(type: string, id: string): Promise<JobInfo | undefined> {
     return this.#jobs.getJob(type, id);
   }
@@ -143,6 +151,16 @@ export class JobsBridge {
 
   finish(job: Job, data?: unknown): Promise<'pending' | 'finished'> {
     return this.#jobs.finish(job, data);
+  }
+
+  /** Finishes the job `succeeded`, its data kept and `result` stored apart (see `Jobs.complete`). */
+  complete(job: Job, result?: unknown): Promise<'pending' | 'finished'> {
+    return this.#jobs.complete(job, result);
+  }
+
+  /** Gives the job up: it finishes `failed`, its data kept and `error` stored apart (see `Jobs.fail`). */
+  fail(job: Job, error: JobErrorInput): Promise<'pending' | 'finished'> {
+    return this.#jobs.fail(job, error);
   }
 
   /** Flags the caller's running job to run again and ends this run: it is pending at once. */

@@ -32,7 +32,6 @@ export type {
   AbortCause,
   Attempts,
   Clock,
-  FailedOutcome,
   Handler,
   HandlerAbort,
   HandlerContext,

@@ -38,7 +38,7 @@ export interface HandlerContext<D = JsonValue> {
   update(data: D): Promise<void>;
 }
 
-/** A handler: runs one job in a worker thread and resolves with its result (the job's new data). */
+/** A handler: runs one job in a worker thread and resolves with its result (stored apart from the job's data). */
 export type Handler<D = JsonValue, R = unknown> = (job: HandlerJob<D>, ctx: HandlerContext<D>) => Promise<R> | R;
 
 /**
@@ -103,8 +103,10 @@ export type Clock = Pick<AppClock, 'now' | 'setTimeout' | 'clearTimeout'>;
 
 export interface ProcessorOptions extends SchedulerOptions {
   /**
-   * Crashes in a row after which a job finishes with a {@link FailedOutcome}.
-   * A number applies to both kinds of job.
+   * Crashes in a row after which a job is given up: it finishes `failed`,
+   * its data (its input) kept, its last error and its history stored apart
+   * (`getJob` reads them as `error`). The count is the store's, so a restart
+   * carries on from it. A number applies to both kinds of job.
    * @default { oneShot: 3, continuous: Infinity }
    */
   attempts?: number | Attempts;
@@ -157,21 +159,6 @@ export interface StartSchedulerOptions<D = JsonValue, R = unknown, T extends str
   handler: HandlerDefinition<D, R> | string | URL;
 }
 
-/**
- * What a job's data becomes when it is given up after its attempts. Retry
- * it by hand with `jobs.resubmit(type, id, { data: outcome.data })`.
- */
-export interface FailedOutcome {
-  outcome: 'failed';
-  /** The last crash's message. */
-  error: string;
-  /** Crashes in a row. */
-  attempts: number;
-  /** The job's data when it last ran. */
-  data: JsonValue;
-  history: HistoryEventJson[];
-}
-
 /** One history event as JSON. */
 export interface HistoryEventJson {
   /** ISO 8601. */
@@ -213,7 +200,7 @@ export interface SchedulerEventTypes {
   'job:finished': [event: { id: string; state: 'pending' | 'finished' }];
   /** A run crashed and the job will run again from `retryAt` (epoch ms). */
   'job:crashed': [event: { id: string; error: string; attempt: number; retryAt: number }];
-  /** Out of attempts: the job finished with a FailedOutcome. */
+  /** Out of attempts: the job finished `failed`, with its error and history (see `JobInfo.error`). */
   'job:failed': [event: { id: string; error: string; attempts: number }];
   /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
   'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel'> | 'thread_lost' }];

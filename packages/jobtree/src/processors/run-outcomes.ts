@@ -1,17 +1,18 @@
 // What happens when a run ends (the replication job supervisor's part of
-// couch_replicator_scheduler): a handler that resolves finishes its job
-// with its result; one that crashes has its job retried after a backoff,
-// through the job's scheduled time, until it is out of attempts and is
-// given up with a FailedOutcome; a run stopped by rotation or shutdown
-// gives its job back to the queue; a lost thread restarts the bystanders
-// of a named culprit at once. The decisions are the ScheduleTable's.
+// couch_replicator_scheduler): a handler that resolves completes its job,
+// its result stored apart from the job's input; one that crashes has its
+// job retried after a backoff, through the job's scheduled time, its failed
+// attempts counted in the store, until it is out of attempts and is given
+// up: the job ends failed with its error and history, its input intact; a
+// run stopped by rotation or shutdown gives its job back to the queue; a
+// lost thread restarts the bystanders of a named culprit at once. The
+// decisions are the ScheduleTable's.
 
 import { type Job, JobsError, type Jobs, type LocalQueue } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
-import { isFailedOutcome } from './failed-outcome.js';
 import type { Held, HeldJobs } from './held-jobs.js';
 import type { HistoryEvent } from './history.js';
-import type { FailedOutcome, SchedulerEventTypes } from './interfaces.js';
+import type { SchedulerEventTypes } from './interfaces.js';
 import { historyJson } from './job-summary.js';
 import type { SerializedError } from './lane-protocol.js';
 import type { SchedulerSettings } from './processor-options.js';
@@ -19,6 +20,12 @@ import type { ScheduleTable } from './schedule-table.js';
 
 /** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
 const MAX_UNEXPLAINED_LOSSES = 3;
+
+/** Why a run crashed: its handler's error, or what took its thread. */
+interface RunError {
+  name: string;
+  message: string;
+}
 
 /** What run outcomes need of their scheduler. */
 export interface RunOutcomesContext {
@@ -43,8 +50,8 @@ export class RunOutcomes {
   readonly #context: RunOutcomesContext;
   /** Store writes in the background (finishes, resubmits): a stop waits for them. */
   readonly #writes = new Set<Promise<void>>();
-  /** Finishes waiting for this turn's finishMany: the calls' items, and the held jobs they finish (same order). */
-  #finishItems: { job: Job; data: unknown }[] = [];
+  /** Completions waiting for this turn's completeMany: the calls' items, and the held jobs they finish (same order). */
+  #finishItems: { job: Job; result: unknown }[] = [];
   #finishHelds: Held[] = [];
   #finishScheduled = false;
 
@@ -62,7 +69,7 @@ export class RunOutcomes {
     const held = this.#context.held.endRun(serial);
     if (held === undefined) return;
     held.losses = 0;
-    this.#afterRun(held, ok, ok ? outcome : describeError(outcome as SerializedError));
+    this.#afterRun(held, ok, ok ? outcome : runError(outcome as SerializedError));
   }
 
   /**
@@ -79,7 +86,7 @@ export class RunOutcomes {
     if (held === undefined) return;
     if (culprit === undefined) held.losses++;
     if (held.abort !== undefined || culprit === serial || held.losses >= MAX_UNEXPLAINED_LOSSES) {
-      this.#afterRun(held, false, reason);
+      this.#afterRun(held, false, { name: 'ThreadLost', message: reason });
       return;
     }
     const blame =
@@ -118,7 +125,7 @@ export class RunOutcomes {
     this.#finishHelds = [];
     const { jobs, events } = this.#context;
     this.#track(
-      jobs.finishMany(items).then((outcomes) => {
+      jobs.completeMany(items).then((outcomes) => {
         const announce = events.listenerCount('job:finished') > 0;
         for (let index = 0; index < outcomes.length; index++) {
           const outcome = outcomes[index] as (typeof outcomes)[number];
@@ -126,9 +133,10 @@ export class RunOutcomes {
           if (outcome.status === 'fulfilled') {
             if (announce) events.emit('job:finished', { id: held.job.id, state: outcome.value });
           } else if (JobsError.is(outcome.reason, 'halt')) events.emit('job:cancelled', { id: held.job.id });
-          else if (JobsError.is(outcome.reason, 'invalid_job_data') && !isFailedOutcome(items[index]?.data)) {
+          else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
-            this.#track(this.#finishFailed(held, `the handler's result is not storable: ${outcome.reason.message}`, 1, []));
+            const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
+            this.#track(this.#giveUp(held, error, []));
           } else this.#context.emitError(outcome.reason);
         }
       }),
@@ -140,7 +148,7 @@ export class RunOutcomes {
     while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
   }
 
-  /** A run ended: `ok` with the handler's result as `outcome`, or crashed with `outcome` the reason. */
+  /** A run ended: `ok` with the handler's result as `outcome`, or crashed with `outcome` its RunError. */
   #afterRun(held: Held, ok: boolean, outcome: unknown): void {
     const context = this.#context;
     // The pump starts due jobs first: once for all the runs one lane message
@@ -166,19 +174,21 @@ export class RunOutcomes {
         // The local queue keeps spare jobs while runs end quickly.
         context.queue.ended();
         if (ok) this.#finish(held, outcome);
-        else this.#crash(held, outcome as string);
+        else this.#crash(held, outcome as RunError);
     }
     context.runOver();
   }
 
-  #finish(held: Held, data: unknown): void {
+  #finish(held: Held, result: unknown): void {
     this.#context.held.delete(held.job.id);
     this.#context.table.remove(held.job.id);
     // Finishes of the runs that end in one event-loop turn (every lane's
-    // messages of that turn) go to the store in one finishMany: fewer, larger
-    // calls cost the main thread less than one per message, and the lanes
-    // already have their next jobs (the pump runs first, see #afterRun).
-    this.#finishItems.push({ job: held.job, data });
+    // messages of that turn) go to the store in one completeMany: fewer,
+    // larger calls cost the main thread less than one per message, and the
+    // lanes already have their next jobs (the pump runs first, see #afterRun).
+    // A handler that resolves with nothing (undefined or null) leaves no
+    // result: no row of its own in the store for each such job.
+    this.#finishItems.push({ job: held.job, result: result === null ? undefined : result });
     this.#finishHelds.push(held);
     if (!this.#finishScheduled) {
       this.#finishScheduled = true;
@@ -186,27 +196,37 @@ export class RunOutcomes {
     }
   }
 
-  #crash(held: Held, reason: string): void {
+  #crash(held: Held, error: RunError): void {
     const { table, settings, events } = this.#context;
     const { job } = held;
     const now = settings.clock.now();
+    const reason = describeError(error);
     this.#context.held.delete(job.id);
     const attempts = job.continuous ? settings.attempts.continuous : settings.attempts.oneShot;
     const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts);
     if (outcome === 'failed') {
       events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
-      this.#track(this.#finishFailed(held, reason, entry.failures, entry.history));
+      this.#track(this.#giveUp(held, error, entry.history));
       return;
     }
     table.release(job.id);
     events.emit('job:crashed', { id: job.id, error: reason, attempt: entry.failures, retryAt: now + backoffMs });
-    this.#track(this.#resubmit(job, (now + backoffMs) / 1000));
+    // The count goes to the store with the job: a restart, or another process, carries on from it.
+    this.#track(this.#failAttempt(job, (now + backoffMs) / 1000, entry.failures));
   }
 
-  async #finishFailed(held: Held, reason: string, attempts: number, history: readonly HistoryEvent[]): Promise<void> {
-    const failed: FailedOutcome = { outcome: 'failed', error: reason, attempts, data: held.job.data, history: historyJson(history) };
+  /** The job ends failed, its input kept: its error, and its history as the scheduler kept it, are stored apart. */
+  async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[]): Promise<void> {
     try {
-      await this.#context.jobs.finish(held.job, failed);
+      await this.#context.jobs.fail(held.job, { name: error.name, message: error.message, history: historyJson(history) });
+    } catch (failure) {
+      if (!JobsError.is(failure, 'halt')) throw failure;
+    }
+  }
+
+  async #failAttempt(job: Job, scheduledTime: number, attempts: number): Promise<void> {
+    try {
+      await this.#context.jobs.failAttempt(job, { scheduledTime, attempts });
     } catch (error) {
       if (!JobsError.is(error, 'halt')) throw error;
     }
@@ -227,6 +247,12 @@ export class RunOutcomes {
   }
 }
 
-function describeError(error: SerializedError): string {
-  return error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message;
+/** A handler's error as the store keeps it. */
+function runError(error: SerializedError): RunError {
+  return { name: error.name || 'Error', message: error.message };
+}
+
+/** A crash as the scheduler's events and history tell it. */
+function describeError(error: RunError): string {
+  return error.name && error.name !== 'Error' && error.name !== 'ThreadLost' ? `${error.name}: ${error.message}` : error.message;
 }

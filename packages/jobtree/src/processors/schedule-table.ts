@@ -31,7 +31,11 @@ export interface ScheduleEntry {
   held: boolean;
   /** Newest first, at most `maxHistory` events. */
   history: HistoryEvent[];
-  /** Crashes in a row, like the history's count but not bounded by its length (attempts are counted on it). */
+  /**
+   * Crashes in a row, like the history's count but not bounded by its
+   * length (attempts and backoffs are counted on it). A job new to the table
+   * starts from the failed attempts the store kept for it.
+   */
   failures: number;
 }
 
@@ -101,10 +105,12 @@ export class ScheduleTable {
   }
 
   /**
-   * A job the scheduler now holds: a new entry with an `added` event, or an
-   * entry it knew (given back earlier) held again, its history kept.
+   * A job the scheduler now holds: a new entry with an `added` event and
+   * `attempts` crashes in a row (the failed attempts the store kept for it:
+   * counted before a restart, or by another process), or an entry it knew
+   * (given back earlier) held again, its history and count kept.
    */
-  add(id: string, continuous: boolean, now: number): ScheduleEntry {
+  add(id: string, continuous: boolean, now: number, attempts = 0): ScheduleEntry {
     const known = this.#entries.get(id);
     if (known !== undefined) {
       known.continuous = continuous;
@@ -117,7 +123,7 @@ export class ScheduleTable {
       running: false,
       held: true,
       history: [{ type: 'added', at: now }],
-      failures: 0,
+      failures: attempts,
     };
     this.#entries.set(id, entry);
     this.#index(entry);
@@ -204,8 +210,9 @@ export class ScheduleTable {
 
   /**
    * Records a crash. With attempts left (consecutive crashes below
-   * `attempts`) the job stays, to run again after its backoff; out of
-   * attempts it leaves the table.
+   * `attempts`) the job stays, to run again after its backoff (by its
+   * crashes in a row, those before a restart included); out of attempts it
+   * leaves the table.
    */
   crash(id: string, reason: string, now: number, attempts = Number.POSITIVE_INFINITY): CrashResult {
     const entry = this.#require(id);
@@ -214,7 +221,7 @@ export class ScheduleTable {
     entry.failures = healthy ? 1 : entry.failures + 1;
     this.#flag(entry, false, entry.held);
     entry.history = withEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
-    const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
+    const wait = backoffMs(entry.failures);
     if (entry.failures >= attempts) {
       this.remove(id);
       return { entry, outcome: 'failed', backoffMs: wait };

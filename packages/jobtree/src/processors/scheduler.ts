@@ -196,7 +196,7 @@ export class Scheduler {
     for (const { job, takenAt } of this.#queue.heldJobs()) {
       if (this.#table.get(job.id) !== undefined) continue;
       const history = [{ type: 'added' as const, at: now - (elapsedNow - takenAt) }];
-      queued.push({ id: job.id, continuous: job.continuous === true, running: false, held: true, history, failures: 0 });
+      queued.push({ id: job.id, continuous: job.continuous === true, running: false, held: true, history, failures: job.attempts });
     }
     return queued;
   }
@@ -323,7 +323,7 @@ export class Scheduler {
     const now = this.#settings.clock.now();
     for (let index = 0; index < count; index++) {
       const job = jobs[index] as Job;
-      if (this.#held.hold(job) !== undefined) this.#table.add(job.id, job.continuous === true, now);
+      if (this.#held.hold(job) !== undefined) this.#table.add(job.id, job.continuous === true, now, job.attempts);
     }
   }
 

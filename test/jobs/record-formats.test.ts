@@ -1,0 +1,88 @@
+// The stored form of a job record is versioned by the high nibble of its
+// first byte. Records of format 0 (written before outcomes: a 46-byte header
+// with no attempts) read as no failed attempts and, finished, as succeeded;
+// the in-place rewrites of accept and finish keep their format, and a change
+// that needs the attempts field writes the current format. A format this
+// code does not know is corrupt_record, never read as something else.
+
+import test from 'ava';
+import { JobsError } from '@jobtree/core';
+import {
+  decodeJobRecord,
+  encodeJobRecord,
+  finishRecordInPlace,
+  makeRunningUnderNewLock,
+  RECORD_HEADER_BYTES,
+  recordAttempts,
+  recordDataOffset,
+  recordOutcome,
+  recordRunningUnder,
+  recordState,
+  withAttempts,
+} from '../../packages/core/src/jobs/job-record.js';
+import type { JobRecordInput } from '../../packages/core/src/jobs/job-record.js';
+
+const LEGACY_HEADER_BYTES = 46;
+
+/** `record` as a store written before outcomes holds it: format 0, no attempts field. */
+function formatZero(record: JobRecordInput): Buffer {
+  const current = encodeJobRecord(record);
+  const legacy = Buffer.concat([current.subarray(0, LEGACY_HEADER_BYTES), current.subarray(RECORD_HEADER_BYTES)]);
+  legacy[0] = (legacy[0] as number) & 0x0f;
+  return legacy;
+}
+
+const pending: JobRecordInput = {
+  state: 'pending',
+  seq: undefined,
+  lock: undefined,
+  resubmit: false,
+  continuous: true,
+  priority: 4,
+  scheduledTime: 1_700_000_000.25,
+  data: Buffer.from('{"n":1}'),
+};
+
+test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
+  const legacy = formatZero(pending);
+  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false });
+  t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
+  t.is(recordAttempts(legacy), 0);
+  const finished = formatZero({ ...pending, state: 'finished' });
+  t.is(recordState(finished), 'finished');
+  t.is(recordOutcome(finished), 'succeeded');
+  t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, data: pending.data });
+});
+
+test('accept and finish rewrite a record of format 0 in place and keep its format', (t) => {
+  const record = formatZero(pending);
+  const lock = makeRunningUnderNewLock(record, 3);
+  t.is(record.length, LEGACY_HEADER_BYTES + pending.data.length);
+  t.true(recordRunningUnder(record, lock));
+  t.like(decodeJobRecord(record), { state: 'running', lock, continuous: true, priority: 4, attempts: 0, data: pending.data });
+  finishRecordInPlace(record, 'failed', true);
+  t.is(recordDataOffset(record), LEGACY_HEADER_BYTES);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', outcomeRow: true, continuous: true, data: pending.data });
+});
+
+test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {
+  const legacy = formatZero({ ...pending, state: 'running', seq: Buffer.alloc(12, 1), lock: 'ab'.repeat(16) });
+  const counted = withAttempts(legacy, 2);
+  t.not(counted, legacy);
+  t.is(recordDataOffset(counted), RECORD_HEADER_BYTES);
+  t.like(decodeJobRecord(counted), { state: 'running', attempts: 2, lock: 'ab'.repeat(16), data: pending.data });
+  t.is(withAttempts(counted, 5), counted);
+  t.is(recordAttempts(counted), 5);
+});
+
+test('a record of a format newer than this code is corrupt_record, and never held under a lock', (t) => {
+  const running = encodeJobRecord({ ...pending, state: 'running', seq: Buffer.alloc(12), lock: 'cd'.repeat(16) });
+  const newer = Buffer.from(running);
+  newer[0] = 0x20 | ((newer[0] as number) & 0x0f);
+  const error = t.throws(() => decodeJobRecord(newer), { instanceOf: JobsError });
+  t.is(error?.code, 'corrupt_record');
+  t.regex(error?.message ?? '', /newer version/);
+  t.is((t.throws(() => recordState(newer), { instanceOf: JobsError }) as JobsError).code, 'corrupt_record');
+  t.true(recordRunningUnder(running, 'cd'.repeat(16)));
+  t.false(recordRunningUnder(newer, 'cd'.repeat(16)));
+});

@@ -1,0 +1,114 @@
+// What a run leaves in the store: a handler's result apart from the job's
+// input, a given-up job failed with its error and history and its input
+// intact, a job added again while it ran run again with its input, and
+// attempts counted in the store, so that a new scheduler carries on from
+// them.
+
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import type { HandlerJob } from '../../packages/jobtree/src/processors/index.js';
+import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
+
+test("a handler's result is stored apart from the job's input, which stays its data", async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('thumb', 'noop');
+  const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'a');
+  await h.jobs.add('thumb', 'a', { n: 7 });
+  t.is((await finished).state, 'finished');
+  t.like(await h.jobs.getJob('thumb', 'a'), { state: 'finished', outcome: 'succeeded', data: { n: 7 }, result: { done: true, n: 7 } });
+});
+
+test('a handler that resolves with nothing, undefined or null, leaves no result', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('quiet', 'returns-nothing');
+  const finished = Promise.all(['u', 'n'].map((id) => nextEvent(scheduler, 'job:finished', (event) => event.id === id)));
+  await h.jobs.add('quiet', 'u', {});
+  await h.jobs.add('quiet', 'n', { null: true });
+  await finished;
+  for (const id of ['u', 'n']) {
+    const job = await h.jobs.getJob('quiet', id);
+    t.like(job, { state: 'finished', outcome: 'succeeded' });
+    t.false(job !== undefined && 'result' in job, id);
+  }
+});
+
+test('a job given up after its attempts ends failed, its input intact and its error and history readable', async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const scheduler = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
+  const crashed = nextEvent(scheduler, 'job:crashed');
+  await h.jobs.add('fragile', 'x', { keep: 'me' });
+  await crashed;
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'pending');
+  t.like(await h.jobs.getJob('fragile', 'x'), { attempts: 1, data: { keep: 'me' } });
+  const failed = nextEvent(scheduler, 'job:failed');
+  clock.skip(31_000);
+  t.like(await failed, { id: 'x', error: 'boom', attempts: 2 });
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'finished');
+  const job = await h.jobs.getJob('fragile', 'x');
+  t.like(job, { outcome: 'failed', attempts: 2, data: { keep: 'me' }, error: { message: 'boom', name: 'Error' } });
+  t.deepEqual(
+    (job?.error?.history as { type: string }[] | undefined)?.map((event) => event.type),
+    ['crashed', 'started', 'crashed', 'started', 'added'],
+  );
+  t.deepEqual(await h.jobs.getJobs('fragile', { outcome: 'failed' }).then((jobs) => jobs.map((each) => each.id)), ['x']);
+  // Retried by hand, it is pending again with its input (the scheduler stopped first, so that none takes it meanwhile).
+  await scheduler.stop({ graceMs: 100 });
+  await h.jobs.retry('fragile', 'x');
+  t.like(await h.jobs.getJob('fragile', 'x'), { state: 'pending', attempts: 0, data: { keep: 'me' } });
+});
+
+test('a job added again while it runs runs again with its input, not with its last result', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('again', 'held-until-released');
+  const finishes: string[] = [];
+  scheduler.events.on('job:finished', (event) => finishes.push(event.state));
+  await h.jobs.add('again', 'a', { dir: h.dir });
+  await eventually(() => existsSync(join(h.dir, 'a.started')));
+  t.is(await h.jobs.add('again', 'a'), 'running');
+  writeFileSync(join(h.dir, 'release'), '');
+  await eventually(() => finishes.length === 2);
+  t.deepEqual(finishes, ['pending', 'finished']);
+  t.like(await h.jobs.getJob('again', 'a'), { outcome: 'succeeded', data: { dir: h.dir }, result: { ranWith: { dir: h.dir } } });
+});
+
+test("a run's attempt number comes from the store, and a job that used up its attempts elsewhere fails at its next crash", async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('echo', 3);
+  await h.jobs.setTypeTimeout('fragile', 3);
+  // Earlier failed attempts, counted by whatever ran them before.
+  for (const [type, id] of [['echo', 'e'], ['fragile', 'f']] as const) {
+    await h.jobs.add(type, id, { input: id });
+    const job = await h.jobs.accept(type);
+    if (job === undefined) throw new Error('no job');
+    await h.jobs.failAttempt(job, { scheduledTime: 1, attempts: 2 });
+  }
+  const echo = await h.start('echo', 'echo-job');
+  const echoed = nextEvent(echo, 'job:finished', (event) => event.id === 'e');
+  const fragile = await h.start('fragile', 'crash', { attempts: 3 });
+  const failed = nextEvent(fragile, 'job:failed');
+  await echoed;
+  const result = (await h.jobs.getJob('echo', 'e'))?.result as { seen: HandlerJob } | undefined;
+  t.is(result?.seen.attempt, 3);
+  t.like(await failed, { id: 'f', attempts: 3 });
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'f')) === 'finished');
+  t.like(await h.jobs.getJob('fragile', 'f'), { outcome: 'failed', attempts: 3, data: { input: 'f' } });
+});
+
+test('a new scheduler carries on from the attempts a stopped one counted in the store', async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const first = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
+  const crashed = nextEvent(first, 'job:crashed');
+  await h.jobs.add('fragile', 'x', { keep: 'me' });
+  await crashed;
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'pending');
+  await first.stop();
+  const second = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
+  const failed = nextEvent(second, 'job:failed');
+  clock.skip(31_000);
+  t.like(await failed, { id: 'x', attempts: 2 });
+  await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'finished');
+  t.like(await h.jobs.getJob('fragile', 'x'), { outcome: 'failed', attempts: 2, data: { keep: 'me' } });
+});
