@@ -21,6 +21,7 @@ import {
   DEFAULT_DATA_PATH,
   type Job,
   type JobInfo,
+  type JobsFilter,
   type JobState,
   type Jobs,
   JobsError,
@@ -322,12 +323,13 @@ export class JobsApp {
     return this.#call((jobs) => jobs.getJob(type, id));
   }
 
-  getJobs(type?: string): Promise<JobInfo[]> {
-    return this.#call((jobs) => jobs.getJobs(type));
+  /** The jobs of a type (of every type without one); `filter.outcome`: only the finished jobs that ended so (see `Jobs.getJobs`). */
+  getJobs(type?: string, filter?: JobsFilter): Promise<JobInfo[]> {
+    return this.#call((jobs) => jobs.getJobs(type, filter));
   }
 
-  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
-    return this.#call((jobs) => jobs.foldJobs(type, fold, initial));
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A> {
+    return this.#call((jobs) => jobs.foldJobs(type, fold, initial, filter));
   }
 
   pendingCount(type: string, options?: PendingCountOptions): Promise<number> {
