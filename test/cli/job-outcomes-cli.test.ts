@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { type Jobs, openJobs } from '@jobtree/core';
 import { startJobs } from 'jobtree';
 import { json, jobtreeHere } from './fixtures/run-cli.js';
@@ -33,7 +33,7 @@ async function endThreeWays(jobs: Pick<Jobs, 'add' | 'accept' | 'fail' | 'comple
 }
 
 /** The same checks against either target: `where` is the command line's --path or --url part. */
-async function checkOutcomeCommands(t: Parameters<Parameters<typeof test>[1]>[0], where: string[], read: Pick<Jobs, 'getJob'>): Promise<void> {
+async function checkOutcomeCommands(t: ExecutionContext, where: string[], read: Pick<Jobs, 'getJob'>): Promise<void> {
   const ok = async (...args: string[]) => {
     const run = await jobtreeHere(...args, ...where);
     t.is(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
