@@ -128,3 +128,26 @@ test('a restart between attempts keeps the attempt count and the backoff: the jo
   t.like(await next, { id: 'x', attempt: 2 });
   t.deepEqual(starts, [2]);
 });
+
+test("a job's own retry policy, stored with it, overrides its type's: attempts, backoff and maxRunMs", async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const fragile = await h.start('fragile', 'crash', { clock, acceptWaitMs: 100, attempts: 5, backoff: { type: 'fixed', delayMs: 600_000 } });
+  const crashes: { id: string; retryAt: number }[] = [];
+  fragile.events.on('job:crashed', (event) => crashes.push(event));
+  const failed = nextEvent(fragile, 'job:failed', (event) => event.id === 'once');
+  const crashed = nextEvent(fragile, 'job:crashed', (event) => event.id === 'soon');
+  const before = clock.now();
+  await h.jobs.add('fragile', 'once', {}, { retry: { attempts: 1 } });
+  await h.jobs.add('fragile', 'soon', {}, { retry: { backoff: { type: 'fixed', delayMs: 2_000 } } });
+  t.like(await failed, { id: 'once', attempts: 1 });
+  const { retryAt } = await crashed;
+  t.true(retryAt >= before + 2_000 && retryAt < clock.now() + 2_000 + 1, `${retryAt - before}`);
+  t.false(crashes.some((event) => event.id === 'once'));
+
+  const slow = await h.start('slow', 'abort-marker', { maxRunMs: 600_000 });
+  const timedOut = nextEvent(slow, 'job:crashed', (event) => event.id === 'brief');
+  await h.jobs.add('slow', 'brief', { dir: h.dir }, { retry: { maxRunMs: 100 } });
+  t.regex((await timedOut).error, /maxRunMs \(100 ms\)/);
+  t.is(readFileSync(join(h.dir, 'brief'), 'utf8'), 'timeout');
+});

@@ -116,6 +116,8 @@ export interface JobInfo<T extends string = string> {
   result?: JsonValue;
   /** Failed jobs only: the error `fail` gave. */
   error?: JobError;
+  /** `getJob` only: the job's own retry policy (see {@link AddOptions.retry}), when it has one. */
+  retry?: JobRetryPolicy;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */
@@ -194,6 +196,15 @@ export interface AddOptions {
    * @default false
    */
   continuous?: boolean;
+  /**
+   * The job's own retry policy, stored with it (a row apart from its data)
+   * so that whichever process runs it, after any restart, applies it: each
+   * field given overrides its processor's option of that name. `backoff` is
+   * a schedule (a function cannot be stored). When omitted, an existing job
+   * keeps its policy.
+   * @example { retry: { attempts: 10, backoff: { type: 'fixed', delayMs: 5_000 }, maxRunMs: 60_000 } }
+   */
+  retry?: JobRetryPolicy;
 }
 
 /** One job of `addMany`: its id, and `add`'s data and options. */
