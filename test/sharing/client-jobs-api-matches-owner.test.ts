@@ -36,6 +36,11 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
   const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
   t.deepEqual(ids('getJobs that failed'), ['o2', 'o4']);
+  const retry = { attempts: 4, backoff: { type: 'exponential', delayMs: 500, maxDelayMs: 8_000, jitter: 0.2 }, maxRunMs: 1_000 };
+  t.like(asOwner['getJob with a retry policy'], { value: { id: 'r1', data: { n: 1 }, retry } });
+  t.like(asOwner['accept: the retry policy on the handle'], { value: { id: 'r1', retry } });
+  t.like(asOwner['add with a backoff function as retry policy'], { error: { code: 'invalid_option' } });
+  t.like(asOwner['add with a bad retry policy'], { error: { code: 'invalid_option' } });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

@@ -26,6 +26,7 @@ export {
   DEFAULT_ONE_SHOT_ATTEMPTS,
   DEFAULT_SCHEDULER_OPTIONS,
   HandlerAbortError,
+  NonRetryableError,
   Scheduler,
   SchedulerError,
   backoffMs,
@@ -35,6 +36,10 @@ export {
 export type {
   AbortCause,
   Attempts,
+  Backoff,
+  BackoffFunction,
+  RetryPredicate,
+  RunFailure,
   Handler,
   HandlerContext,
   HandlerDefinition,

@@ -10,6 +10,7 @@
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
+//   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -48,6 +49,8 @@ export class TypeKeys {
   readonly typeTimeout: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
+  /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
+  readonly retryPolicies: Subspace;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
@@ -68,6 +71,7 @@ export class TypeKeys {
       failed: root.outcomes.subspace('failed', type),
       cancelled: root.outcomes.subspace('cancelled', type),
     };
+    this.retryPolicies = root.retryPolicies.subspace(type);
     const element = versionstampElement(0);
     this.activityTemplate = {
       key: this.activity.append(element.bytes),
@@ -77,6 +81,11 @@ export class TypeKeys {
 
   job(id: string): Buffer {
     return appendTupleString(this.data.prefix, id);
+  }
+
+  /** The retry policy row of the job `id`. */
+  retryPolicyKey(id: string): Buffer {
+    return appendTupleString(this.retryPolicies.prefix, id);
   }
 
   /** The outcome row of the job `id`, which ended as `outcome`. */
@@ -308,6 +317,8 @@ export class JobKeys {
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
+  /** (retry_policies, type, id): see the top of this file. */
+  readonly retryPolicies: Subspace;
   readonly #types = new Map<string, TypeKeys>();
 
   constructor(root: Subspace = Subspace.of('jobs')) {
@@ -318,6 +329,7 @@ export class JobKeys {
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
+    this.retryPolicies = root.subspace('retry_policies');
   }
 
   /** The cached keys of `type`, if any (a cached type has passed the input checks). */

@@ -42,6 +42,7 @@ import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
+import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -80,7 +81,10 @@ export function addJobRead(
       changes.scheduledTime ?? Math.floor(now),
       changes.data,
       changes.continuous ?? false,
+      0,
+      changes.retry !== undefined,
     );
+    if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
     writePending(tx, keys, id, record, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -94,6 +98,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
   if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
   clearOutcomeRow(tx, keys, id, record);
+  clearRetryPolicy(tx, keys, id, record.retryPolicy);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
   return true;
@@ -172,6 +177,7 @@ export function updateJobRead(
     resubmit: recordResubmit(value),
     continuous: recordContinuous(value),
     attempts: recordAttempts(value),
+    ...(job.retry === undefined ? {} : { retry: job.retry }),
   };
 }
 
@@ -202,7 +208,7 @@ export function finishJobRead(
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -243,7 +249,10 @@ export async function readJobInfo(tx: ReadTransaction, keys: TypeKeys, id: strin
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return undefined;
   const outcome = record.outcomeRow && record.outcome !== undefined ? await tx.get(keys.outcomeKey(record.outcome, id)) : undefined;
-  return jobInfo(keys.type, id, record, outcome);
+  const info = jobInfo(keys.type, id, record, outcome);
+  const policy = record.retryPolicy ? await tx.get(keys.retryPolicyKey(id)) : undefined;
+  if (policy !== undefined) info.retry = decodeRetryPolicy(policy);
+  return info;
 }
 
 /** A job's info from its record and, when it has one, its outcome row's value. */

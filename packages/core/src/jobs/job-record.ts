@@ -39,9 +39,11 @@ const LOCK_BYTES = 16;
 /**
  * One byte of flags: bit 0 resubmit, bit 1 continuous, bits 2-3 a finished
  * job's outcome (0 succeeded, 1 failed, 2 cancelled), bit 4 the job has a
- * row in the outcomes subspace (a result, an error, a cancellation). Records
- * written before the continuous flag existed hold 0 or 1 here, so they read
- * back as one-shot jobs; records written before outcomes, as succeeded.
+ * row in the outcomes subspace (a result, an error, a cancellation), bit 5
+ * the job has its own retry policy (a row in the retry policies subspace).
+ * Records written before the continuous flag existed hold 0 or 1 here, so
+ * they read back as one-shot jobs; records written before outcomes, as
+ * succeeded; before retry policies, as jobs without one.
  */
 const FLAGS_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
 const RESUBMIT_FLAG = 1;
@@ -49,6 +51,9 @@ const CONTINUOUS_FLAG = 2;
 const OUTCOME_SHIFT = 2;
 const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
+const RETRY_POLICY_FLAG = 32;
+/** The flags that stay with a job through its runs (accept and finish keep them). */
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -87,13 +92,15 @@ export interface JobRecord {
   outcome: JobOutcome | undefined;
   /** Finished jobs only: the job has a row in the outcomes subspace (its result, error or cancellation). */
   outcomeRow: boolean;
+  /** The job has its own retry policy, a row in the retry policies subspace. */
+  retryPolicy: boolean;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -142,7 +149,7 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     if (record.lock === undefined) throw new JobsError('corrupt_record', 'a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
-  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
+  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0) | (record.retryPolicy ? RETRY_POLICY_FLAG : 0);
   if (record.state === 'finished') flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
   value[FLAGS_OFFSET] = flags;
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
@@ -196,6 +203,11 @@ export function recordScheduledTime(value: Buffer): number {
 
 export function recordContinuous(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & CONTINUOUS_FLAG) !== 0;
+}
+
+/** Whether an encoded record's job has its own retry policy (a row in the retry policies subspace). */
+export function recordRetryPolicy(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & RETRY_POLICY_FLAG) !== 0;
 }
 
 export function recordResubmit(value: Buffer): boolean {
@@ -271,7 +283,7 @@ function markRunning(value: Buffer, userVersion: number): void {
   // The 10 commit bytes, zeroed by a loop (`fill` is a call into C++).
   for (let i = SEQ_OFFSET; i < SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2; i++) value[i] = 0;
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
-  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
+  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & KEPT_FLAGS;
 }
 
 /**
@@ -331,7 +343,7 @@ export function withAttempts(value: Buffer, attempts: number): Buffer {
 function markFinished(value: Buffer, outcome: JobOutcome, outcomeRow: boolean): Buffer {
   value[0] = ((value[0] as number) & ~STATE_MASK) | STATE_BYTES.finished;
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
-  value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG) | outcomeFlags(outcome, outcomeRow);
+  value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & KEPT_FLAGS) | outcomeFlags(outcome, outcomeRow);
   return value;
 }
 
@@ -357,6 +369,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     attempts: header === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
+    retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     data: value.subarray(header),
   };
 }

@@ -27,6 +27,7 @@ import type {
 import { jobSummary } from './job-summary.js';
 import type { LaneRun } from './lane-protocol.js';
 import { START_SCHEDULER_OPTIONS, type SchedulerSettings, checkStopOptions, resolveProcessorOptions, schedulerSettings } from './processor-options.js';
+import { maxRunMsOf } from './retry-policy.js';
 import { RunOutcomes } from './run-outcomes.js';
 import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedule-table.js';
 
@@ -183,7 +184,7 @@ export class Scheduler {
       if (old.running || old.failures === 0) continue;
       const known = this.#table.get(old.id);
       if (known?.running) continue;
-      this.#table.insert({ id: old.id, continuous: old.continuous, running: false, held: known?.held ?? false, history: [...old.history], failures: old.failures });
+      this.#table.insert({ id: old.id, continuous: old.continuous, running: false, held: known?.held ?? false, history: [...old.history], failures: old.failures, retryAt: old.retryAt });
     }
   }
 
@@ -336,6 +337,8 @@ export class Scheduler {
       const entry = this.#table.get(id);
       if (held === undefined || entry === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
+      const maxRunMs = maxRunMsOf(held.job, this.#settings);
+      if (maxRunMs !== undefined) this.#limitRun(held, maxRunMs);
       // The held record is the run: the pool packs what a lane needs from it.
       batch.push(held as Held & LaneRun);
       if (announce) this.events.emit('job:started', { id, attempt: held.attempt });
@@ -399,6 +402,15 @@ export class Scheduler {
     held.abort = cause;
     this.#pool.abort([held.serial as number], cause);
     this.#armGrace(held);
+  }
+
+  /** Aborts `held`'s run (cause `timeout`) once it has lasted `ms`; the run then counts as a crash. */
+  #limitRun(held: Held, ms: number): void {
+    const serial = held.serial;
+    held.runTimer = this.#settings.clock.setTimeout(() => {
+      held.runTimer = undefined;
+      if (held.serial === serial && held.abort === undefined) this.#abortRun(held, 'timeout');
+    }, ms);
   }
 
   #armGrace(held: Held): void {
