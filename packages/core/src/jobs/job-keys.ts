@@ -5,6 +5,7 @@
 //   (pending, type, -prio, stime, id)   -> ''   priority negated: the best job is the first key
 //   (watches_pending, type)             -> counter bumped on every enqueue
 //   (watches_activity, type)            -> versionstamp re-stamped on every state change
+//   (watches_cancellations, type)       -> counter bumped for each running job removed or cancelled
 //   (activity_timeout, type)            -> seconds (float64)
 //   (activity, type, versionstamp)      -> id   one row per running job
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
@@ -46,6 +47,7 @@ export class TypeKeys {
   readonly activity: Subspace;
   readonly watchesPending: Buffer;
   readonly watchesActivity: Buffer;
+  readonly watchesCancellations: Buffer;
   readonly typeTimeout: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
@@ -65,6 +67,7 @@ export class TypeKeys {
     this.activity = root.activity.subspace(type);
     this.watchesPending = root.watchesPending.pack(type);
     this.watchesActivity = root.watchesActivity.pack(type);
+    this.watchesCancellations = root.watchesCancellations.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
@@ -313,6 +316,7 @@ export class JobKeys {
   readonly pending: Subspace;
   readonly watchesPending: Subspace;
   readonly watchesActivity: Subspace;
+  readonly watchesCancellations: Subspace;
   readonly typeTimeouts: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
@@ -326,6 +330,7 @@ export class JobKeys {
     this.pending = root.subspace('pending');
     this.watchesPending = root.subspace('watches_pending');
     this.watchesActivity = root.subspace('watches_activity');
+    this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');

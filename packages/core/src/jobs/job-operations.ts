@@ -30,6 +30,7 @@ import {
 import type { JobRecord, JobState } from './job-record.js';
 import {
   clearOutcomeRow,
+  countCancellation,
   pendingRecord,
   readRecord,
   resubmitRecord,
@@ -96,7 +97,10 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
-  if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
+  if (record.state === 'running') {
+    if (record.seq) tx.clear(keys.activityKey(record.seq));
+    countCancellation(tx, keys);
+  }
   clearOutcomeRow(tx, keys, id, record);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
   tx.clear(keys.job(id));

@@ -19,7 +19,7 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
 import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordResubmit, withAttempts } from './job-record.js';
-import { clearOutcomeRow, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
+import { clearOutcomeRow, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
@@ -97,7 +97,10 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(keys.type)}`);
   if (record.state === 'finished') return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
-  if (record.state === 'running' && record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
+  if (record.state === 'running') {
+    if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
+    countCancellation(tx, keys);
+  }
   tx.set(
     keys.job(id),
     encodeJobRecord({ ...record, state: 'finished', seq: undefined, lock: undefined, resubmit: false, outcome: 'cancelled', outcomeRow: true }),

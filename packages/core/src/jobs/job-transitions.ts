@@ -139,6 +139,16 @@ export function touchActivity(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
   tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
 }
 
+/**
+ * Counts a running job ended by someone other than its worker (removed or
+ * cancelled): schedulers watch the count to abort that job's handler at
+ * once rather than at their next heartbeat. Each end counts (adds in one
+ * transaction fold into one operand).
+ */
+export function countCancellation(tx: Transaction, keys: TypeKeys): void {
+  tx.atomicAdd(keys.watchesCancellations, 1);
+}
+
 /** `add`/`resubmit` of an existing job, by state. */
 export function resubmitRecord(
   tx: Transaction,

@@ -4,7 +4,8 @@
 // threads (see handler-pool.ts) and, every interval, reschedules: stops
 // excess runs, starts pending jobs, rotates continuous jobs out for waiting
 // ones. What happens when a run ends is run-outcomes.ts'; heartbeats,
-// progress and cancellation are heartbeats.ts'. On stop it gives back what
+// progress and cancellation are heartbeats.ts', hearing at once of a job
+// removed or cancelled cancellation-watch.ts'. On stop it gives back what
 // it holds. The decisions are the ScheduleTable's; this file carries them out.
 
 import { type Job, type Jobs, type JsonValue, LocalQueue } from '@jobtree/core';
@@ -12,6 +13,7 @@ import { EventEmitter } from 'eventemitter3';
 import { systemClock } from '../clock.js';
 import { checkHandlerModule, handlerUrl } from './define-handler.js';
 import { SchedulerError } from './errors.js';
+import { CancellationWatch } from './cancellation-watch.js';
 import { HandlerPool } from './handler-pool.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
@@ -75,6 +77,7 @@ export class Scheduler {
   readonly #pool: HandlerPool;
   readonly #outcomes: RunOutcomes;
   readonly #heartbeats: Heartbeats;
+  readonly #cancellations: CancellationWatch;
   readonly #idle = new Set<() => void>();
   #active = true;
   #stopped: Promise<void> | undefined;
@@ -133,6 +136,13 @@ export class Scheduler {
     });
     this.#scheduleTick();
     this.#heartbeats = new Heartbeats(parts);
+    this.#cancellations = new CancellationWatch({
+      jobs,
+      type,
+      held: this.#held,
+      cancel: (held) => this.#heartbeats.cancel(held),
+      emitError: (error) => this.#emitError(error),
+    });
     this.#requestPump();
   }
 
@@ -250,6 +260,7 @@ export class Scheduler {
     await queueStopped;
     await this.#outcomes.settle();
     this.#heartbeats.stop();
+    await this.#cancellations.stop();
   }
 
   /** Resolves when no handler runs, or after `ms`. */
