@@ -17,6 +17,7 @@ import {
   recordDataOffset,
   recordOutcome,
   recordRetryPolicy,
+  recordTraceContext,
   recordRunningUnder,
   recordState,
   withAttempts,
@@ -46,7 +47,7 @@ const pending: JobRecordInput = {
 
 test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
   const legacy = formatZero(pending);
-  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, retryPolicy: false });
+  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, retryPolicy: false, traceContext: false });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);
   const finished = formatZero({ ...pending, state: 'finished' });
@@ -74,6 +75,18 @@ test("a job's retry policy flag stays through accept and finish in place, and re
   finishRecordInPlace(record, 'failed', true);
   t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', retryPolicy: true, continuous: true });
   t.false(recordRetryPolicy(formatZero(pending)));
+});
+
+test("a job's trace context flag stays through accept and finish in place, next to its retry policy flag, and reads as none in older records", (t) => {
+  const record = encodeJobRecord({ ...pending, traceContext: true });
+  t.true(recordTraceContext(record));
+  t.false(recordRetryPolicy(record));
+  makeRunningUnderNewLock(record, 1);
+  t.like(decodeJobRecord(record), { state: 'running', traceContext: true, retryPolicy: false, continuous: true });
+  finishRecordInPlace(record, 'succeeded', false);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'succeeded', traceContext: true, continuous: true });
+  t.false(recordTraceContext(formatZero(pending)));
+  t.false(recordTraceContext(encodeJobRecord({ ...pending, retryPolicy: true })));
 });
 
 test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {

@@ -80,6 +80,7 @@ export type {
   AddOptions,
   BackoffSchedule,
   JobRetryPolicy,
+  TraceContext,
   ResubmitOptions,
   WorkerResubmitOptions,
   AcceptOptions,

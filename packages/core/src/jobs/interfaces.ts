@@ -59,7 +59,16 @@ export interface Job<T extends string = string> {
   readonly attempts: number;
   /** The job's own retry policy, as it was added (see {@link AddOptions.retry}); absent when it has none. */
   readonly retry?: JobRetryPolicy;
+  /** The trace context its add carried (see {@link AddOptions.traceContext}); absent when it has none. */
+  readonly traceContext?: TraceContext;
 }
+
+/**
+ * A small map of strings a job carries from its add to its runs, opaque to
+ * the store: the app puts the W3C `traceparent` and `tracestate` of its add
+ * span there (see the app's tracing), so that a run's span joins that trace.
+ */
+export type TraceContext = Readonly<Record<string, string>>;
 
 /**
  * A backoff schedule: how long a job waits after a failed run. `fixed`
@@ -118,6 +127,8 @@ export interface JobInfo<T extends string = string> {
   error?: JobError;
   /** `getJob` only: the job's own retry policy (see {@link AddOptions.retry}), when it has one. */
   retry?: JobRetryPolicy;
+  /** `getJob` only: the trace context its add carried (see {@link AddOptions.traceContext}), when it has one. */
+  traceContext?: TraceContext;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */
@@ -205,6 +216,16 @@ export interface AddOptions {
    * @example { retry: { attempts: 10, backoff: { type: 'fixed', delayMs: 5_000 }, maxRunMs: 60_000 } }
    */
   retry?: JobRetryPolicy;
+  /**
+   * A trace context the job carries to its runs (`Job.traceContext`),
+   * stored in a row apart from its data: up to 16 strings, at most 4 KiB as
+   * JSON. The app's `add` fills it from its OpenTelemetry span when a
+   * tracer records; given by hand it is kept as it is. A new one replaces
+   * the job's; when omitted, a pending or running job keeps its own and a
+   * finished job added again drops it (its next run is another trace's).
+   * @example { traceContext: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } }
+   */
+  traceContext?: TraceContext;
 }
 
 /** One job of `addMany`: its id, and `add`'s data and options. */

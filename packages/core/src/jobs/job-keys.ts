@@ -12,6 +12,7 @@
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
+//   (trace_contexts, type, id)          -> JSON the trace context an add carried; see job-trace-context.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -53,6 +54,8 @@ export class TypeKeys {
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
   /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
   readonly retryPolicies: Subspace;
+  /** (trace_contexts, type): the rows of this type's jobs that carry a trace context. */
+  readonly traceContexts: Subspace;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
@@ -75,6 +78,7 @@ export class TypeKeys {
       cancelled: root.outcomes.subspace('cancelled', type),
     };
     this.retryPolicies = root.retryPolicies.subspace(type);
+    this.traceContexts = root.traceContexts.subspace(type);
     const element = versionstampElement(0);
     this.activityTemplate = {
       key: this.activity.append(element.bytes),
@@ -89,6 +93,11 @@ export class TypeKeys {
   /** The retry policy row of the job `id`. */
   retryPolicyKey(id: string): Buffer {
     return appendTupleString(this.retryPolicies.prefix, id);
+  }
+
+  /** The trace context row of the job `id`. */
+  traceContextKey(id: string): Buffer {
+    return appendTupleString(this.traceContexts.prefix, id);
   }
 
   /** The outcome row of the job `id`, which ended as `outcome`. */
@@ -323,6 +332,8 @@ export class JobKeys {
   readonly outcomes: Subspace;
   /** (retry_policies, type, id): see the top of this file. */
   readonly retryPolicies: Subspace;
+  /** (trace_contexts, type, id): see the top of this file. */
+  readonly traceContexts: Subspace;
   readonly #types = new Map<string, TypeKeys>();
 
   constructor(root: Subspace = Subspace.of('jobs')) {
@@ -335,6 +346,7 @@ export class JobKeys {
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.retryPolicies = root.subspace('retry_policies');
+    this.traceContexts = root.subspace('trace_contexts');
   }
 
   /** The cached keys of `type`, if any (a cached type has passed the input checks). */

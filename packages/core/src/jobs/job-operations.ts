@@ -44,6 +44,7 @@ import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
+import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -84,8 +85,10 @@ export function addJobRead(
       changes.continuous ?? false,
       0,
       changes.retry !== undefined,
+      changes.traceContext !== undefined,
     );
     if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
+    if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
     writePending(tx, keys, id, record, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -103,6 +106,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   }
   clearOutcomeRow(tx, keys, id, record);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
+  clearTraceContext(tx, keys, id, record.traceContext);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
   return true;
@@ -212,7 +216,7 @@ export function finishJobRead(
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -256,6 +260,8 @@ export async function readJobInfo(tx: ReadTransaction, keys: TypeKeys, id: strin
   const info = jobInfo(keys.type, id, record, outcome);
   const policy = record.retryPolicy ? await tx.get(keys.retryPolicyKey(id)) : undefined;
   if (policy !== undefined) info.retry = decodeRetryPolicy(policy);
+  const traceContext = record.traceContext ? await tx.get(keys.traceContextKey(id)) : undefined;
+  if (traceContext !== undefined) info.traceContext = decodeTraceContext(traceContext);
   return info;
 }
 

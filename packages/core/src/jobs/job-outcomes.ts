@@ -50,7 +50,7 @@ export function endJobRead(
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
-    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy), once, key);
+    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy, record.traceContext), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
@@ -81,7 +81,7 @@ export function failAttemptRead(
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
   const record = decodeJobRecord(value);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
-  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy), once, key);
+  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext), once, key);
   touchActivity(tx, keys, once);
   return 'pending';
 }
@@ -127,6 +127,6 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
     );
   }
   clearOutcomeRow(tx, keys, id, record);
-  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy), once);
+  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext), once);
   touchActivity(tx, keys, once);
 }

@@ -40,10 +40,12 @@ const LOCK_BYTES = 16;
  * One byte of flags: bit 0 resubmit, bit 1 continuous, bits 2-3 a finished
  * job's outcome (0 succeeded, 1 failed, 2 cancelled), bit 4 the job has a
  * row in the outcomes subspace (a result, an error, a cancellation), bit 5
- * the job has its own retry policy (a row in the retry policies subspace).
- * Records written before the continuous flag existed hold 0 or 1 here, so
- * they read back as one-shot jobs; records written before outcomes, as
- * succeeded; before retry policies, as jobs without one.
+ * the job has its own retry policy (a row in the retry policies subspace),
+ * bit 6 the job carries a trace context (a row in the trace contexts
+ * subspace). Records written before the continuous flag existed hold 0 or 1
+ * here, so they read back as one-shot jobs; records written before
+ * outcomes, as succeeded; before retry policies or trace contexts, as jobs
+ * without one.
  */
 const FLAGS_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
 const RESUBMIT_FLAG = 1;
@@ -52,8 +54,9 @@ const OUTCOME_SHIFT = 2;
 const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
 const RETRY_POLICY_FLAG = 32;
+const TRACE_CONTEXT_FLAG = 64;
 /** The flags that stay with a job through its runs (accept and finish keep them). */
-const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG;
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -94,13 +97,15 @@ export interface JobRecord {
   outcomeRow: boolean;
   /** The job has its own retry policy, a row in the retry policies subspace. */
   retryPolicy: boolean;
+  /** The job carries a trace context, a row in the trace contexts subspace. */
+  traceContext: boolean;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy' | 'traceContext'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy' | 'traceContext'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -149,7 +154,11 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     if (record.lock === undefined) throw new JobsError('corrupt_record', 'a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
-  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0) | (record.retryPolicy ? RETRY_POLICY_FLAG : 0);
+  let flags =
+    (record.resubmit ? RESUBMIT_FLAG : 0) |
+    (record.continuous ? CONTINUOUS_FLAG : 0) |
+    (record.retryPolicy ? RETRY_POLICY_FLAG : 0) |
+    (record.traceContext ? TRACE_CONTEXT_FLAG : 0);
   if (record.state === 'finished') flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
   value[FLAGS_OFFSET] = flags;
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
@@ -208,6 +217,11 @@ export function recordContinuous(value: Buffer): boolean {
 /** Whether an encoded record's job has its own retry policy (a row in the retry policies subspace). */
 export function recordRetryPolicy(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & RETRY_POLICY_FLAG) !== 0;
+}
+
+/** Whether an encoded record's job carries a trace context (a row in the trace contexts subspace). */
+export function recordTraceContext(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & TRACE_CONTEXT_FLAG) !== 0;
 }
 
 export function recordResubmit(value: Buffer): boolean {
@@ -370,6 +384,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
     retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
+    traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
     data: value.subarray(header),
   };
 }

@@ -31,6 +31,7 @@ import {
   recordPriority,
   recordRetryPolicy,
   recordScheduledTime,
+  recordTraceContext,
   makeRunningUnderNewLock,
   recordState,
 } from './job-record.js';
@@ -39,6 +40,7 @@ import { dequeuePending, enqueuePending, removePending, takePending } from './pe
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
+import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -51,6 +53,8 @@ export interface Changes {
   continuous: boolean | undefined;
   /** A new retry policy for the job, its row's value (see job-retry-policy.ts). */
   retry: Buffer | undefined;
+  /** A new trace context for the job, its row's value (see job-trace-context.ts). */
+  traceContext: Buffer | undefined;
 }
 
 export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
@@ -60,8 +64,8 @@ export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string
 
 /**
  * `attempts`: the failed attempts it has (0 for a new job, or one added
- * again after it finished); `retryPolicy`: whether it has a row of its own
- * retry policy.
+ * again after it finished); `retryPolicy` and `traceContext`: whether it
+ * has a row of its own retry policy, of its trace context.
  */
 export function pendingRecord(
   priority: number,
@@ -70,6 +74,7 @@ export function pendingRecord(
   continuous: boolean,
   attempts = 0,
   retryPolicy = false,
+  traceContext = false,
 ): JobRecord {
   return {
     state: 'pending',
@@ -83,6 +88,7 @@ export function pendingRecord(
     outcome: undefined,
     outcomeRow: false,
     retryPolicy,
+    traceContext,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -164,14 +170,20 @@ export function resubmitRecord(
   // A new policy replaces the job's; without one it keeps what it has.
   if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
   const retryPolicy = changes.retry !== undefined || current.retryPolicy;
+  if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
+  const traceContext = changes.traceContext !== undefined || current.traceContext;
   switch (current.state) {
     case 'finished': {
       // Enqueued again, a new run with a fresh count of attempts; without
       // new data it keeps its data (couch_jobs crashed here). What its last
-      // run left apart goes: a pending job has no outcome.
+      // run left apart goes: a pending job has no outcome, and its last
+      // trace context is of the add it has just had only when that add
+      // gave one (else its next run would join a finished trace).
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
       clearOutcomeRow(tx, keys, id, current);
-      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy), once);
+      if (changes.traceContext === undefined) clearTraceContext(tx, keys, id, current.traceContext);
+      const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined);
+      writePending(tx, keys, id, record, once);
       touchActivity(tx, keys, once);
       return 'pending';
     }
@@ -179,12 +191,20 @@ export function resubmitRecord(
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
       const data = changes.data ?? current.data;
       const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
-      if (!moved && continuous === current.continuous && retryPolicy === current.retryPolicy && data.equals(current.data)) return 'pending'; // nothing changed in the record
+      if (
+        !moved &&
+        continuous === current.continuous &&
+        retryPolicy === current.retryPolicy &&
+        traceContext === current.traceContext &&
+        data.equals(current.data)
+      ) {
+        return 'pending'; // nothing changed in the record
+      }
       if (moved) {
         removePending(tx, keys, id, current.priority, current.scheduledTime);
         enqueuePending(tx, keys, id, priority, scheduledTime, once);
       }
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext }));
       return 'pending';
     }
     case 'running': {
@@ -194,13 +214,14 @@ export function resubmitRecord(
         priority === current.priority &&
         scheduledTime === current.scheduledTime &&
         continuous === current.continuous &&
-        retryPolicy === current.retryPolicy
+        retryPolicy === current.retryPolicy &&
+        traceContext === current.traceContext
       ) {
         return 'running';
       }
       // The worker owns the data of a running job: only the flags and the
       // schedule of the next run change.
-      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime, continuous, retryPolicy }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime, continuous, retryPolicy, traceContext }));
       return 'running';
     }
   }
@@ -279,6 +300,8 @@ export async function acceptJobs(
   const jobs: Job[] = [];
   /** Indexes in `jobs` of those with their own retry policy, whose rows are read before the accept returns. */
   const withPolicy: number[] = [];
+  /** Indexes in `jobs` of those that carry a trace context, read likewise. */
+  const withTrace: number[] = [];
   let skippedClaims = false;
   let bytes = 0;
   const budget = shared?.bytesBudget ?? ACCEPT_BYTES_BUDGET;
@@ -326,6 +349,7 @@ export async function acceptJobs(
       const continuous = recordContinuous(value);
       const attempts = recordAttempts(value);
       if (recordRetryPolicy(value)) withPolicy.push(jobs.length);
+      if (recordTraceContext(value)) withTrace.push(jobs.length);
       // What a read returned is the caller's own copy: made running in place.
       const lock = makeRunningUnderNewLock(value, userVersion);
       writeRunningValue(tx, keys, next.recordKey, next.idBytes ?? next.id, value, userVersion);
@@ -344,12 +368,14 @@ export async function acceptJobs(
     if (jobs.length === count || truncated) {
       touchActivity(tx, keys, once);
       if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
+      if (withTrace.length > 0) await attachTraceContexts(tx, keys, jobs, withTrace);
       return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated, bytes };
     }
     // Stale entries took the place of jobs: pick again; the queue is shorter by them now.
     if (stale > 0) continue;
     if (jobs.length > 0) touchActivity(tx, keys, once);
     if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
+    if (withTrace.length > 0) await attachTraceContexts(tx, keys, jobs, withTrace);
     // Short because other batches hold the rest: their commits decide, not a watch.
     // Enough jobs for every request that would wait (see AcceptBatchBody): no watch.
     if (jobs.length >= watchUnder || skippedClaims) {
@@ -386,7 +412,7 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy));
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext));
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

@@ -26,6 +26,7 @@ import type { RunOutcome } from './job-outcomes.js';
 import { MAX_ATTEMPTS, RECORD_HEADER_BYTES } from './job-record.js';
 import { encodeJobError } from './outcome-rows.js';
 import { encodeRetryPolicy } from './job-retry-policy.js';
+import { encodeTraceContext } from './job-trace-context.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
@@ -233,7 +234,14 @@ export class FailAttemptCall extends OwnJobCall<'pending'> implements SettlingRe
 }
 
 /** What an add with no data and no options changes (see jobChanges). */
-const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined, retry: undefined });
+const NO_CHANGES: Changes = Object.freeze({
+  data: undefined,
+  priority: undefined,
+  scheduledTime: undefined,
+  continuous: undefined,
+  retry: undefined,
+  traceContext: undefined,
+});
 
 /** What an add or a creator's resubmit asks to change, checked and encoded; `options` are checked for their names already. */
 export function jobChanges(data: unknown, options: AddOptions): Changes {
@@ -243,7 +251,8 @@ export function jobChanges(data: unknown, options: AddOptions): Changes {
     options.priority === undefined &&
     options.scheduledTime === undefined &&
     options.continuous === undefined &&
-    options.retry === undefined
+    options.retry === undefined &&
+    options.traceContext === undefined
   ) {
     return NO_CHANGES;
   }
@@ -253,6 +262,7 @@ export function jobChanges(data: unknown, options: AddOptions): Changes {
     scheduledTime: checkJobScheduledTime(options.scheduledTime),
     continuous: checkBooleanOption(options.continuous, 'continuous'),
     retry: encodeRetryPolicy(options.retry),
+    traceContext: encodeTraceContext(options.traceContext),
   };
 }
 
