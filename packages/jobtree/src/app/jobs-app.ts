@@ -42,6 +42,7 @@ import {
   openDatabase,
 } from '@jobtree/core';
 import type { ClockSpec } from '../clock.js';
+import { tracedAdd, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
 import type { EventEmitter } from 'eventemitter3';
@@ -285,8 +286,9 @@ export class JobsApp {
     return this.#call((jobs) => jobs.getTypes());
   }
 
+  /** Adds a job (see `Jobs.add`), under an OpenTelemetry span whose context the job carries to its runs when a tracer records. */
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
-    return this.#call((jobs) => jobs.add(type, id, data, options));
+    return tracedAdd(type, id, options, (traced) => this.#call((jobs) => jobs.add(type, id, data, traced)));
   }
 
   remove(type: string, id: string): Promise<boolean> {
@@ -360,7 +362,7 @@ export class JobsApp {
 
   /** Adds many jobs of one type in as few transactions as the limits allow (see `Jobs.addMany`). */
   addMany<T extends string>(type: T, jobs: readonly JobSpec<T>[]): Promise<JobState[]> {
-    return this.#call((handle) => handle.addMany(type, jobs));
+    return tracedAddMany(type, jobs, (traced) => this.#call((handle) => handle.addMany(type, traced)));
   }
 
   /** Takes up to `max` due jobs of a type in one transaction (see `Jobs.acceptMany`). */

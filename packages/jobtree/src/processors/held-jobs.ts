@@ -4,10 +4,11 @@
 // on.
 
 import type { Job } from '@jobtree/core';
+import type { TracedRun } from '../job-tracing.js';
 import type { AbortCause, Clock } from './interfaces.js';
 
 /** One held job. */
-export interface Held {
+export interface Held extends TracedRun {
   job: Job;
   /** The current run's serial while a handler runs it. */
   serial: number | undefined;
@@ -56,7 +57,7 @@ export class HeldJobs {
       known.job = job;
       return undefined;
     }
-    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, runTimer: undefined, losses: 0 };
+    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, runTimer: undefined, losses: 0, span: undefined };
     this.#byId.set(job.id, held);
     return held;
   }

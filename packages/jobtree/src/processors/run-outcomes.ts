@@ -10,6 +10,7 @@
 
 import { type Job, JobsError, type Jobs, type LocalQueue } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
+import { endRunSpan } from '../job-tracing.js';
 import type { Held, HeldJobs } from './held-jobs.js';
 import type { HistoryEvent } from './history.js';
 import type { SchedulerEventTypes } from './interfaces.js';
@@ -96,6 +97,7 @@ export class RunOutcomes {
       culprit === undefined ? 'no culprit named' : cause === undefined ? 'taken down by code an ended run left behind' : `taken down by job ${JSON.stringify(cause)}`;
     const now = context.settings.clock.now();
     if (context.table.get(held.job.id)?.running) context.table.lose(held.job.id, now, `thread lost (${blame}): ${reason}`);
+    endRunSpan(held, 'lost', { name: 'ThreadLost', message: `thread lost (${blame}): ${reason}` });
     context.events.emit('job:stopped', { id: held.job.id, cause: 'thread_lost' });
     if (context.active()) {
       context.startDue();
@@ -110,6 +112,7 @@ export class RunOutcomes {
   giveBack(held: Held): void {
     const { table, settings } = this.#context;
     const { id } = held.job;
+    endRunSpan(held, 'stopped');
     this.#context.held.detach(held);
     this.#context.held.delete(id);
     const now = settings.clock.now();
@@ -161,6 +164,7 @@ export class RunOutcomes {
     const { id } = held.job;
     switch (held.abort) {
       case 'cancel':
+        endRunSpan(held, 'cancelled');
         break; // already dropped
       case 'rotation':
         this.giveBack(held);
@@ -191,6 +195,7 @@ export class RunOutcomes {
   }
 
   #finish(held: Held, result: unknown): void {
+    endRunSpan(held, 'succeeded');
     this.#context.held.delete(held.job.id);
     this.#context.table.remove(held.job.id);
     // Finishes of the runs that end in one event-loop turn (every lane's
@@ -217,6 +222,7 @@ export class RunOutcomes {
     // Attempts 0: given up now, its failed attempt counted like any other.
     const attempts = worthRetrying(error, settings, report) ? attemptsOf(job, settings) : 0;
     const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) => backoffOf(job, settings, crashes, error, report));
+    endRunSpan(held, outcome === 'failed' ? 'failed' : 'retried', error);
     if (outcome === 'failed') {
       events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
       this.#track(this.#giveUp(held, error, entry.history));

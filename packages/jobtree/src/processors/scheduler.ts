@@ -16,6 +16,7 @@ import { SchedulerError } from './errors.js';
 import { CancellationWatch } from './cancellation-watch.js';
 import { HandlerPool } from './handler-pool.js';
 import type { HandlerRunner } from './handler-runner.js';
+import { startRunSpan } from '../job-tracing.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
 import type {
@@ -349,6 +350,7 @@ export class Scheduler {
       const entry = this.#table.get(id);
       if (held === undefined || entry === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
+      held.span = startRunSpan(held.job, held.attempt);
       const maxRunMs = maxRunMsOf(held.job, this.#settings);
       if (maxRunMs !== undefined) this.#limitRun(held, maxRunMs);
       // The held record is the run: the pool packs what a lane needs from it.
