@@ -87,16 +87,20 @@ test('a retry after a failed attempt is a second run span under the same parent'
 
 test("addMany is one add span for all its jobs, each job's runs under it; an add's own traceContext is kept", async (t) => {
   const { app } = await startTempApp(t);
-  await app.addMany(T1, [{ id: 'm1' }, { id: 'm2' }]);
+  await app.addMany(T1, [
+    { id: 'm1', data: {} },
+    { id: 'm2', data: {} },
+  ]);
   const batch = exporter.getFinishedSpans().filter((span) => span.name === 'jobtree.add' && span.attributes['jobtree.job.count'] === 2);
   t.is(batch.length, 1);
   const own = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
-  await app.add(T1, 'own', null, { traceContext: own });
+  await app.add(T1, 'own', {}, { traceContext: own });
   t.deepEqual((await app.getJob(T1, 'own'))?.traceContext, own);
   await app.process(T1, noop, { threads: 1 });
   for (const id of ['m1', 'm2']) {
     const [run] = await runSpans(id, 1);
     t.true(run !== undefined && isChildOf(run, (batch[0] as ReadableSpan).spanContext()), id);
+    t.is(run?.attributes['jobtree.run.outcome'], 'succeeded', id);
   }
   const [ownRun] = await runSpans('own', 1);
   t.is(ownRun?.spanContext().traceId, '0af7651916cd43dd8448eb211c80319c');
@@ -111,7 +115,7 @@ test('a client process of a shared store traces its adds and runs alike, the con
   t.teardown(() => app.close());
   t.is(app.role, 'client');
   await app.setTypeTimeout(T1, 30);
-  await app.add(T1, 'remote');
+  await app.add(T1, 'remote', {});
   const [add] = spansOf('jobtree.add', 'remote');
   if (add === undefined) throw new Error('no add span');
   const stored = (await owner.run(`return (await app.getJob('${T1}', 'remote')).traceContext`)) as { traceparent: string };
@@ -119,4 +123,5 @@ test('a client process of a shared store traces its adds and runs alike, the con
   await app.process(T1, noop, { threads: 1 });
   const [run] = await runSpans('remote', 1);
   t.true(run !== undefined && isChildOf(run, add.spanContext()));
+  t.is(run?.attributes['jobtree.run.outcome'], 'succeeded');
 });

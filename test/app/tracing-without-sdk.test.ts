@@ -11,7 +11,10 @@ const noop = new URL('../processors/fixtures/noop.ts', import.meta.url);
 test('without an SDK, adds and runs store no trace context with the jobs', async (t) => {
   const { app } = await startTempApp(t);
   await app.add(T1, 'one', { n: 1 });
-  await app.addMany(T1, [{ id: 'two' }, { id: 'three' }]);
+  await app.addMany(T1, [
+    { id: 'two', data: {} },
+    { id: 'three', data: {} },
+  ]);
   await app.process(T1, noop, { threads: 1 });
   for (const id of ['one', 'two', 'three']) {
     await eventually(async () => (await app.getJob(T1, id))?.outcome === 'succeeded', 60_000, `${id} to succeed`);
