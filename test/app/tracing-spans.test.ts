@@ -54,6 +54,14 @@ test('an add then a run make an add span and a run span whose parent is the add 
   t.is(run.status.code, SpanStatusCode.UNSET);
 });
 
+test('an add that fails has its span end with status ERROR and the error', async (t) => {
+  const { app } = await startTempApp(t);
+  await t.throwsAsync(app.add('no-timeout', 'refused'), { code: 'no_type_timeout' });
+  const [add] = spansOf('jobtree.add', 'refused');
+  t.is(add?.status.code, SpanStatusCode.ERROR);
+  t.like(add?.events.find((event) => event.name === 'exception')?.attributes, { 'exception.type': 'JobsError' });
+});
+
 test("a failing run's span has status ERROR and the error, and the job's outcome failed", async (t) => {
   const { app } = await startTempApp(t);
   await app.add(T1, 'bad');

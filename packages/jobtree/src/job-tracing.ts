@@ -158,7 +158,7 @@ export function contextFromTraceContext(traceContext: TraceContext): Context {
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-/** A W3C traceparent's span context (version 00's fields; a later version's first four alike), or `undefined`. */
+/** The span context of a W3C traceparent (`version-traceid-spanid-flags`), or `undefined` when it is not one. */
 function parseTraceparent(traceparent: string | undefined, tracestate: string | undefined): SpanContext | undefined {
   const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent.trim());
   if (match === null || match[1] === 'ff') return undefined;
