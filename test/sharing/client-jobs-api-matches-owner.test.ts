@@ -28,6 +28,9 @@ test('a client gets the same values and the same typed errors as the owner from 
     [],
   );
   t.deepEqual(asOwner.complete, { value: 'finished' });
+  t.deepEqual(asOwner.getTypeLimits, { value: { concurrency: 3, rate: { max: 10, perMs: 1_000 } } });
+  t.like(asOwner['setTypeLimits with a bad concurrency'], { error: { code: 'invalid_limits' } });
+  t.deepEqual(asOwner['getTypeLimits after they were lifted'], { value: undefined });
   t.like(asOwner['accept after failAttempt: the attempt counted'], { value: { id: 'o2', attempts: 1 } });
   t.deepEqual(asOwner['fail with an Error of its own class'], { value: 'finished' });
   t.like(asOwner['getJob of a failed job'], { value: { outcome: 'failed', data: { n: 4 }, error: { name: 'TypeError', message: 'bad address' } } });

@@ -119,6 +119,8 @@ export type JobsErrorCode =
   | 'invalid_timeout'
   | 'invalid_versionstamp'
   | 'invalid_option'
+  /** `setTypeLimits` got limits that are not a positive whole concurrency nor a `{ max, perMs }` rate. */
+  | 'invalid_limits'
   | 'not_found'
   /** `retry` of a job that did not end failed or cancelled (it is pending, running, or succeeded). */
   | 'not_retryable'

@@ -90,6 +90,7 @@ export type {
   SharingOptions,
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
+export type { TypeLimits } from './jobs/type-limits.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
 export { checkJobsConsistency } from './jobs/consistency.js';
 export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';

@@ -50,6 +50,8 @@ export interface AcceptBatch {
   truncated: boolean;
   /** Bytes of job data in the records it rewrote (counted against its budget). */
   bytes: number;
+  /** Held back by the type's rate: when its next window opens (ms since the epoch); see type-limits.ts. */
+  limitedUntil?: number;
 }
 
 export interface AcceptOutcome {
@@ -58,6 +60,8 @@ export interface AcceptOutcome {
   /** For a request left without a job that asked to wait: fires on the next enqueue. */
   watch: Watch | undefined;
   nextScheduledTime: number | undefined;
+  /** Held back by the type's rate: when its next window opens (ms since the epoch). */
+  limitedUntil?: number;
 }
 
 interface Request {
@@ -265,6 +269,7 @@ function distribute(batch: Request[], result: AcceptBatch): void {
       jobs,
       watch: index >= served && request.wantWatch ? shared?.() : undefined,
       nextScheduledTime: result.nextScheduledTime,
+      ...(result.limitedUntil === undefined ? {} : { limitedUntil: result.limitedUntil }),
     });
   });
 }

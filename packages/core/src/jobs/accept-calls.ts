@@ -102,6 +102,8 @@ export class AcceptCalls {
         const untilDue = result.nextScheduledTime * 1000 - Date.now();
         wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
       }
+      // Held back by the type's rate: its next window wakes us (a finish or an enqueue does not).
+      if (result.limitedUntil !== undefined) wait = Math.min(wait, Math.max(1, result.limitedUntil - Date.now()));
       // Parked while it waits: a write of this handle that enqueues a job
       // for it may take the job for it in its own transaction.
       const parked = this.#parked.park(keys, bound, count, signal, deadline);

@@ -13,6 +13,9 @@
 //                                               null (cancelled); see outcome-rows.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 //   (trace_contexts, type, id)          -> JSON the trace context an add carried; see job-trace-context.ts
+//   (type_limits, type)                 -> JSON the type's limits; see type-limits.ts
+//   (type_running, type)                -> counter of the type's running jobs (every take adds, every end subtracts)
+//   (type_rate_windows, type)           -> the start of the type's current rate window and the starts in it
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -50,6 +53,10 @@ export class TypeKeys {
   readonly watchesActivity: Buffer;
   readonly watchesCancellations: Buffer;
   readonly typeTimeout: Buffer;
+  /** (type_limits, type), (type_running, type), (type_rate_windows, type): see type-limits.ts. */
+  readonly limits: Buffer;
+  readonly runningCount: Buffer;
+  readonly rateWindow: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
   /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
@@ -72,6 +79,9 @@ export class TypeKeys {
     this.watchesActivity = root.watchesActivity.pack(type);
     this.watchesCancellations = root.watchesCancellations.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
+    this.limits = root.typeLimits.pack(type);
+    this.runningCount = root.typeRunning.pack(type);
+    this.rateWindow = root.typeRateWindows.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
       failed: root.outcomes.subspace('failed', type),
@@ -327,6 +337,9 @@ export class JobKeys {
   readonly watchesActivity: Subspace;
   readonly watchesCancellations: Subspace;
   readonly typeTimeouts: Subspace;
+  readonly typeLimits: Subspace;
+  readonly typeRunning: Subspace;
+  readonly typeRateWindows: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
@@ -343,6 +356,9 @@ export class JobKeys {
     this.watchesActivity = root.subspace('watches_activity');
     this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
+    this.typeLimits = root.subspace('type_limits');
+    this.typeRunning = root.subspace('type_running');
+    this.typeRateWindows = root.subspace('type_rate_windows');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.retryPolicies = root.subspace('retry_policies');

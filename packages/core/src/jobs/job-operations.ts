@@ -45,6 +45,7 @@ import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
+import { countEndedRun } from './type-limits.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -103,6 +104,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'running') {
     if (record.seq) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
+    countEndedRun(tx, keys);
   }
   clearOutcomeRow(tx, keys, id, record);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
@@ -212,6 +214,7 @@ export function finishJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
+  countEndedRun(tx, keys);
   if (recordResubmit(value)) {
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.

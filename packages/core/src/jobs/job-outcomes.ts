@@ -23,6 +23,7 @@ import { clearOutcomeRow, countCancellation, pendingRecord, readRecord, touchAct
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
+import { countEndedRun } from './type-limits.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';
@@ -47,6 +48,7 @@ export function endJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
+  countEndedRun(tx, keys);
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
@@ -79,6 +81,7 @@ export function failAttemptRead(
 ): 'pending' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
+  countEndedRun(tx, keys);
   const record = decodeJobRecord(value);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
   writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext), once, key);
@@ -100,6 +103,7 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'running') {
     if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
+    countEndedRun(tx, keys);
   }
   tx.set(
     keys.job(id),

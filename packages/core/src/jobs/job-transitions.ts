@@ -41,6 +41,7 @@ import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue
 import type { Job } from './interfaces.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
+import { countEndedRun, takeUnderLimits } from './type-limits.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -288,7 +289,22 @@ async function readEachRecord(tx: Transaction, keys: Buffer[], error: unknown): 
  * also returns a watch on the pending counter (0: never). `shared`: for an
  * accept that runs in a write batch's transaction (see SharedAccept).
  */
-export async function acceptJobs(
+export function acceptJobs(
+  tx: Transaction,
+  keys: TypeKeys,
+  maxScheduledTime: number | undefined,
+  count: number,
+  watchUnder: number,
+  claims?: PendingClaims,
+  shared?: SharedAccept,
+): Promise<AcceptBatch> {
+  return takeUnderLimits(tx, keys, count, watchUnder, (allowed) =>
+    takeJobs(tx, keys, maxScheduledTime, allowed, Math.min(watchUnder, allowed), claims, shared),
+  );
+}
+
+/** {@link acceptJobs} once the type's limits allow `count` jobs. */
+async function takeJobs(
   tx: Transaction,
   keys: TypeKeys,
   maxScheduledTime: number | undefined,
@@ -413,6 +429,7 @@ export async function reEnqueuePage(
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
     writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext));
+    countEndedRun(tx, keys);
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

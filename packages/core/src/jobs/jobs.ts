@@ -58,6 +58,8 @@ import { ParkedAccepts } from './parked-accepts.js';
 import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
+import { TypeLimitsCalls } from './type-limits-calls.js';
+import type { TypeLimits } from './type-limits.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
 import {
@@ -110,6 +112,7 @@ export class JobsHandle {
   readonly #reads: ReadCalls;
   readonly #batches: BatchCalls;
   readonly #typeTimeouts: TypeTimeoutCalls;
+  readonly #typeLimits: TypeLimitsCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
@@ -147,6 +150,7 @@ export class JobsHandle {
     this.#reads = new ReadCalls(handle, this.#keys);
     this.#batches = new BatchCalls(handle, this.#writes);
     this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
+    this.#typeLimits = new TypeLimitsCalls(handle);
   }
 
   /** The database this handle runs its transactions on. */
@@ -207,6 +211,23 @@ export class JobsHandle {
   /** Types that have a timeout, in key order. */
   getTypes(): Promise<string[]> {
     return this.#typeTimeouts.getTypes();
+  }
+
+  // --- type limits ---------------------------------------------------------
+
+  /**
+   * Sets a type's limits, across every process and node of the store: at
+   * most `concurrency` jobs running at once, at most `rate.max` starts per
+   * window of `rate.perMs` ms; `null` lifts them. `invalid_limits` for
+   * anything else.
+   */
+  setTypeLimits(type: string, limits: TypeLimits | null): Promise<void> {
+    return this.#typeLimits.setTypeLimits(type, limits);
+  }
+
+  /** A type's limits, or `undefined` when it has none. */
+  getTypeLimits(type: string): Promise<TypeLimits | undefined> {
+    return this.#typeLimits.getTypeLimits(type);
   }
 
   // --- creation ------------------------------------------------------------

@@ -18,6 +18,8 @@ const PLAIN_METHODS = [
   'getTypeTimeout',
   'clearTypeTimeout',
   'getTypes',
+  'setTypeLimits',
+  'getTypeLimits',
   'add',
   'addMany',
   'remove',

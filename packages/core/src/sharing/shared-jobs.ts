@@ -50,6 +50,8 @@ import type {
   WorkerResubmitOptions,
 } from '../jobs/interfaces.js';
 import { checkJobsFilter } from '../jobs/read-calls.js';
+import { checkTypeLimits } from '../jobs/type-limits.js';
+import type { TypeLimits } from '../jobs/type-limits.js';
 import {
   checkAdd,
   checkAddMany,
@@ -140,6 +142,16 @@ export class SharedJobs implements Jobs {
 
   getTypes(): Promise<string[]> {
     return this.#run('getTypes', [], RETRIED) as Promise<string[]>;
+  }
+
+  // --- type limits ---------------------------------------------------------
+
+  setTypeLimits(type: string, limits: TypeLimits | null): Promise<void> {
+    return this.#remoteChecked(() => checkTypeLimits(limits), 'setTypeLimits', [type, limits], RETRIED) as Promise<void>;
+  }
+
+  getTypeLimits(type: string): Promise<TypeLimits | undefined> {
+    return this.#run('getTypeLimits', [type], RETRIED) as Promise<TypeLimits | undefined>;
   }
 
   // --- creation ------------------------------------------------------------

@@ -1,0 +1,218 @@
+// Limits per job type, kept in the store so that they hold across every
+// process and node of one store: at most `concurrency` jobs of the type
+// running at once, at most `rate.max` starts in each window of
+// `rate.perMs` milliseconds.
+//
+// Three rows per type (see job-keys.ts): the limits themselves, a counter of
+// the type's running jobs, and the current rate window with its starts.
+// Every take adds the jobs it made running to the counter and every path by
+// which a job stops running (finish, fail, cancel, remove, the activity
+// monitor's re-enqueue) subtracts one, in the same transaction as the
+// change of state: a crashed process's slots come back with its jobs. The
+// counter is kept for every type, limited or not, so that it is right the
+// moment limits are set; an atomic add costs no read and no conflict.
+// Setting a concurrency counts the type's activity rows again, so a counter
+// from before limits existed is made exact.
+//
+// A take reads the limits row (one point read, at once on the embedded
+// store); only a limited type reads the counter and the window, with read
+// conflicts, so two takes can never both fill the last slot.
+
+import { JobsError } from '../errors.js';
+import { getMany } from '../storage/fast-paths.js';
+import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
+import type { AcceptBatch } from './accept-batcher.js';
+import { describe } from './job-input.js';
+import type { TypeKeys } from './job-keys.js';
+
+/** A type's limits; an absent field sets no limit of that kind. */
+export interface TypeLimits {
+  /** At most this many jobs of the type running at once, across every process of the store. */
+  concurrency?: number;
+  /** At most `max` starts in each window of `perMs` milliseconds (windows aligned on the epoch). */
+  rate?: { max: number; perMs: number };
+}
+
+/** The most a concurrency or a rate's `max` may be. */
+const MAX_LIMIT = 1_000_000_000;
+
+/** Checks limits given to `setTypeLimits`: `null` clears them. */
+export function checkTypeLimits(limits: unknown): TypeLimits | null {
+  if (limits === null) return null;
+  if (typeof limits !== 'object' || limits === undefined || Array.isArray(limits)) {
+    throw new JobsError('invalid_limits', `limits are { concurrency?, rate?: { max, perMs } } or null, got ${describe(limits)}`);
+  }
+  const { concurrency, rate, ...rest } = limits as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new JobsError('invalid_limits', `unknown limit ${describe(unknown[0])}: limits are concurrency and rate`);
+  const checked: TypeLimits = {};
+  if (concurrency !== undefined) checked.concurrency = wholeCount(concurrency, 'concurrency');
+  if (rate !== undefined) {
+    if (typeof rate !== 'object' || rate === null || Array.isArray(rate)) {
+      throw new JobsError('invalid_limits', `rate is { max, perMs }, got ${describe(rate)}`);
+    }
+    const { max, perMs, ...other } = rate as Record<string, unknown>;
+    const extra = Object.keys(other);
+    if (extra.length > 0) throw new JobsError('invalid_limits', `unknown rate field ${describe(extra[0])}: a rate is { max, perMs }`);
+    checked.rate = { max: wholeCount(max, 'rate.max'), perMs: wholeCount(perMs, 'rate.perMs') };
+  }
+  if (checked.concurrency === undefined && checked.rate === undefined) {
+    throw new JobsError('invalid_limits', 'limits set neither concurrency nor rate: pass null to clear them');
+  }
+  return checked;
+}
+
+function wholeCount(value: unknown, name: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_LIMIT) return value;
+  throw new JobsError('invalid_limits', `${name} is a whole number from 1 to ${MAX_LIMIT}, got ${describe(value)}`);
+}
+
+function encodeLimits(limits: TypeLimits): Buffer {
+  return Buffer.from(JSON.stringify(limits), 'utf8');
+}
+
+function decodeLimits(value: Buffer): TypeLimits {
+  return JSON.parse(value.toString('utf8')) as TypeLimits;
+}
+
+/** Stores `limits` for the type (null clears them), in the caller's transaction. */
+export async function writeTypeLimits(tx: Transaction, keys: TypeKeys, limits: TypeLimits | null): Promise<void> {
+  if (limits === null) {
+    tx.clear(keys.limits);
+    tx.clear(keys.rateWindow);
+    return;
+  }
+  if (limits.concurrency !== undefined) {
+    // Read with conflicts: a take or an end committing meanwhile changes
+    // the rows, so this transaction runs again and counts them anew.
+    const rows = await tx.getRange(keys.activity.range().begin, keys.activity.range().end);
+    tx.set(keys.runningCount, int64(rows.length));
+  }
+  tx.set(keys.limits, encodeLimits(limits));
+}
+
+export async function readTypeLimits(tx: ReadTransaction, keys: TypeKeys): Promise<TypeLimits | undefined> {
+  const value = await tx.get(keys.limits);
+  return value === undefined ? undefined : decodeLimits(value);
+}
+
+/**
+ * Limits as a take reads them: with a read conflict (limits set meanwhile
+ * make the take run again under them), at once where the engine answers at once.
+ */
+function readLimitsForTake(tx: Transaction): (keys: TypeKeys) => TypeLimits | undefined | Promise<TypeLimits | undefined> {
+  return (keys) => {
+    const read = getMany(tx, [keys.limits]);
+    if (Array.isArray(read)) return read[0] === undefined ? undefined : decodeLimits(read[0]);
+    return read.then((values) => (values[0] === undefined ? undefined : decodeLimits(values[0])));
+  };
+}
+
+/** A job of the type stopped running: one slot less in use. */
+export function countEndedRun(tx: Transaction, keys: TypeKeys): void {
+  tx.atomicAdd(keys.runningCount, -1);
+}
+
+/** What a take of a limited type may take now. */
+interface Gate {
+  /** Jobs it may take (0: none). */
+  allowed: number;
+  /** The rate window the take counts in, when the type has a rate. */
+  window: { start: number; used: number } | undefined;
+  /** When the rate's next window opens, if the rate is what stops it (ms since the epoch). */
+  reopensAt: number | undefined;
+  /** Whether the rate holds the take back and the concurrency does not. */
+  byRateAlone: boolean;
+}
+
+function openGate(limits: TypeLimits, running: Buffer | undefined, windowValue: Buffer | undefined, count: number, now: number): Gate {
+  let allowed = count;
+  let reopensAt: number | undefined;
+  let window: Gate['window'];
+  let concurrencyHolds = false;
+  if (limits.concurrency !== undefined) {
+    const inUse = running === undefined ? 0 : Math.max(0, Number(running.readBigInt64LE(0)));
+    const free = Math.max(0, limits.concurrency - inUse);
+    if (free < allowed) allowed = free;
+    concurrencyHolds = free < count;
+  }
+  if (limits.rate !== undefined) {
+    const { max, perMs } = limits.rate;
+    const start = Math.floor(now / perMs) * perMs;
+    const stored = windowValue !== undefined && windowValue.length === 16 && windowValue.readDoubleLE(0) === start;
+    const used = stored ? (windowValue as Buffer).readDoubleLE(8) : 0;
+    window = { start, used };
+    const left = Math.max(0, max - used);
+    if (left < allowed) {
+      allowed = left;
+      if (left === 0) reopensAt = start + perMs;
+    }
+  }
+  return { allowed, window, reopensAt, byRateAlone: !concurrencyHolds };
+}
+
+/** The body that takes up to `count` jobs, as acceptJobs runs it once limits are known. */
+export type TakeUpTo = (count: number) => Promise<AcceptBatch>;
+
+/**
+ * Runs a take under the type's limits: `take` is asked for at most what
+ * they allow, and the jobs it made running are counted. A take held back
+ * by a limit, with requests that wait (`watchUnder` > 0), returns a watch
+ * on what may let it through (the running counter, which a finish changes)
+ * and, for a rate, when its next window opens (`limitedUntil`).
+ */
+export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: number, watchUnder: number, take: TakeUpTo): Promise<AcceptBatch> {
+  const limitsRead = readLimitsForTake(tx)(keys);
+  const limits = limitsRead instanceof Promise ? await limitsRead : limitsRead;
+  if (limits === undefined) {
+    const batch = await take(count);
+    if (batch.jobs.length > 0) tx.atomicAdd(keys.runningCount, batch.jobs.length);
+    return batch;
+  }
+  const rowsRead = getMany(tx, [keys.runningCount, keys.rateWindow]);
+  const rows = Array.isArray(rowsRead) ? rowsRead : await rowsRead;
+  const gate = openGate(limits, rows[0], rows[1], count, Date.now());
+  const batch = gate.allowed > 0 ? await take(gate.allowed) : emptyBatch();
+  const taken = batch.jobs.length;
+  if (taken > 0) {
+    tx.atomicAdd(keys.runningCount, taken);
+    if (gate.window !== undefined) tx.set(keys.rateWindow, windowBytes(gate.window.start, gate.window.used + taken));
+  }
+  if (gate.allowed < count && taken >= gate.allowed && taken < watchUnder) {
+    // Held back by a limit, not by an empty queue: wait for a slot or the next window.
+    batch.watch?.cancel();
+    // Held by the concurrency: a finish subtracts from the counter (a take
+    // elsewhere adds to it), which wakes the waiting takes. Held by the rate
+    // alone: the window's row changes only with the next window's first take,
+    // and the window's end wakes them by time.
+    batch.watch = tx.watch(gate.byRateAlone ? keys.rateWindow : keys.runningCount);
+    if (gate.reopensAt !== undefined) batch.limitedUntil = gate.reopensAt;
+    else if (gate.window !== undefined && gate.allowed === taken && limits.rate !== undefined && gate.window.used + taken >= limits.rate.max) {
+      batch.limitedUntil = gate.window.start + limits.rate.perMs;
+    }
+  }
+  return batch;
+}
+
+function emptyBatch(): AcceptBatch {
+  return { jobs: [], watch: undefined, nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
+}
+
+function windowBytes(start: number, used: number): Buffer {
+  const bytes = Buffer.alloc(16);
+  bytes.writeDoubleLE(start, 0);
+  bytes.writeDoubleLE(used, 8);
+  return bytes;
+}
+
+function int64(value: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigInt64LE(BigInt(value), 0);
+  return bytes;
+}
+
+/** The type's running jobs as its counter holds them (tests and the admin read it). */
+export async function readRunningCount(tx: ReadTransaction, keys: TypeKeys): Promise<number> {
+  const value = await tx.get(keys.runningCount);
+  return value === undefined ? 0 : Number(value.readBigInt64LE(0));
+}
