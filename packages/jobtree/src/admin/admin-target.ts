@@ -1,7 +1,7 @@
 // What the admin endpoint needs of a jobs app, by shape (the app passes
 // itself), so that the endpoint does not depend on the app's module.
 
-import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
@@ -10,6 +10,8 @@ export interface AdminTarget {
   getTypeTimeout(type: string): Promise<number | undefined>;
   setTypeTimeout(type: string, seconds: number): Promise<void>;
   clearTypeTimeout(type: string): Promise<void>;
+  /** A type's limits (read-only here): an app that has none to show leaves it out. */
+  getLimits?(type: string): Promise<TypeLimits | undefined>;
   getJob(type: string, id: string): Promise<JobInfo | undefined>;
   foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A>;
   pendingCount(type: string): Promise<number>;
@@ -43,6 +45,7 @@ export function adminTarget(app: AdminApp): AdminTarget {
     getTypeTimeout: (type) => app.getTypeTimeout(type),
     setTypeTimeout: (type, seconds) => app.setTypeTimeout(type, seconds),
     clearTypeTimeout: (type) => app.clearTypeTimeout(type),
+    ...(app.getLimits === undefined ? {} : { getLimits: (type: string) => (app.getLimits as NonNullable<AdminApp['getLimits']>)(type) }),
     getJob: (type, id) => app.getJob(type, id),
     foldJobs: (type, fold, initial, filter) => app.foldJobs(type, fold, initial, filter),
     pendingCount: (type) => app.pendingCount(type),

@@ -45,6 +45,7 @@ import type { ClockSpec } from '../clock.js';
 import { tracedAdd, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
+import type { TypeLimits } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
 import type { IntensityReachedEvent, Supervisor } from '@jobtree/supervisor';
 import { startSupervisor } from '@jobtree/supervisor';
@@ -284,6 +285,21 @@ export class JobsApp {
 
   getTypes(): Promise<string[]> {
     return this.#call((jobs) => jobs.getTypes());
+  }
+
+  /**
+   * Sets a type's limits in the store (see `Jobs.setTypeLimits`): at most
+   * `concurrency` of its jobs running at once and at most `rate.max` starts
+   * per `rate.perMs`, across every process and node of the store; `null`
+   * lifts them.
+   */
+  setLimits(type: string, limits: TypeLimits | null): Promise<void> {
+    return this.#call((jobs) => jobs.setTypeLimits(type, limits));
+  }
+
+  /** A type's limits, or `undefined` when it has none. */
+  getLimits(type: string): Promise<TypeLimits | undefined> {
+    return this.#call((jobs) => jobs.getTypeLimits(type));
   }
 
   /** Adds a job (see `Jobs.add`), under an OpenTelemetry span whose context the job carries to its runs when a tracer records. */
