@@ -6,8 +6,9 @@
 // limits are a typed error.
 
 import test from 'ava';
-import { JobsError, LocalQueue, openJobs } from '@jobtree/core';
+import { checkJobsConsistency, JobsError, LocalQueue, openJobs } from '@jobtree/core';
 import type { Job, Jobs } from '@jobtree/core';
+import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 async function addJobs(jobs: Jobs, count: number, prefix = 'j'): Promise<void> {
@@ -81,6 +82,18 @@ test('every way a job stops running gives its slot back: fail, cancel, remove, r
   t.is(await jobs.finish(flagged), 'pending');
   await jobs.finish(await take());
   t.is(await running(jobs), 0);
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
+
+test('the consistency check reports a running counter of a limited type that differs from its running jobs', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 3 });
+  await addJobs(jobs, 2);
+  await jobs.acceptMany(T1, 2, { timeout: 0 });
+  t.deepEqual((await checkJobsConsistency(database)).anomalies, []);
+  const counter = new JobKeys().forType(T1).runningCount;
+  await database.doTransaction(async (tx) => tx.atomicAdd(counter, 1));
+  t.like((await checkJobsConsistency(database)).anomalies, [{ kind: 'running_count_mismatch', type: T1 }]);
 });
 
 test("a dead holder's slots come back when the activity monitor re-enqueues its jobs", async (t) => {
@@ -95,6 +108,7 @@ test("a dead holder's slots come back when the activity monitor re-enqueues its 
   t.deepEqual((await jobs.reEnqueueInactive(T1, since!)).sort(), held.map((job) => job.id).sort());
   const again = await jobs.acceptMany(T1, 4, { timeout: 0 });
   t.is(again.length, 2, 'both slots are free again');
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 
 test('limits set while jobs run count those jobs', async (t) => {

@@ -36,7 +36,9 @@ export type ConsistencyAnomalyKind =
   /** An outcome row of a job that is missing, not finished, or whose record does not claim that row. */
   | 'orphan_outcome_row'
   /** A finished job whose record claims an outcome row that is not there, or a failed or cancelled job that claims none. */
-  | 'outcome_row_missing';
+  | 'outcome_row_missing'
+  /** A type with a concurrency limit whose running counter differs from its activity rows (see type-limits.ts). */
+  | 'running_count_mismatch';
 
 export interface ConsistencyAnomaly {
   kind: ConsistencyAnomalyKind;
@@ -79,15 +81,17 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows, outcomeRows } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity, outcomes] = await Promise.all([
+    const [data, pending, activity, outcomes, limits, counts] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
       snapshot.getRange(keys.outcomes.range().begin, keys.outcomes.range().end),
+      snapshot.getRange(keys.typeLimits.range().begin, keys.typeLimits.range().end),
+      snapshot.getRange(keys.typeRunning.range().begin, keys.typeRunning.range().end),
     ]);
-    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes };
+    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes, limitRows: limits, runningCounts: counts };
   });
 
   const anomalies: ConsistencyAnomaly[] = [];
@@ -196,6 +200,30 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       if (!hasOwn) report('running_without_activity', type, id, 'a running job the activity monitor cannot see');
       if (active > 1) report('running_activity_twice', type, id, `${active} activity rows`);
     }
+  }
+  // A concurrency limit trusts the type's running counter: it must count the activity rows.
+  const activityByType = new Map<string, number>();
+  for (const row of activityRows) {
+    const [type] = tryUnpack(keys.activity, row.key);
+    if (typeof type === 'string') activityByType.set(type, (activityByType.get(type) ?? 0) + 1);
+  }
+  const counters = new Map<string, number>();
+  for (const row of runningCounts) {
+    const [type] = tryUnpack(keys.typeRunning, row.key);
+    if (typeof type === 'string' && row.value.length === 8) counters.set(type, Number(row.value.readBigInt64LE(0)));
+  }
+  for (const row of limitRows) {
+    const [type] = tryUnpack(keys.typeLimits, row.key);
+    if (typeof type !== 'string') continue;
+    let limited = false;
+    try {
+      limited = (JSON.parse(row.value.toString('utf8')) as { concurrency?: unknown }).concurrency !== undefined;
+    } catch {
+      report('corrupt_row', type, undefined, 'a limits row that is not JSON');
+    }
+    const counted = counters.get(type) ?? 0;
+    const rows = activityByType.get(type) ?? 0;
+    if (limited && counted !== rows) report('running_count_mismatch', type, undefined, `the running counter holds ${counted}, the type has ${rows} activity rows`);
   }
   return { jobs: jobs.size, states, running, anomalies };
 }
