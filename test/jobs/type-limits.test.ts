@@ -64,6 +64,19 @@ test('a take held back by the concurrency waits, and wakes when a running job fi
   t.not(second?.id, first?.id);
 });
 
+test('accepts parked in a handle and served by its write of new jobs get no more than the concurrency', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 1 });
+  // Three accepts wait in this handle; one write enqueues three jobs, and may hand them over in its own commit.
+  const waiting = [0, 1, 2].map(() => jobs.accept(T1, { timeout: 1_500 }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await addJobs(jobs, 3);
+  const got = (await Promise.all(waiting)).filter((job) => job !== undefined);
+  t.is(got.length, 1);
+  t.is(await running(jobs), 1);
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
+
 test('every way a job stops running gives its slot back: fail, cancel, remove, resubmit-and-finish', async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.setTypeLimits(T1, { concurrency: 1 });
