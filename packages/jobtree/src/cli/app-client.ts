@@ -1,6 +1,6 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
-import type { AddOptions, JobOutcome, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
@@ -60,6 +60,10 @@ export class AppClient implements Backend {
   async setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }> {
     const path = `/api/types/${encodeURIComponent(type)}/timeout`;
     return seconds === undefined ? this.#request('DELETE', path) : this.#request('PUT', path, { seconds });
+  }
+
+  async limits(type: string): Promise<{ type: string; limits: TypeLimits | null }> {
+    return this.#request('GET', `/api/types/${encodeURIComponent(type)}/limits`);
   }
 
   async scheduler(): Promise<SchedulerReport> {

@@ -2,7 +2,7 @@
 // (over its admin endpoint) or, when none runs, the store opened directly.
 // Both answer with the same plain shapes, which `--json` prints as they are.
 
-import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { JobTotals } from '../admin/job-activity.js';
 import type { TypeQueue } from '../admin/queue-sampler.js';
 import type { TreeNode } from '../app/live-tree.js';
@@ -75,6 +75,8 @@ export interface Backend {
   cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }>;
   /** `seconds` undefined clears the timeout. */
   setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
+  /** A type's limits (`GET /api/types/:type/limits`); null when it has none. */
+  limits(type: string): Promise<{ type: string; limits: TypeLimits | null }>;
   scheduler(): Promise<SchedulerReport>;
   kill(name: string): Promise<KillReport>;
   /** The dashboard's URL, with the token in its fragment when known. */

@@ -2,7 +2,7 @@
 // operation, `--json` on every one, exit codes 0 (ok), 1 (failure) and
 // 2 (bad usage), and a one-line error on stderr.
 
-import type { AddOptions, JobOutcome, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import { Command, CommanderError, Option } from 'commander';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
@@ -208,6 +208,15 @@ function buildProgram(io: CliIo): Command {
       }),
     );
 
+  command('limits', "a type's limits: concurrency and rate (set them with app.setLimits)")
+    .argument('<type>')
+    .action((type: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const result = await backend.limits(type);
+        return { json: result, text: `${type}: ${describeLimits(result.limits)}` };
+      }),
+    );
+
   command('scheduler', "the scheduler's stats and jobs (like CouchDB's _scheduler/jobs); needs a running app").action((options: CommonOptions) =>
     run(options, true, async (backend) => {
       const report = await backend.scheduler();
@@ -313,4 +322,12 @@ function epochSeconds(text: string): number {
 
 function oneLine(text: string): string {
   return text.split('\n')[0] ?? text;
+}
+
+function describeLimits(limits: TypeLimits | null): string {
+  if (limits === null) return 'no limits';
+  const parts: string[] = [];
+  if (limits.concurrency !== undefined) parts.push(`concurrency ${limits.concurrency}`);
+  if (limits.rate !== undefined) parts.push(`rate ${limits.rate.max} per ${limits.rate.perMs} ms`);
+  return parts.join(', ');
 }

@@ -5,7 +5,7 @@
 // kills need a running app.
 
 import { existsSync } from 'node:fs';
-import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
+import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs, type TypeLimits } from '@jobtree/core';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
@@ -108,6 +108,10 @@ export class StoreBackend implements Backend {
       else await this.#jobs.setTypeTimeout(type, seconds);
       return { type, timeout: (await this.#jobs.getTypeTimeout(type)) ?? null };
     });
+  }
+
+  async limits(type: string): Promise<{ type: string; limits: TypeLimits | null }> {
+    return { type, limits: (await this.#wrap(() => this.#jobs.getTypeLimits(type))) ?? null };
   }
 
   async scheduler(): Promise<SchedulerReport> {
