@@ -41,6 +41,13 @@ test('the web-and-worker example: a web process adds jobs and waits for their re
   t.regex(out, /closed\s*$/);
 });
 
+test('the type limits example runs no more jobs at once than the concurrency, then lifts the limits', async (t) => {
+  const out = await runExample('examples/type-limits.ts');
+  t.regex(out, /12 jobs by 6 workers: at most [12] running at once; pending left: 0/);
+  t.regex(out, /limits lifted: true/);
+  t.regex(out, /closed\s*$/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);
