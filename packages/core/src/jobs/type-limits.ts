@@ -33,6 +33,9 @@ export interface TypeLimits {
   rate?: { max: number; perMs: number };
 }
 
+/** A bigint operand: no conversion per end of a run. */
+const MINUS_ONE = -1n;
+
 /** The most a concurrency or a rate's `max` may be. */
 const MAX_LIMIT = 1_000_000_000;
 
@@ -100,17 +103,15 @@ export async function readTypeLimits(tx: ReadTransaction, keys: TypeKeys): Promi
  * Limits as a take reads them: with a read conflict (limits set meanwhile
  * make the take run again under them), at once where the engine answers at once.
  */
-function readLimitsForTake(tx: Transaction): (keys: TypeKeys) => TypeLimits | undefined | Promise<TypeLimits | undefined> {
-  return (keys) => {
-    const read = getMany(tx, [keys.limits]);
-    if (Array.isArray(read)) return read[0] === undefined ? undefined : decodeLimits(read[0]);
-    return read.then((values) => (values[0] === undefined ? undefined : decodeLimits(values[0])));
-  };
+function readLimitsForTake(tx: Transaction, keys: TypeKeys): TypeLimits | undefined | Promise<TypeLimits | undefined> {
+  const read = getMany(tx, [keys.limits]);
+  if (Array.isArray(read)) return read[0] === undefined ? undefined : decodeLimits(read[0]);
+  return read.then((values) => (values[0] === undefined ? undefined : decodeLimits(values[0])));
 }
 
 /** A job of the type stopped running: one slot less in use. */
 export function countEndedRun(tx: Transaction, keys: TypeKeys): void {
-  tx.atomicAdd(keys.runningCount, -1);
+  tx.atomicAdd(keys.runningCount, MINUS_ONE);
 }
 
 /** What a take of a limited type may take now. */
@@ -162,7 +163,7 @@ export type TakeUpTo = (count: number) => Promise<AcceptBatch>;
  * and, for a rate, when its next window opens (`limitedUntil`).
  */
 export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: number, watchUnder: number, take: TakeUpTo): Promise<AcceptBatch> {
-  const limitsRead = readLimitsForTake(tx)(keys);
+  const limitsRead = readLimitsForTake(tx, keys);
   const limits = limitsRead instanceof Promise ? await limitsRead : limitsRead;
   if (limits === undefined) {
     const batch = await take(count);
