@@ -3,14 +3,20 @@
 // admin endpoint shows the limits read-only.
 
 import test from 'ava';
-import { request, startAdminApp } from '../admin/fixtures/admin-app.js';
+import { eventually, request, startAdminApp } from '../admin/fixtures/admin-app.js';
 
-test("an app's accepts take no more jobs of a limited type than its concurrency, and the admin endpoint shows the limits", async (t) => {
+test("an app's accepts take no more jobs of a limited type than its concurrency, and the admin endpoint and its types listing show the limits", async (t) => {
   t.timeout(60_000);
   const { app, admin } = await startAdminApp(t);
   await app.setLimits('email', { concurrency: 2 });
   t.deepEqual(await app.getLimits('email'), { concurrency: 2 });
   t.deepEqual((await request(`${admin.url}/api/types/email/limits`)).body, { type: 'email', limits: { concurrency: 2 } });
+  // The types listing (what the dashboard shows) carries them too, once its next sample is read.
+  const listed = async () => {
+    const { types } = (await request(`${admin.url}/api/types`)).body as { types: { type: string; limits?: unknown }[] };
+    return JSON.stringify(types.find((each) => each.type === 'email')?.limits) === JSON.stringify({ concurrency: 2 });
+  };
+  await eventually(listed, 20_000, 'the limits in GET /api/types');
   await app.addMany('email', Array.from({ length: 4 }, (_, i) => ({ id: `m${i}`, data: { i } })));
   const first = await app.accept('email', { timeout: 5_000 });
   const second = await app.accept('email', { timeout: 5_000 });

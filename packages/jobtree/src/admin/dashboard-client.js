@@ -208,6 +208,15 @@ function spark(series) {
   return canvas;
 }
 
+/** A type's limits after its timeout: ' · ≤2 running, 500/1000 ms', or nothing. */
+function limitsText(limits) {
+  if (limits === undefined || limits === null) return '';
+  const parts = [];
+  if (limits.concurrency !== undefined) parts.push(`≤${limits.concurrency} running`);
+  if (limits.rate !== undefined) parts.push(`${limits.rate.max}/${limits.rate.perMs} ms`);
+  return ` · ${parts.join(', ')}`;
+}
+
 function renderQueues() {
   const body = $('#queues tbody');
   $('#queues-empty').hidden = state.queues.length > 0;
@@ -219,7 +228,7 @@ function renderQueues() {
         'tr',
         { 'data-queue': queue.type, class: queue.type === state.selectedType ? 'selected' : '', onclick: () => selectType(queue.type) },
         el('td', {}, queue.type),
-        el('td', {}, queue.timeout === undefined || queue.timeout === null ? '—' : `${queue.timeout}s`),
+        el('td', {}, `${queue.timeout === undefined || queue.timeout === null ? '—' : `${queue.timeout}s`}${limitsText(queue.limits)}`),
         el('td', { 'data-count': 'pending' }, String(queue.pending)),
         el('td', { 'data-count': 'running' }, String(queue.running)),
         el('td', { 'data-count': 'finished' }, String(queue.finished)),

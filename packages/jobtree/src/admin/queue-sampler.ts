@@ -9,7 +9,7 @@
 // 5 refresh periods); between two, the last full count is reported, with
 // its time in `finishedAt`. The same budget spaces whole samples (20x).
 
-import type { JobState } from '@jobtree/core';
+import type { JobState, TypeLimits } from '@jobtree/core';
 
 /** One type's queue. */
 export interface TypeQueue {
@@ -21,6 +21,8 @@ export interface TypeQueue {
   finished: number;
   /** Epoch ms of the full count `finished` comes from. */
   finishedAt: number;
+  /** The type's limits (null: none), when the source reads them. */
+  limits?: TypeLimits | null;
 }
 
 export interface QueueSample {
@@ -33,6 +35,7 @@ export interface QueueSample {
 export interface QueueSource {
   getTypes(): Promise<string[]>;
   getTypeTimeout(type: string): Promise<number | undefined>;
+  getLimits?(type: string): Promise<TypeLimits | undefined>;
   pendingCount(type: string): Promise<number>;
   getActiveJobIds(type: string): Promise<string[]>;
   foldJobs<A>(type: string, fold: (accumulator: A, job: { state: JobState }) => A, initial: A): Promise<A>;
@@ -78,6 +81,7 @@ export class QueueSampler {
     const queues: TypeQueue[] = [];
     for (const type of types) {
       const timeout = await this.#source.getTypeTimeout(type);
+      const limits = this.#source.getLimits === undefined ? {} : { limits: (await this.#source.getLimits(type)) ?? null };
       const full = this.#full.get(type);
       if (full === undefined || Date.now() - full.at >= Math.max(5 * this.#refreshMs, 50 * full.tookMs)) {
         const foldBegan = performance.now();
@@ -91,12 +95,12 @@ export class QueueSampler {
         );
         const at = Date.now();
         this.#full.set(type, { finished: counts.finished, at, tookMs: performance.now() - foldBegan });
-        queues.push({ type, timeout, ...counts, finishedAt: at });
+        queues.push({ type, timeout, ...counts, finishedAt: at, ...limits });
         continue;
       }
       const pending = await this.#source.pendingCount(type);
       const running = (await this.#source.getActiveJobIds(type)).length;
-      queues.push({ type, timeout, pending, running, finished: full.finished, finishedAt: full.at });
+      queues.push({ type, timeout, pending, running, finished: full.finished, finishedAt: full.at, ...limits });
     }
     for (const type of this.#full.keys()) if (!types.includes(type)) this.#full.delete(type);
     this.#lastTookMs = performance.now() - began;
