@@ -76,6 +76,8 @@ export interface Lane {
   threadId: number | undefined;
   /** Handler modules the lane was asked to load, by URL: true once loaded. */
   readonly modules: Map<string, boolean>;
+  /** Modules it is loading now: a thread busy importing is not stuck. */
+  loading: number;
   /** The processors whose runs it got (their stuckThreadMs watch it). */
   readonly shares: Set<Share>;
   ready: boolean;
@@ -298,6 +300,7 @@ export class HandlerThreads {
   #ask(lane: Lane, url: string): void {
     if (lane.modules.has(url) || lane.dead) return;
     lane.modules.set(url, false);
+    lane.loading++;
     send(lane, { kind: 'load', url });
   }
 
@@ -351,6 +354,7 @@ export class HandlerThreads {
       jobs: 0,
       threadId: undefined,
       modules: new Map(),
+      loading: 0,
       shares: new Set(),
       ready: false,
       lastTick: 0,
@@ -382,6 +386,7 @@ export class HandlerThreads {
         break;
       case 'loaded': {
         lane.modules.set(message.url, true);
+        lane.loading--;
         const load = this.#loads.get(message.url);
         if (load !== undefined && !load.settled) {
           load.settled = true;
@@ -392,6 +397,7 @@ export class HandlerThreads {
       case 'broken':
         // The lane answers the module's runs with the error itself; asked again, it tries again.
         lane.modules.delete(message.url);
+        lane.loading--;
         this.#broken(message.url, message.error);
         break;
       case 'settled': {
@@ -493,7 +499,7 @@ export class HandlerThreads {
     for (const lane of this.#lanes) {
       if (!lane.ready || lane.dead || lane.killReason !== undefined) continue;
       const tick = Atomics.load(lane.status, TICK);
-      if (tick !== lane.lastTick) {
+      if (tick !== lane.lastTick || lane.loading > 0) {
         lane.lastTick = tick;
         lane.lastTickAt = now;
         continue;
