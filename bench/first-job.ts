@@ -56,7 +56,7 @@ function userEnv(): NodeJS.ProcessEnv {
 async function drive(cwd: string, driver: string, nodeArgs: string[]): Promise<DriverResult> {
   const data = mkdtempSync(join(tmpdir(), 'jobtree-bench-first-job-'));
   try {
-    const { stdout } = await run(process.execPath, [...nodeArgs, '--expose-gc', driver, data, String(rounds)], {
+    const { stdout } = await run(process.execPath, [...nodeArgs, driver, data, String(rounds)], {
       cwd,
       env: userEnv(),
       timeout: 900_000,

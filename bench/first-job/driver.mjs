@@ -69,7 +69,6 @@ async function hundredTypes() {
     const types = Array.from({ length: 100 }, (_, i) => `kind-${i}`);
     for (const type of types) await app.jobs.setTypeTimeout(type, 30);
     await app.system.call('jobs_server', { type: 'check_types' }, 60_000);
-    global.gc?.();
     const none = { threads: osThreads(), rssMb: process.memoryUsage().rss / 2 ** 20 };
     for (const type of types) await app.process(type, noop);
     // Every type runs a job, so each has loaded its module and run through its lane.
@@ -80,7 +79,6 @@ async function hundredTypes() {
         await finished;
       }),
     );
-    global.gc?.();
     const handlerThreads = new Set(types.flatMap((type) => app.scheduler.of(type).threads.map((worker) => worker.threadId))).size;
     const all = { threads: osThreads(), rssMb: process.memoryUsage().rss / 2 ** 20, handlerThreads };
     return { none, all };

@@ -15,7 +15,7 @@
 // executing, or the one it was ended for, whatever its type), and a new
 // lane starts in its place.
 
-import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry } from '@jobtree/actors';
 import { Piscina } from 'piscina';
@@ -110,6 +110,28 @@ const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
 /** From TypeScript sources the lane itself needs tsx; built, it does not. */
 const LANE_IS_TYPESCRIPT = import.meta.url.endsWith('.ts');
 
+/**
+ * The app's flags without tsx, when a Worker takes them: flags given
+ * explicitly must all be valid in a Worker (`--expose-gc` is not, for one),
+ * where inherited ones are filtered by Node. Checked once, on a Worker that
+ * is ended at once; when they are not valid, the threads inherit the flags
+ * as they are (tsx then in their execArgv, as before).
+ */
+let checkedExecArgv: { argv: string[] | undefined } | undefined;
+function workerExecArgvWithoutTsx(): string[] | undefined {
+  if (checkedExecArgv !== undefined) return checkedExecArgv.argv;
+  let argv = execArgvWithoutTsx(process.execArgv);
+  if (argv !== undefined) {
+    try {
+      void new Worker('', { eval: true, execArgv: argv }).terminate();
+    } catch {
+      argv = undefined;
+    }
+  }
+  checkedExecArgv = { argv };
+  return argv;
+}
+
 function tsxApiOrUndefined(): string | undefined {
   try {
     return import.meta.resolve('tsx/esm/api');
@@ -138,7 +160,7 @@ export class HandlerThreads {
     // Built, a JavaScript handler's thread starts with no TypeScript loader
     // (tsx in the app's own flags is left to its main thread); the lane
     // registers tsx itself for a TypeScript handler, when the app has it.
-    const withoutTsx = LANE_IS_TYPESCRIPT ? undefined : execArgvWithoutTsx(process.execArgv);
+    const withoutTsx = LANE_IS_TYPESCRIPT ? undefined : workerExecArgvWithoutTsx();
     this.#tsxApi = LANE_IS_TYPESCRIPT ? undefined : tsxApiOrUndefined();
     this.#pool = new Piscina<LaneTask, void>({
       filename: THREAD_ENTRY.href,
