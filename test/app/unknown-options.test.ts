@@ -58,6 +58,7 @@ const START_OPTIONS = [
   'directory',
   'database',
   'threads',
+  'handlerThreads',
   'typeCheckPeriodMs',
   'typeCheckMaxJitterMs',
   'activityMonitorMaxJitterMs',

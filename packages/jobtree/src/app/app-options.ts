@@ -16,6 +16,14 @@ export interface JobsAppSettings {
    * @default os.availableParallelism()
    */
   threads: number;
+  /**
+   * Worker threads running the handlers of `app.process`: one pool for every
+   * job type (each type's `maxJobs` is its share of the runs, its `threads`
+   * the most of these threads its runs spread over). They start with the
+   * first `process`.
+   * @default os.availableParallelism()
+   */
+  handlerThreads: number;
   /** How often the jobs server looks for new and removed types (couch_jobs' type_check_period_msec). @default 15000 */
   typeCheckPeriodMs: number;
   /** Random extra delay of each type check, up to this (type_check_max_jitter_msec). @default 5000 */
@@ -70,7 +78,7 @@ export type RootExitAction = 'stop' | 'exit';
 
 export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings> & OperationsOptions;
 
-export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRootExit'>> = {
+export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handlerThreads' | 'onRootExit'>> = {
   typeCheckPeriodMs: 15_000,
   typeCheckMaxJitterMs: 5_000,
   activityMonitorMaxJitterMs: 10_000,
@@ -85,7 +93,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRoo
   clockSpeed: 1,
 };
 
-const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
+const SETTING_NAMES = new Set<string>(['threads', 'handlerThreads', ...Object.keys(DEFAULT_SETTINGS)]);
 const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 /** For the message about an unknown option: every name, and the one meant. */
 const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit'], {
@@ -103,7 +111,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   }
   const given = options as Record<string, unknown>;
   const store: Record<string, unknown> = {};
-  const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism() };
+  const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism(), handlerThreads: availableParallelism() };
   const operations: Record<string, unknown> = {};
   let onRootExit: RootExitAction = 'stop';
   for (const [name, value] of Object.entries(given)) {
@@ -122,8 +130,9 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       continue;
     }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
-    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
+    const whole = name === 'threads' || name === 'handlerThreads';
+    const least = whole || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
     }
     settings[name] = value;

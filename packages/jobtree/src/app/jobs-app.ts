@@ -169,6 +169,7 @@ export class JobsApp {
       jobs: () => this.#core.current,
       userChildren: this.#userChildren,
       operations: this.#operations,
+      handlerThreads: settings.handlerThreads,
     });
     this.scheduler = this.#processors.scheduler;
     this.events = appEvents(this.#operations.activity, this.#operations.logger);
@@ -481,6 +482,7 @@ export class JobsApp {
     this.#remote?.close();
     await this.#hub?.close();
     if (this.#root !== undefined) await this.#root.stop().catch(() => {});
+    await this.#processors.close();
     await this.#actors.shutdown();
     await this.#core.closeAll();
     await this.#closeStore();
@@ -527,7 +529,7 @@ export class JobsApp {
       () => this.#withdraw(),
       async () => this.#remote?.close(error),
       async () => this.#hub?.close(error),
-      () => this.#processors.stopAll(),
+      () => this.#processors.close(),
       () => this.#actors.shutdown(),
       () => this.#core.closeAll(),
       // Last but the store: the answer to the request that killed the root (a kill route) goes out first.

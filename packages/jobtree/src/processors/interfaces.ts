@@ -139,7 +139,10 @@ export interface ProcessorOptions extends SchedulerOptions {
   maxRunMs?: number;
   /**
    * Worker threads running handlers. Jobs share threads: each thread runs
-   * many handlers concurrently.
+   * many handlers concurrently. In an app, the handler threads are one pool
+   * for every type (`startJobs({ handlerThreads })`): this is the most of
+   * them this type's runs spread over. A scheduler started alone starts
+   * this many threads of its own.
    * @default min(maxJobs, available parallelism), at least 1
    */
   threads?: number;

@@ -17,6 +17,7 @@ import { CancellationWatch } from './cancellation-watch.js';
 import { HandlerPool } from './handler-pool.js';
 import type { HandlerRunner } from './handler-runner.js';
 import { startRunSpan } from '../job-tracing.js';
+import type { HandlerThreads } from './handler-threads.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
 import type {
@@ -37,7 +38,10 @@ import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedu
 
 /**
  * Starts a scheduler for one job type. The type must have an activity
- * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it.
+ * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it. Started
+ * alone, a scheduler runs its handlers on `threads` threads of its own,
+ * closed when it stops (an app's schedulers share the app's threads
+ * instead: a pool shared without an app would have no owner to close it).
  */
 export async function startScheduler<T extends string, D = JsonValue, R = unknown>(
   options: StartSchedulerOptions<D, R, T> & { handler: HandlerFor<T, D, R> },
@@ -88,8 +92,11 @@ export class Scheduler {
   #pumpQueued = false;
   #tickTimer: unknown;
 
-  /** Prefer {@link startScheduler}, which checks the options and the type and resolves the settings. */
-  constructor(jobs: Jobs, type: string, handler: string, settings: SchedulerSettings) {
+  /**
+   * Prefer {@link startScheduler}, which checks the options and the type and resolves the settings.
+   * `shared`: the handler threads it runs on with other types' schedulers (an app's); without, it starts its own.
+   */
+  constructor(jobs: Jobs, type: string, handler: string, settings: SchedulerSettings, shared?: HandlerThreads) {
     this.type = type;
     this.#jobs = jobs;
     this.#settings = settings;
@@ -130,10 +137,11 @@ export class Scheduler {
       jobType: type,
       threads: settings.threads,
       stuckThreadMs: settings.stuckThreadMs,
+      shared,
       events: {
         settled: (serial, ok, outcome) => this.#outcomes.settled(serial, ok, outcome),
         update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
-        lost: (serial, culprit, reason) => this.#outcomes.lost(serial, culprit, reason),
+        lost: (serial, culprit, reason, culpritJob) => this.#outcomes.lost(serial, culprit, reason, culpritJob),
       },
     });
     this.#scheduleTick();
