@@ -42,7 +42,7 @@ import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedu
  * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it.
  */
 export async function startScheduler<T extends string, D = JsonValue, R = unknown>(
-  options: StartSchedulerOptions<D, R, T> & { handler: HandlerFor<T, D, R> },
+  options: Omit<StartSchedulerOptions<D, R, T>, 'handler'> & { handler: HandlerFor<T, D, R> },
 ): Promise<Scheduler> {
   const { handler, settings } = await checkSchedulerStart(options);
   return new Scheduler(options.jobs, options.type, handler, settings);
