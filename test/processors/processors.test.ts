@@ -102,12 +102,14 @@ testInModes('stop during processing loses no job', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('batch', 'misbehave', { maxJobs: 4 });
   const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
+  // Listened for before the adds: a handler on the main thread starts while they go on.
+  const started = nextEvent(scheduler, 'job:started');
   for (const [i, id] of ids.entries()) {
     // Some end quickly, some honour their signal, some ignore it past the grace period.
     const orders = i % 3 === 0 ? { sleepMs: 5 } : i % 3 === 1 ? { sleepMs: 30_000, honour: true } : { sleepMs: 30_000 };
     await h.jobs.add('batch', id, orders);
   }
-  await nextEvent(scheduler, 'job:started');
+  await started;
   await eventually(() => scheduler.stats().running === 4);
   await scheduler.stop({ graceMs: 300 });
   const states = await Promise.all(ids.map((id) => h.jobs.getJobState('batch', id)));

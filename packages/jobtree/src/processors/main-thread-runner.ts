@@ -15,7 +15,7 @@
 
 import { threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import { EventLoopLag } from './event-loop-lag.js';
+import { watchEventLoopLag } from './event-loop-lag.js';
 import type { HandlerPoolEvents } from './handler-pool.js';
 import { handlerContext } from './handler-context.js';
 import type { HandlerRunner } from './handler-runner.js';
@@ -48,12 +48,12 @@ export class MainThreadRunner implements HandlerRunner {
   readonly #runs = new Map<number, MainRun>();
   /** Jobs whose runs ended since the loop's delay was last read (the first few): one of them may have held it up. */
   #ended: string[] = [];
-  readonly #lag: EventLoopLag;
+  readonly #unwatch: () => void;
   #closed = false;
 
   constructor(options: MainThreadRunnerOptions) {
     this.#options = options;
-    this.#lag = new EventLoopLag(Math.max(50, Math.min(1_000, options.blockedLoopMs)), (lagMs) => this.#checkLag(lagMs));
+    this.#unwatch = watchEventLoopLag((lagMs) => this.#checkLag(lagMs));
   }
 
   threadIdOf(serial: number): number | undefined {
@@ -83,7 +83,7 @@ export class MainThreadRunner implements HandlerRunner {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#lag.stop();
+    this.#unwatch();
     const left = [...this.#runs.keys()];
     this.#runs.clear();
     for (const serial of left) this.#options.events.lost(serial, undefined, 'the scheduler stopped');
