@@ -291,7 +291,8 @@ async function startLatency(): Promise<{ p50: number; p99: number; legs: { name:
       await jobs.add('lat', id);
       const added = epochNow();
       await finished;
-      const data = (await jobs.getJobData('lat', id)) as { startedAt: number };
+      // The handler's result, stored apart from the job's data.
+      const data = (await jobs.getJob('lat', id))?.result as { startedAt: number };
       if (i < 0) continue; // the first 20 warm up
       samples.push(data.startedAt - before);
       const moments = [before, added, at.accepted, at.sent, data.startedAt];
