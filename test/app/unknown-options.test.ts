@@ -45,6 +45,8 @@ const PROCESSOR_OPTIONS = [
   'maxHistory',
   'healthThreshold',
   'attempts',
+  'runIn',
+  'blockedLoopMs',
   'threads',
   'graceMs',
   'stuckThreadMs',

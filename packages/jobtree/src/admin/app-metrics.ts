@@ -39,6 +39,13 @@ export class AppMetrics {
     const removed = new Counter({ name: 'jobtree_jobs_removed_total', help: 'Jobs removed.', labelNames: ['type'], registers });
     const wait = new Histogram({ name: 'jobtree_job_wait_seconds', help: 'From add (or the scheduled time, if later) to accept, for jobs added and accepted in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
     const run = new Histogram({ name: 'jobtree_job_run_seconds', help: 'From accept to finish, whatever the run ended with, for jobs accepted and finished in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
+    const blocked = new Histogram({
+      name: 'jobtree_event_loop_blocked_seconds',
+      help: "How long the main thread's event loop was held up, each time in-process handlers of the type held it longer than their processor's blockedLoopMs.",
+      labelNames: ['type'],
+      buckets: TIME_BUCKETS,
+      registers,
+    });
     this.#restarts = new Counter({ name: 'jobtree_restarts_total', help: 'Restarts of a child by its supervisor.', labelNames: ['supervisor', 'child'], registers });
     new Gauge({
       name: 'jobtree_jobs',
@@ -103,6 +110,7 @@ export class AppMetrics {
     });
     events.on('reEnqueued', (type, ids) => reEnqueued.inc({ type }, ids.length));
     events.on('removed', (type) => removed.inc({ type }));
+    events.on('loopBlocked', (type, lagMs) => blocked.observe({ type }, lagMs / 1000));
   }
 
   recordRestart(supervisor: string, child: string): void {

@@ -49,6 +49,9 @@ export class AppOperations {
     this.activity.events.on('reEnqueued', (type, ids) => {
       this.logger.info({ type, count: ids.length, ids: ids.slice(0, LOGGED_IDS) }, 're-enqueued jobs whose worker went silent');
     });
+    this.activity.events.on('loopBlocked', (type, lagMs, ids) => {
+      this.logger.warn({ type, lagMs, ids }, 'in-process handlers held the event loop up: a handler that computes for long belongs in threads');
+    });
   }
 
   /** Logs and counts a supervisor's restarts, crashes and intensity; `nameOf` turns a child id into its actor name. */
@@ -85,6 +88,7 @@ export class AppOperations {
    */
   followScheduler(scheduler: Scheduler): void {
     scheduler.events.on('job:crashed', ({ id }) => this.activity.recordCrashed(scheduler.type, id));
+    scheduler.events.on('loop:blocked', ({ lagMs, jobs }) => this.activity.recordLoopBlocked(scheduler.type, lagMs, jobs));
   }
 
   /** Starts the admin endpoint, when the options asked for one. */

@@ -144,7 +144,7 @@ export class JobsApp {
   readonly system: JobsAppSystem;
   /** The schedulers that `process` started, by job type, and what they report. */
   readonly scheduler: AppScheduler;
-  /** `job:failed` and `job:cancelled`, as they happen in this process (see {@link JobsAppEventTypes}). */
+  /** `job:failed` and `job:cancelled`, as they happen in this process, and `loop:blocked` (see {@link JobsAppEventTypes}). */
   readonly events: EventEmitter<JobsAppEventTypes>;
 
   /** @internal use startJobs */
@@ -442,7 +442,9 @@ export class JobsApp {
   /**
    * Runs the jobs of `type` with a handler: a scheduler (couch_replicator's,
    * see the processors section of the README) takes them in batches and runs
-   * the handler module's default export in a pool of worker threads. The
+   * the handler: a function on the main thread's event loop, a
+   * `defineHandler` definition or module in a pool of worker threads
+   * (`runIn` chooses for a definition). The
    * scheduler lives in the tree as `processor:<type>` under `user_sup`: if it
    * is killed, its handlers are cut off, their jobs go back to the queue and
    * a new scheduler starts. `app.close()` stops it gracefully first.

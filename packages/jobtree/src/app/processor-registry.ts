@@ -8,7 +8,6 @@ import type { ActorId, ActorSystem, ExitReason } from '@jobtree/actors';
 import { type JobDataOf, type Jobs, JobsError } from '@jobtree/core';
 import type { AppOperations } from '../admin/app-operations.js';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
-import { handlerUrl } from '../processors/define-handler.js';
 import { HandlerThreads } from '../processors/handler-threads.js';
 import {
   DEFAULT_GRACE_MS,
@@ -81,16 +80,20 @@ export class ProcessorRegistry {
     // Checked here, not only in the child's start: a mistake is the caller's
     // SchedulerError, and no processor starts (to fail, or to fail its jobs).
     resolveProcessorOptions(options);
-    await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
-    // The threads start now, and the module loads in them before any job
-    // waits for it: a module that does not load is the caller's error.
-    this.#threads ??= new HandlerThreads({ threads: this.#options.handlerThreads });
-    const threads = this.#threads;
-    await threads.load(handlerUrl(handler));
+    const checked = await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
+    // A handler in threads: the threads start now, and the module loads in
+    // them before any job waits for it (a module that does not load is the
+    // caller's error). A handler on the main thread needs no thread.
+    let threads: HandlerThreads | undefined;
+    if (typeof checked.handler === 'string') {
+      this.#threads ??= new HandlerThreads({ threads: this.#options.handlerThreads });
+      threads = this.#threads;
+      await threads.load(checked.handler);
+    }
     let previous: Scheduler | undefined;
     const start = async (actor: ActorId): Promise<Scheduler> => {
-      const { url, settings } = await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
-      const scheduler = new Scheduler(jobs(), type, url, settings, threads);
+      const started = await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
+      const scheduler = new Scheduler(jobs(), type, started.handler, started.settings, threads);
       // A restarted processor keeps the crash records of the one it replaces (attempts, backoffs).
       if (previous !== undefined) scheduler.continueFrom(previous);
       previous = scheduler;

@@ -7,8 +7,9 @@
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import { SchedulerError } from './errors.js';
-import type { Handler, HandlerContext } from './interfaces.js';
+import { handlerOfModule } from './define-handler.js';
+import { type UpdateReply, handlerContext } from './handler-context.js';
+import type { Handler } from './interfaces.js';
 import {
   type FromLane,
   type HandlerJobOf,
@@ -70,7 +71,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const handlers = new Map<string, LoadedHandler>();
   const spells = new Map<number, Spell>();
   const running = new Map<number, RunSignal>();
-  const updates = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  const updates = new Map<number, UpdateReply>();
   let nextRequest = 1;
   let results: PackedResults = [];
   let ended: PackedSpells = [];
@@ -115,22 +116,16 @@ export default async function runLane(task: LaneTask): Promise<void> {
       run = new RunSignal();
       running.set(serial, run);
     }
-    const signal = run;
-    const ctx: HandlerContext<JsonValue> = {
-      get signal() {
-        return signal.signal;
+    const ctx = handlerContext(
+      run,
+      job.id,
+      () => running.has(serial),
+      (data, reply) => {
+        const request = nextRequest++;
+        updates.set(request, reply);
+        send(port, { kind: 'update', request, serial, data });
       },
-      update: (data) =>
-        new Promise<void>((resolve, reject) => {
-          if (!running.has(serial)) {
-            reject(new SchedulerError('halt', `job ${JSON.stringify(job.id)} has ended`));
-            return;
-          }
-          const request = nextRequest++;
-          updates.set(request, { resolve, reject });
-          send(port, { kind: 'update', request, serial, data });
-        }),
-    };
+    );
     let outcome: Promise<unknown>;
     Atomics.store(view, CURRENT, serial);
     try {
@@ -210,11 +205,9 @@ export default async function runLane(task: LaneTask): Promise<void> {
         for (const serial of message.serials) running.get(serial)?.abort(message.cause);
         break;
       case 'updated': {
-        const waiter = updates.get(message.request);
+        const reply = updates.get(message.request);
         updates.delete(message.request);
-        if (message.error === undefined) waiter?.resolve();
-        else if (message.error.code === 'halt') waiter?.reject(new SchedulerError('halt', message.error.message));
-        else waiter?.reject(Object.assign(new Error(message.error.message), { name: message.error.name, code: message.error.code }));
+        reply?.(message.error);
         break;
       }
       case 'close':
@@ -281,11 +274,5 @@ async function registerTsx(tsxApi: string): Promise<void> {
 }
 
 async function loadHandler(url: string, tsxApi: string | undefined): Promise<Handler<JsonValue, unknown>> {
-  const module = await importHandler(url, tsxApi);
-  const exported = module.default;
-  if (typeof exported === 'function') return exported as Handler<JsonValue, unknown>;
-  if (typeof exported === 'object' && exported !== null && 'run' in exported && typeof exported.run === 'function') {
-    return exported.run as Handler<JsonValue, unknown>;
-  }
-  throw new SchedulerError('invalid_handler', `${url} has no default export made by defineHandler() or a function`);
+  return handlerOfModule(await importHandler(url, tsxApi), url);
 }

@@ -144,6 +144,7 @@ export class RunOutcomes {
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
             const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
+            events.emit('job:failed', { id: held.job.id, error: error.message, attempts: held.attempt });
             this.#track(this.#giveUp(held, error, []));
           } else this.#context.emitError(outcome.reason);
         }
