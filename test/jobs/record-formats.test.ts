@@ -45,13 +45,14 @@ const pending: JobRecordInput = {
 
 test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
   const legacy = formatZero(pending);
-  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false });
+  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);
   const finished = formatZero({ ...pending, state: 'finished' });
   t.is(recordState(finished), 'finished');
   t.is(recordOutcome(finished), 'succeeded');
-  t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, data: pending.data });
+  // Finished before the finish index: no time, so no row to look for.
+  t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, finishedAt: undefined, data: pending.data });
 });
 
 test('accept and finish rewrite a record of format 0 in place and keep its format', (t) => {
@@ -60,9 +61,16 @@ test('accept and finish rewrite a record of format 0 in place and keep its forma
   t.is(record.length, LEGACY_HEADER_BYTES + pending.data.length);
   t.true(recordRunningUnder(record, lock));
   t.like(decodeJobRecord(record), { state: 'running', lock, continuous: true, priority: 4, attempts: 0, data: pending.data });
-  finishRecordInPlace(record, 'failed', true);
+  finishRecordInPlace(record, 'failed', true, 1_700_000_000.5);
   t.is(recordDataOffset(record), LEGACY_HEADER_BYTES);
-  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', outcomeRow: true, continuous: true, data: pending.data });
+  t.like(decodeJobRecord(record), {
+    state: 'finished',
+    outcome: 'failed',
+    outcomeRow: true,
+    finishedAt: 1_700_000_000.5,
+    continuous: true,
+    data: pending.data,
+  });
 });
 
 test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {

@@ -36,6 +36,13 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
   const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
   t.deepEqual(ids('getJobs that failed'), ['o2', 'o4']);
+  t.like(asOwner['pruneFinished: succeeded jobs past a count of 0, one a call'], { value: { removed: 1, indexed: 0, more: true } });
+  t.deepEqual(asOwner['pruneFinished: failed jobs kept forever'], { value: { removed: 0, indexed: 0, more: false } });
+  t.deepEqual(asOwner['pruneFinished: cancelled jobs a day old'], { value: { removed: 0, indexed: 0, more: false } });
+  for (const bad of ['a bad outcome', 'a bad limit', 'an unknown limit', 'a bad batch size']) {
+    t.like(asOwner[`pruneFinished with ${bad}`], { error: { className: 'JobsError', code: 'invalid_option' } }, bad);
+  }
+  t.like(asOwner['pruneFinished with a bad type'], { error: { className: 'JobsError', code: 'invalid_job_type' } });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

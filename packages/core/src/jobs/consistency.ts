@@ -8,7 +8,10 @@
 //   pending job  <-> exactly one (pending, type, -prio, stime, id) key, with its priority and time; no activity row
 //   running job  <-> exactly one (activity, type, seq) row holding its id, at its current seq; no pending key
 //   finished job <-> no pending key, no activity row; exactly the outcome row its record claims (none, or
-//                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one
+//                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one;
+//                    exactly one (finished, its outcome, type, its finish time, id) row when its record
+//                    has a finish time (none before the index existed); each type's count of those rows
+//                    is what (finished_count, outcome, type) holds
 
 import type { Subspace } from '../keys/subspace.js';
 import type { Database } from '../storage/interfaces.js';
@@ -36,7 +39,13 @@ export type ConsistencyAnomalyKind =
   /** An outcome row of a job that is missing, not finished, or whose record does not claim that row. */
   | 'orphan_outcome_row'
   /** A finished job whose record claims an outcome row that is not there, or a failed or cancelled job that claims none. */
-  | 'outcome_row_missing';
+  | 'outcome_row_missing'
+  /** A finish index row of a job that is missing, not finished, or finished otherwise or at another time. */
+  | 'orphan_finish_row'
+  /** A finished job whose record has a finish time but no finish index row at it. */
+  | 'finish_row_missing'
+  /** A type's count of finish index rows that is not how many there are. */
+  | 'finish_count_mismatch';
 
 export interface ConsistencyAnomaly {
   kind: ConsistencyAnomalyKind;
@@ -79,15 +88,17 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows, outcomeRows } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows, finishRows, countRows } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity, outcomes] = await Promise.all([
+    const [data, pending, activity, outcomes, finished, counts] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
       snapshot.getRange(keys.outcomes.range().begin, keys.outcomes.range().end),
+      snapshot.getRange(keys.finished.range().begin, keys.finished.range().end),
+      snapshot.getRange(keys.finishedCount.range().begin, keys.finishedCount.range().end),
     ]);
-    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes };
+    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes, finishRows: finished, countRows: counts };
   });
 
   const anomalies: ConsistencyAnomaly[] = [];
@@ -177,9 +188,43 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     outcomeRowsOf.add(key);
   }
 
+  // Finish index rows: each is the one its finished job's record has, and each type's count is right.
+  const finishRowsOf = new Set<string>();
+  const rowCounts = new Map<string, number>();
+  for (const row of finishRows) {
+    const [outcome, type, finishedAt, id] = tryUnpack(keys.finished, row.key);
+    if (typeof outcome !== 'string' || typeof type !== 'string' || typeof finishedAt !== 'number' || typeof id !== 'string') {
+      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `finish key ${row.key.toString('hex')} is not (outcome, type, time, id)`);
+      continue;
+    }
+    const counted = JSON.stringify([outcome, type]);
+    rowCounts.set(counted, (rowCounts.get(counted) ?? 0) + 1);
+    const key = jobKey(type, id);
+    const record = jobs.get(key)?.record;
+    if (record?.outcome !== outcome || record.finishedAt !== finishedAt) {
+      const what = record === undefined ? 'missing' : record.state !== 'finished' ? record.state : `${record.outcome} at ${record.finishedAt}`;
+      report('orphan_finish_row', type, id, `${outcome} row at ${finishedAt} of a job that is ${what}`);
+      continue;
+    }
+    finishRowsOf.add(key);
+  }
+  const storedCounts = new Map<string, number>();
+  for (const row of countRows) {
+    const [outcome, type] = tryUnpack(keys.finishedCount, row.key);
+    storedCounts.set(JSON.stringify([outcome, type]), row.value.length >= 8 ? Number(row.value.readBigInt64LE(0)) : Number.NaN);
+  }
+  for (const counted of new Set([...rowCounts.keys(), ...storedCounts.keys()])) {
+    const rows = rowCounts.get(counted) ?? 0;
+    const stored = storedCounts.get(counted) ?? 0;
+    if (rows === stored) continue;
+    const [outcome, type] = JSON.parse(counted) as [unknown, unknown];
+    report('finish_count_mismatch', String(type), undefined, `${rows} ${String(outcome)} finish rows, counted ${stored}`);
+  }
+
   const running: RunningJobEntry[] = [];
   for (const [key, { type, id, record }] of jobs) {
     if (record.state === 'finished') {
+      if (record.finishedAt !== undefined && !finishRowsOf.has(key)) report('finish_row_missing', type, id, `a job finished at ${record.finishedAt} without its finish row`);
       const claims = record.outcomeRow || record.outcome === 'failed' || record.outcome === 'cancelled';
       if (claims && !outcomeRowsOf.has(key)) report('outcome_row_missing', type, id, `a ${record.outcome} job without its outcome row`);
     }

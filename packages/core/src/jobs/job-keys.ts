@@ -10,6 +10,11 @@
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
+//   (finished, outcome, type, time, id) -> ''  a finished job by the time it finished (epoch seconds):
+//                                               the index retention prunes by, oldest first
+//   (finished_count, outcome, type)     -> int64 LE the rows of that index (an atomic counter)
+//   (finished_scan, type)               -> how far the indexing of jobs finished before the index
+//                                               existed has got; see finish-index.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -48,6 +53,12 @@ export class TypeKeys {
   readonly typeTimeout: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
+  /** (finished, outcome, type) for each outcome: this type's finish index (finish-index.ts). */
+  readonly finished: Readonly<Record<JobOutcome, Subspace>>;
+  /** (finished_count, outcome, type) for each outcome: how many rows that index holds. */
+  readonly finishedCount: Readonly<Record<JobOutcome, Buffer>>;
+  /** (finished_scan, type): see finish-index.ts. */
+  readonly finishedScan: Buffer;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
@@ -68,6 +79,17 @@ export class TypeKeys {
       failed: root.outcomes.subspace('failed', type),
       cancelled: root.outcomes.subspace('cancelled', type),
     };
+    this.finished = {
+      succeeded: root.finished.subspace('succeeded', type),
+      failed: root.finished.subspace('failed', type),
+      cancelled: root.finished.subspace('cancelled', type),
+    };
+    this.finishedCount = {
+      succeeded: root.finishedCount.pack(['succeeded', type]),
+      failed: root.finishedCount.pack(['failed', type]),
+      cancelled: root.finishedCount.pack(['cancelled', type]),
+    };
+    this.finishedScan = root.finishedScan.pack(type);
     const element = versionstampElement(0);
     this.activityTemplate = {
       key: this.activity.append(element.bytes),
@@ -308,6 +330,10 @@ export class JobKeys {
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
+  /** (finished, outcome, type, time, id), (finished_count, outcome, type), (finished_scan, type): see the top of this file. */
+  readonly finished: Subspace;
+  readonly finishedCount: Subspace;
+  readonly finishedScan: Subspace;
   readonly #types = new Map<string, TypeKeys>();
 
   constructor(root: Subspace = Subspace.of('jobs')) {
@@ -318,6 +344,9 @@ export class JobKeys {
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
+    this.finished = root.subspace('finished');
+    this.finishedCount = root.subspace('finished_count');
+    this.finishedScan = root.subspace('finished_scan');
   }
 
   /** The cached keys of `type`, if any (a cached type has passed the input checks). */

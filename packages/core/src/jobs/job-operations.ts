@@ -29,7 +29,7 @@ import {
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import {
-  clearOutcomeRow,
+  clearFinishedRows,
   pendingRecord,
   readRecord,
   resubmitRecord,
@@ -42,6 +42,7 @@ import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
+import { finishTime, writeFinishRow } from './finish-index.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -93,7 +94,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record === undefined) return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
   if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
-  clearOutcomeRow(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
   return true;
@@ -209,7 +210,9 @@ export function finishJobRead(
   }
   // Only the header changes (and the data, when given): no decode; without
   // new data, no copy either (the value read is this call's own buffer).
-  setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value) : finishedRecordBytes(value, data));
+  const finishedAt = finishTime();
+  setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value, 'succeeded', false, finishedAt) : finishedRecordBytes(value, data, finishedAt));
+  writeFinishRow(tx, keys, 'succeeded', job.id, finishedAt);
   touchActivity(tx, keys, once);
   return 'finished';
 }

@@ -19,10 +19,11 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
 import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordResubmit, withAttempts } from './job-record.js';
-import { clearOutcomeRow, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
+import { clearFinishedRows, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
+import { finishTime, writeFinishRow } from './finish-index.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';
@@ -57,7 +58,9 @@ export function endJobRead(
   // Only the header changes: no decode, no copy (the value read is this call's own buffer).
   const counted = outcome === 'failed' ? withAttempts(value, Math.min(recordAttempts(value) + 1, MAX_ATTEMPTS)) : value;
   if (row !== undefined) setHandedOver(tx, keys.outcomeKey(outcome, job.id), row);
-  setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined));
+  const finishedAt = finishTime();
+  setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined, finishedAt));
+  writeFinishRow(tx, keys, outcome, job.id, finishedAt);
   touchActivity(tx, keys, once);
   return 'finished';
 }
@@ -98,11 +101,22 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'finished') return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
   if (record.state === 'running' && record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
+  const finishedAt = finishTime();
   tx.set(
     keys.job(id),
-    encodeJobRecord({ ...record, state: 'finished', seq: undefined, lock: undefined, resubmit: false, outcome: 'cancelled', outcomeRow: true }),
+    encodeJobRecord({
+      ...record,
+      state: 'finished',
+      seq: undefined,
+      lock: undefined,
+      resubmit: false,
+      outcome: 'cancelled',
+      outcomeRow: true,
+      finishedAt,
+    }),
   );
   tx.set(keys.outcomeKey('cancelled', id), CANCELLED_ROW);
+  writeFinishRow(tx, keys, 'cancelled', id, finishedAt);
   touchActivity(tx, keys, once);
   return true;
 }
@@ -123,7 +137,7 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
       `job ${describe(id)} of type ${describe(keys.type)} is ${what}: only a failed or cancelled job is retried (add it again to run it anew)`,
     );
   }
-  clearOutcomeRow(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record);
   writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous), once);
   touchActivity(tx, keys, once);
 }

@@ -37,6 +37,7 @@ import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
+import { clearFinishRow } from './finish-index.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -73,6 +74,7 @@ export function pendingRecord(
     attempts,
     outcome: undefined,
     outcomeRow: false,
+    finishedAt: undefined,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -118,9 +120,15 @@ function idBytes(id: string): Buffer {
   return bytes;
 }
 
-/** Clears the outcome row of a finished job's record, if it has one (see job-outcomes.ts). */
-export function clearOutcomeRow(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
-  if (record.outcomeRow && record.outcome !== undefined) tx.clear(keys.outcomeKey(record.outcome, id));
+/**
+ * Clears what a finished job's record has apart from it: its outcome row, if
+ * it has one (see job-outcomes.ts), and its finish index row, if it has one
+ * (see finish-index.ts). Nothing for a job that is not finished.
+ */
+export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+  if (record.outcome === undefined) return;
+  if (record.outcomeRow) tx.clear(keys.outcomeKey(record.outcome, id));
+  if (record.finishedAt !== undefined) clearFinishRow(tx, keys, record.outcome, id, record.finishedAt);
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -147,7 +155,7 @@ export function resubmitRecord(
       // new data it keeps its data (couch_jobs crashed here). What its last
       // run left apart goes: a pending job has no outcome.
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      clearOutcomeRow(tx, keys, id, current);
+      clearFinishedRows(tx, keys, id, current);
       writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous), once);
       touchActivity(tx, keys, once);
       return 'pending';
