@@ -38,9 +38,29 @@ test('app.cancel of a running job aborts its handler with cause cancel and the j
   const cancelled = new Promise<void>((resolve) => scheduler.events.once('job:cancelled', () => resolve()));
   await app.add(T1, 'w', { dir });
   await started;
+  await eventually(() => existsSync(join(dir, 'w.running')), 30_000, 'the handler to run');
   t.true(await app.cancel(T1, 'w'));
   await cancelled;
   await eventually(() => existsSync(join(dir, 'w')), 10_000, 'the handler to see its abort');
   t.is(readFileSync(join(dir, 'w'), 'utf8'), 'cancel');
   t.like(await app.getJob(T1, 'w'), { state: 'finished', outcome: 'cancelled', data: { dir } });
+});
+
+test('app.cancel and app.remove of running jobs abort their handlers with cause cancel without waiting for a heartbeat', async (t) => {
+  // A 300 s timeout puts the heartbeat 100 s away: only the store's cancellation watch can abort the runs within the waits.
+  const { app, dir } = await startTempApp(t, {}, { [T1]: 300 });
+  await app.process(T1, abortMarker, { threads: 1, maxJobs: 2 });
+  const scheduler = app.scheduler.of(T1);
+  if (scheduler === undefined) throw new Error('no scheduler');
+  await app.add(T1, 'cancelled', { dir });
+  await app.add(T1, 'removed', { dir });
+  await eventually(() => existsSync(join(dir, 'cancelled.running')) && existsSync(join(dir, 'removed.running')), 30_000, 'both handlers to run');
+  t.true(await app.cancel(T1, 'cancelled'));
+  t.true(await app.remove(T1, 'removed'));
+  await eventually(() => existsSync(join(dir, 'cancelled')) && existsSync(join(dir, 'removed')), 5_000, 'the handlers to see their aborts');
+  t.is(readFileSync(join(dir, 'cancelled'), 'utf8'), 'cancel');
+  t.is(readFileSync(join(dir, 'removed'), 'utf8'), 'cancel');
+  await eventually(() => scheduler.stats().running === 0, 5_000, 'the aborted runs to end');
+  t.like(await app.getJob(T1, 'cancelled'), { state: 'finished', outcome: 'cancelled', data: { dir } });
+  t.is(await app.getJobState(T1, 'removed'), undefined);
 });

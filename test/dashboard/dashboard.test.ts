@@ -1,8 +1,9 @@
 // The dashboard end to end in headless Chromium (Debian's chromium driven by
 // playwright-core): the tree renders, a job added through the API appears
 // without a reload, a kill button restarts the actor on screen, the scheduler
-// view shows up when the app has a scheduler, and killing jobs_sup or core
-// asks first. Screenshots go to test/dashboard/screenshots/ (ignored by git).
+// view shows up when the app has a scheduler, killing jobs_sup or core
+// asks first, and a failed job shows its error and history and runs again
+// from its retry button. Screenshots go to test/dashboard/screenshots/ (ignored by git).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -11,6 +12,9 @@ import test from 'ava';
 import { type Browser, chromium } from 'playwright-core';
 import { request, startAdminApp } from '../admin/fixtures/admin-app.js';
 import crashOnce from '../app/fixtures/crash-once-handler.js';
+import failsUntilFixed from './fixtures/fails-until-fixed-handler.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const CHROMIUM = '/usr/bin/chromium';
 const INSTALL = fileURLToPath(new URL('../../scripts/install-chromium.sh', import.meta.url));
@@ -176,5 +180,39 @@ if (missing !== undefined) {
     await total('sms', 'failed', '1').waitFor({ timeout: WAIT_MS });
     await page.screenshot({ path: `${SHOTS}6-run-outcomes.png`, fullPage: true });
     t.pass();
+  });
+
+  test.serial('a failed job shows its error and history; its retry button runs it again and it leaves the failed list', async (t) => {
+    t.timeout(180_000);
+    const { app, admin, dir } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+
+    await app.process('email', failsUntilFixed, { threads: 1, attempts: 1 });
+    await app.add('email', 'welcome-9', { dir });
+    const row = page.locator('#failed tr[data-failed-job="welcome-9"]');
+    await row.waitFor({ timeout: WAIT_MS });
+    t.regex((await row.textContent()) ?? '', /Error: the mail server refused the message/);
+    await row.click();
+    await page.locator('#job-error', { hasText: 'the mail server refused the message' }).waitFor({ timeout: WAIT_MS });
+    await page.locator('#job-history', { hasText: 'crashed' }).waitFor({ timeout: WAIT_MS });
+    await page.screenshot({ path: `${SHOTS}7-failed-job.png`, fullPage: true });
+
+    // The bug is fixed; the button runs the job again with its input, and it succeeds.
+    await writeFile(join(dir, 'fixed'), '');
+    await row.locator('button[data-retry="welcome-9"]').click();
+    await row.waitFor({ state: 'detached', timeout: WAIT_MS });
+    await page.locator('#failed-empty:not([hidden])').waitFor({ timeout: WAIT_MS });
+    for (const deadline = Date.now() + WAIT_MS; (await app.getJob('email', 'welcome-9'))?.outcome !== 'succeeded' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    t.like(await app.getJob('email', 'welcome-9'), { outcome: 'succeeded', result: { fixed: true }, data: { dir } });
+    await page.screenshot({ path: `${SHOTS}8-retried.png`, fullPage: true });
+    t.deepEqual(problems, []);
   });
 }

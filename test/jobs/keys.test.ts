@@ -174,6 +174,7 @@ test('job records round-trip, and a fresh sequence is left for the commit to fil
     outcome: undefined,
     outcomeRow: false,
     finishedAt: undefined,
+    retryPolicy: false,
     data,
   };
   t.deepEqual(decodeJobRecord(encodeJobRecord(pending)), pending);
@@ -221,7 +222,7 @@ test('accept, update and finish rewrite record bytes exactly as encoding the cha
 
 test('the continuous flag round-trips next to resubmit, and records written without it read as one-shot', (t) => {
   const data = Buffer.from('null');
-  const base = { state: 'pending' as const, seq: undefined, lock: undefined, priority: 0, scheduledTime: 1, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, data };
+  const base = { state: 'pending' as const, seq: undefined, lock: undefined, priority: 0, scheduledTime: 1, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, retryPolicy: false, data };
   for (const resubmit of [false, true]) {
     for (const continuous of [false, true]) {
       const record = { ...base, resubmit, continuous };

@@ -43,6 +43,7 @@ test('a record encoded from the buffer pool holds zeros where a pending or finis
           outcome: state === 'finished' ? 'succeeded' : undefined,
           outcomeRow: false,
           finishedAt: undefined,
+          retryPolicy: false,
           data: encodeJobData(data),
         };
         const value = encodeJobRecord(record);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { checkJobsConsistency, JobsError, openJobs } from '@jobtree/core';
 import type { Jobs, JobOutcome, PruneLimits, PruneResult } from '@jobtree/core';
+import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
@@ -151,6 +152,22 @@ test('a finished job removed, added again or retried leaves no finish row behind
   }
   t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 2 }), { removed: 1 });
   t.deepEqual(await idsOf(jobs, T1, 'succeeded'), ['added-again', 'retried']);
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
+
+test("a pruned job's own retry policy goes with it", async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  const keys = new JobKeys().forType(T1);
+  const policies = keys.retryPolicies.range();
+  const policyRows = (): Promise<number> => database.doTransaction(async (tx) => (await tx.getRange(policies.begin, policies.end)).length);
+  await jobs.add(T1, 'own-policy', { n: 1 }, { retry: { attempts: 1 } });
+  const job = await jobs.accept(T1);
+  if (job === undefined) throw new Error('nothing to accept');
+  await jobs.fail(job, new Error('given up'));
+  t.is(await policyRows(), 1);
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 0 }), { removed: 1 });
+  t.is(await jobs.getJobState(T1, 'own-policy'), undefined);
+  t.is(await policyRows(), 0);
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 

@@ -16,6 +16,7 @@ import {
   recordAttempts,
   recordDataOffset,
   recordOutcome,
+  recordRetryPolicy,
   recordRunningUnder,
   recordState,
   withAttempts,
@@ -45,7 +46,7 @@ const pending: JobRecordInput = {
 
 test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
   const legacy = formatZero(pending);
-  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined });
+  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, retryPolicy: false });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);
   const finished = formatZero({ ...pending, state: 'finished' });
@@ -71,6 +72,16 @@ test('accept and finish rewrite a record of format 0 in place and keep its forma
     continuous: true,
     data: pending.data,
   });
+});
+
+test("a job's retry policy flag stays through accept and finish in place, and reads as none in older records", (t) => {
+  const record = encodeJobRecord({ ...pending, retryPolicy: true });
+  t.true(recordRetryPolicy(record));
+  makeRunningUnderNewLock(record, 1);
+  t.like(decodeJobRecord(record), { state: 'running', retryPolicy: true, continuous: true });
+  finishRecordInPlace(record, 'failed', true, 1_700_000_000.5);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', finishedAt: 1_700_000_000.5, retryPolicy: true, continuous: true });
+  t.false(recordRetryPolicy(formatZero(pending)));
 });
 
 test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {

@@ -6,12 +6,15 @@
 // a type whose timeout a client set. The app's cancel and retry in a
 // client reach the owner's store.
 
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { JobsError } from '@jobtree/core';
 import test, { type ExecutionContext } from 'ava';
 import { startJobs } from 'jobtree';
 import { Peer, tempDataDir } from './fixtures/peers.js';
 
 const HANDLER = JSON.stringify(new URL('./fixtures/pid-handler.ts', import.meta.url).href);
+const ABORT_MARKER = JSON.stringify(new URL('../processors/fixtures/abort-marker.ts', import.meta.url).href);
 
 async function ownerApp(t: ExecutionContext, path: string) {
   const app = await startJobs({ path, threads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
@@ -78,3 +81,32 @@ test('the owner runs the periodic actors of the store: a client setting a type t
   const inOwner = await t.throwsAsync(app.subscribe('no-timeout', 'x'), { instanceOf: JobsError });
   await t.throwsAsync(client.run(`return app.subscribe('no-timeout', 'x')`), { name: 'JobsError', code: inOwner?.code, message: inOwner?.message });
 });
+
+test("the owner's cancel and remove of jobs running in a client abort their handlers with cause cancel without waiting for a heartbeat", async (t) => {
+  const dir = await tempDataDir(t, 'app-cancel');
+  const app = await ownerApp(t, dir);
+  // A 300 s timeout puts the client's heartbeat 100 s away: only the store's cancellation watch can abort the runs within the waits.
+  await app.setTypeTimeout('long', 300);
+  const worker = await Peer.start(t, { kind: 'app', path: dir });
+  t.is(worker.role, 'client');
+  await worker.run(`const { default: handler } = await lib.import(${ABORT_MARKER}); await app.process('long', handler, { threads: 1, maxJobs: 2 });`);
+  await app.add('long', 'cancelled', { dir });
+  await app.add('long', 'removed', { dir });
+  await eventually(() => existsSync(join(dir, 'cancelled.running')) && existsSync(join(dir, 'removed.running')), 30_000);
+  t.true(await app.cancel('long', 'cancelled'));
+  t.true(await app.remove('long', 'removed'));
+  await eventually(() => existsSync(join(dir, 'cancelled')) && existsSync(join(dir, 'removed')), 5_000);
+  t.is(readFileSync(join(dir, 'cancelled'), 'utf8'), 'cancel');
+  t.is(readFileSync(join(dir, 'removed'), 'utf8'), 'cancel');
+  await eventually(async () => (await worker.run<number>(`return app.scheduler.of('long').stats().running`)) === 0, 5_000);
+  t.like(await app.getJob('long', 'cancelled'), { state: 'finished', outcome: 'cancelled', data: { dir } });
+  t.is(await app.getJobState('long', 'removed'), undefined);
+});
+
+async function eventually(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

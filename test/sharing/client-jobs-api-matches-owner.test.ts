@@ -32,6 +32,10 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.deepEqual(asOwner['fail with an Error of its own class'], { value: 'finished' });
   t.like(asOwner['getJob of a failed job'], { value: { outcome: 'failed', data: { n: 4 }, error: { name: 'TypeError', message: 'bad address' } } });
   t.deepEqual(asOwner['cancel a running job'], { value: true });
+  t.deepEqual(asOwner['watchCancellations: the running jobs removed or cancelled so far'], { value: 1 });
+  t.deepEqual(asOwner['the cancellation watch fires'], { value: true });
+  t.deepEqual(asOwner['watchCancellations after the cancel'], { value: 2 });
+  t.like(asOwner['watchCancellations of a bad type'], { error: { code: 'invalid_job_type' } });
   t.deepEqual(asOwner['retry a failed job'], { value: undefined });
   t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
   const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
@@ -43,6 +47,11 @@ test('a client gets the same values and the same typed errors as the owner from 
     t.like(asOwner[`pruneFinished with ${bad}`], { error: { className: 'JobsError', code: 'invalid_option' } }, bad);
   }
   t.like(asOwner['pruneFinished with a bad type'], { error: { className: 'JobsError', code: 'invalid_job_type' } });
+  const retry = { attempts: 4, backoff: { type: 'exponential', delayMs: 500, maxDelayMs: 8_000, jitter: 0.2 }, maxRunMs: 1_000 };
+  t.like(asOwner['getJob with a retry policy'], { value: { id: 'r1', data: { n: 1 }, retry } });
+  t.like(asOwner['accept: the retry policy on the handle'], { value: { id: 'r1', retry } });
+  t.like(asOwner['add with a backoff function as retry policy'], { error: { code: 'invalid_option' } });
+  t.like(asOwner['add with a bad retry policy'], { error: { code: 'invalid_option' } });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

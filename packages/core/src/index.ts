@@ -78,6 +78,8 @@ export type {
   JobOutcome,
   JsonValue,
   AddOptions,
+  BackoffSchedule,
+  JobRetryPolicy,
   ResubmitOptions,
   WorkerResubmitOptions,
   AcceptOptions,

@@ -10,7 +10,7 @@ export * from '@jobtree/supervisor';
 export { OptionNames } from '@jobtree/core';
 
 // the jobs application
-export { startJobs, JobsApp, SYSTEM_NAMES, type AppScheduler, type JobsAppSystem } from './app/jobs-app.js';
+export { startJobs, JobsApp, SYSTEM_NAMES, type AppScheduler, type JobsAppSystem, type JobsAppEventTypes } from './app/jobs-app.js';
 export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions, RootExitAction } from './app/app-options.js';
 export type { AppStop } from './app/app-stop.js';
 export { Subscription, type JobStateChange } from './app/subscription.js';
@@ -26,6 +26,7 @@ export {
   DEFAULT_ONE_SHOT_ATTEMPTS,
   DEFAULT_SCHEDULER_OPTIONS,
   HandlerAbortError,
+  NonRetryableError,
   Scheduler,
   SchedulerError,
   backoffMs,
@@ -35,6 +36,10 @@ export {
 export type {
   AbortCause,
   Attempts,
+  Backoff,
+  BackoffFunction,
+  RetryPredicate,
+  RunFailure,
   Handler,
   HandlerContext,
   HandlerDefinition,

@@ -1,7 +1,8 @@
 // The activity calls of a `Jobs` handle (jobs.ts), which the activity
 // monitor and the notifiers are built on: the type's activity stamp and a
 // watch on it, the running jobs by how recently they were active, and the
-// re-enqueue of the jobs whose workers went silent.
+// re-enqueue of the jobs whose workers went silent; and the count of running
+// jobs others ended, with a watch on it, which the schedulers are built on.
 
 import { JobsError } from '../errors.js';
 import type { ReadTransaction, Watch } from '../storage/interfaces.js';
@@ -43,6 +44,14 @@ export class ActivityCalls {
         versionstamp: value === undefined ? undefined : versionstampFromBytes(value),
         watch: tx.watch(keys.watchesActivity),
       };
+    });
+  }
+
+  async watchCancellations(type: string): Promise<{ cancellations: number; watch: Watch }> {
+    const keys = this.#handle.typeKeys(type);
+    return this.#handle.run(async (tx) => {
+      const value = await tx.get(keys.watchesCancellations);
+      return { cancellations: value === undefined ? 0 : Number(value.readBigUInt64LE(0)), watch: tx.watch(keys.watchesCancellations) };
     });
   }
 

@@ -57,6 +57,37 @@ export interface Job<T extends string = string> {
   readonly continuous: boolean;
   /** Failed attempts before this run, as the store keeps them (see `failAttempt`): a new run's count survives restarts. */
   readonly attempts: number;
+  /** The job's own retry policy, as it was added (see {@link AddOptions.retry}); absent when it has none. */
+  readonly retry?: JobRetryPolicy;
+}
+
+/**
+ * A backoff schedule: how long a job waits after a failed run. `fixed`
+ * waits `delayMs` each time; `exponential` waits `delayMs · 2^(n − 1)`
+ * after n failures in a row. Either is capped at `maxDelayMs` (an
+ * exponential schedule without one at `delayMs · 2^10`). `jitter` j, from 0
+ * to 1, takes a random part of up to j of each wait off: the wait is uniform
+ * in [d · (1 − j), d], d the wait without jitter.
+ */
+export interface BackoffSchedule {
+  readonly type: 'exponential' | 'fixed';
+  readonly delayMs: number;
+  readonly maxDelayMs?: number;
+  /** @default 0 */
+  readonly jitter?: number;
+}
+
+/**
+ * A job's own retry policy, stored with it so that whichever process runs
+ * it applies it; each field given overrides its processor's option.
+ */
+export interface JobRetryPolicy {
+  /** Failures in a row after which the job is given up (ends `failed`). */
+  readonly attempts?: number;
+  /** The wait before each next attempt. */
+  readonly backoff?: BackoffSchedule;
+  /** Milliseconds one run may last before its signal aborts (cause `timeout`) and the run counts as failed. */
+  readonly maxRunMs?: number;
 }
 
 /** A job as the monitoring API reports it. */
@@ -85,6 +116,8 @@ export interface JobInfo<T extends string = string> {
   result?: JsonValue;
   /** Failed jobs only: the error `fail` gave. */
   error?: JobError;
+  /** `getJob` only: the job's own retry policy (see {@link AddOptions.retry}), when it has one. */
+  retry?: JobRetryPolicy;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */
@@ -163,6 +196,15 @@ export interface AddOptions {
    * @default false
    */
   continuous?: boolean;
+  /**
+   * The job's own retry policy, stored with it (a row apart from its data)
+   * so that whichever process runs it, after any restart, applies it: each
+   * field given overrides its processor's option of that name. `backoff` is
+   * a schedule (a function cannot be stored). When omitted, an existing job
+   * keeps its policy.
+   * @example { retry: { attempts: 10, backoff: { type: 'fixed', delayMs: 5_000 }, maxRunMs: 60_000 } }
+   */
+  retry?: JobRetryPolicy;
 }
 
 /** One job of `addMany`: its id, and `add`'s data and options. */

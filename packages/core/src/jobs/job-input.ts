@@ -125,7 +125,7 @@ export function checkOptions<T extends object>(options: T | undefined, names: Op
 /** Where the options people give `add` and `resubmit` by mistake belong. */
 function scheduleAdvice(call: 'add' | 'resubmit'): Record<string, string> {
   const when = 'a job waits until its scheduledTime (epoch seconds, or a Date)';
-  const attempts = 'attempts belong to the processor: app.process(type, handler, { attempts })';
+  const attempts = "a job's own attempts go in its retry policy: { retry: { attempts } } (its type's: app.process(type, handler, { attempts }))";
   const tx = `to ${call} inside your transaction, use app.in(tx).${call}(...) (jobs.in(tx).${call}(...) without the app)`;
   return {
     delay: when,
@@ -142,7 +142,7 @@ function scheduleAdvice(call: 'add' | 'resubmit'): Record<string, string> {
   };
 }
 
-const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous'];
+const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous', 'retry'];
 export const ADD_OPTIONS = new OptionNames('add', JOB_OPTION_NAMES, scheduleAdvice('add'));
 export const JOB_SPEC_OPTIONS = new OptionNames('a job of addMany', ['id', 'data', ...JOB_OPTION_NAMES], scheduleAdvice('add'));
 export const RESUBMIT_OPTIONS = new OptionNames('resubmit', ['data', ...JOB_OPTION_NAMES], scheduleAdvice('resubmit'));

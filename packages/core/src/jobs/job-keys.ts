@@ -5,6 +5,7 @@
 //   (pending, type, -prio, stime, id)   -> ''   priority negated: the best job is the first key
 //   (watches_pending, type)             -> counter bumped on every enqueue
 //   (watches_activity, type)            -> versionstamp re-stamped on every state change
+//   (watches_cancellations, type)       -> counter bumped for each running job removed or cancelled
 //   (activity_timeout, type)            -> seconds (float64)
 //   (activity, type, versionstamp)      -> id   one row per running job
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
@@ -15,6 +16,7 @@
 //   (finished_count, outcome, type)     -> int64 LE the rows of that index (an atomic counter)
 //   (finished_scan, type)               -> how far the indexing of jobs finished before the index
 //                                               existed has got; see finish-index.ts
+//   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -50,6 +52,7 @@ export class TypeKeys {
   readonly activity: Subspace;
   readonly watchesPending: Buffer;
   readonly watchesActivity: Buffer;
+  readonly watchesCancellations: Buffer;
   readonly typeTimeout: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
@@ -59,6 +62,8 @@ export class TypeKeys {
   readonly finishedCount: Readonly<Record<JobOutcome, Buffer>>;
   /** (finished_scan, type): see finish-index.ts. */
   readonly finishedScan: Buffer;
+  /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
+  readonly retryPolicies: Subspace;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
@@ -73,6 +78,7 @@ export class TypeKeys {
     this.activity = root.activity.subspace(type);
     this.watchesPending = root.watchesPending.pack(type);
     this.watchesActivity = root.watchesActivity.pack(type);
+    this.watchesCancellations = root.watchesCancellations.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
@@ -90,6 +96,7 @@ export class TypeKeys {
       cancelled: root.finishedCount.pack(['cancelled', type]),
     };
     this.finishedScan = root.finishedScan.pack(type);
+    this.retryPolicies = root.retryPolicies.subspace(type);
     const element = versionstampElement(0);
     this.activityTemplate = {
       key: this.activity.append(element.bytes),
@@ -99,6 +106,11 @@ export class TypeKeys {
 
   job(id: string): Buffer {
     return appendTupleString(this.data.prefix, id);
+  }
+
+  /** The retry policy row of the job `id`. */
+  retryPolicyKey(id: string): Buffer {
+    return appendTupleString(this.retryPolicies.prefix, id);
   }
 
   /** The outcome row of the job `id`, which ended as `outcome`. */
@@ -326,6 +338,7 @@ export class JobKeys {
   readonly pending: Subspace;
   readonly watchesPending: Subspace;
   readonly watchesActivity: Subspace;
+  readonly watchesCancellations: Subspace;
   readonly typeTimeouts: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
@@ -334,6 +347,8 @@ export class JobKeys {
   readonly finished: Subspace;
   readonly finishedCount: Subspace;
   readonly finishedScan: Subspace;
+  /** (retry_policies, type, id): see the top of this file. */
+  readonly retryPolicies: Subspace;
   readonly #types = new Map<string, TypeKeys>();
 
   constructor(root: Subspace = Subspace.of('jobs')) {
@@ -341,12 +356,14 @@ export class JobKeys {
     this.pending = root.subspace('pending');
     this.watchesPending = root.subspace('watches_pending');
     this.watchesActivity = root.subspace('watches_activity');
+    this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.finished = root.subspace('finished');
     this.finishedCount = root.subspace('finished_count');
     this.finishedScan = root.subspace('finished_scan');
+    this.retryPolicies = root.subspace('retry_policies');
   }
 
   /** The cached keys of `type`, if any (a cached type has passed the input checks). */

@@ -30,6 +30,7 @@ import {
 import type { JobRecord, JobState } from './job-record.js';
 import {
   clearFinishedRows,
+  countCancellation,
   pendingRecord,
   readRecord,
   resubmitRecord,
@@ -43,6 +44,7 @@ import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
 import { finishTime, writeFinishRow } from './finish-index.js';
+import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -81,7 +83,10 @@ export function addJobRead(
       changes.scheduledTime ?? Math.floor(now),
       changes.data,
       changes.continuous ?? false,
+      0,
+      changes.retry !== undefined,
     );
+    if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
     writePending(tx, keys, id, record, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -93,8 +98,12 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
-  if (record.state === 'running' && record.seq) tx.clear(keys.activityKey(record.seq));
+  if (record.state === 'running') {
+    if (record.seq) tx.clear(keys.activityKey(record.seq));
+    countCancellation(tx, keys);
+  }
   clearFinishedRows(tx, keys, id, record);
+  clearRetryPolicy(tx, keys, id, record.retryPolicy);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
   return true;
@@ -173,6 +182,7 @@ export function updateJobRead(
     resubmit: recordResubmit(value),
     continuous: recordContinuous(value),
     attempts: recordAttempts(value),
+    ...(job.retry === undefined ? {} : { retry: job.retry }),
   };
 }
 
@@ -203,7 +213,7 @@ export function finishJobRead(
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -246,7 +256,10 @@ export async function readJobInfo(tx: ReadTransaction, keys: TypeKeys, id: strin
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return undefined;
   const outcome = record.outcomeRow && record.outcome !== undefined ? await tx.get(keys.outcomeKey(record.outcome, id)) : undefined;
-  return jobInfo(keys.type, id, record, outcome);
+  const info = jobInfo(keys.type, id, record, outcome);
+  const policy = record.retryPolicy ? await tx.get(keys.retryPolicyKey(id)) : undefined;
+  if (policy !== undefined) info.retry = decodeRetryPolicy(policy);
+  return info;
 }
 
 /** A job's info from its record and, when it has one, its outcome row's value. */

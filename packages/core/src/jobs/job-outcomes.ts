@@ -19,7 +19,7 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
 import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordResubmit, withAttempts } from './job-record.js';
-import { clearFinishedRows, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
+import { clearFinishedRows, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
@@ -51,7 +51,7 @@ export function endJobRead(
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
-    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts), once, key);
+    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
@@ -84,7 +84,7 @@ export function failAttemptRead(
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
   const record = decodeJobRecord(value);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
-  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count), once, key);
+  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy), once, key);
   touchActivity(tx, keys, once);
   return 'pending';
 }
@@ -100,7 +100,10 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(keys.type)}`);
   if (record.state === 'finished') return false;
   if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
-  if (record.state === 'running' && record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
+  if (record.state === 'running') {
+    if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
+    countCancellation(tx, keys);
+  }
   const finishedAt = finishTime();
   tx.set(
     keys.job(id),
@@ -138,6 +141,6 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
     );
   }
   clearFinishedRows(tx, keys, id, record);
-  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous), once);
+  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy), once);
   touchActivity(tx, keys, once);
 }

@@ -47,9 +47,11 @@ const FINISHED_AT_OFFSET = LOCK_OFFSET;
 /**
  * One byte of flags: bit 0 resubmit, bit 1 continuous, bits 2-3 a finished
  * job's outcome (0 succeeded, 1 failed, 2 cancelled), bit 4 the job has a
- * row in the outcomes subspace (a result, an error, a cancellation). Records
- * written before the continuous flag existed hold 0 or 1 here, so they read
- * back as one-shot jobs; records written before outcomes, as succeeded.
+ * row in the outcomes subspace (a result, an error, a cancellation), bit 5
+ * the job has its own retry policy (a row in the retry policies subspace).
+ * Records written before the continuous flag existed hold 0 or 1 here, so
+ * they read back as one-shot jobs; records written before outcomes, as
+ * succeeded; before retry policies, as jobs without one.
  */
 const FLAGS_OFFSET = LOCK_OFFSET + LOCK_BYTES; // 29
 const RESUBMIT_FLAG = 1;
@@ -57,6 +59,9 @@ const CONTINUOUS_FLAG = 2;
 const OUTCOME_SHIFT = 2;
 const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
+const RETRY_POLICY_FLAG = 32;
+/** The flags that stay with a job through its runs (accept and finish keep them). */
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -97,13 +102,15 @@ export interface JobRecord {
   outcomeRow: boolean;
   /** Finished jobs only: when it finished (epoch seconds), its key in the finish index; `undefined` when it has no row there yet. */
   finishedAt: number | undefined;
+  /** The job has its own retry policy, a row in the retry policies subspace. */
+  retryPolicy: boolean;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -152,7 +159,7 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     if (record.lock === undefined) throw new JobsError('corrupt_record', 'a running job record needs its lock');
     value.write(record.lock, LOCK_OFFSET, LOCK_BYTES, 'hex');
   }
-  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0);
+  let flags = (record.resubmit ? RESUBMIT_FLAG : 0) | (record.continuous ? CONTINUOUS_FLAG : 0) | (record.retryPolicy ? RETRY_POLICY_FLAG : 0);
   if (record.state === 'finished') {
     flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
     if (record.finishedAt !== undefined) value.writeDoubleBE(record.finishedAt, FINISHED_AT_OFFSET);
@@ -209,6 +216,11 @@ export function recordScheduledTime(value: Buffer): number {
 
 export function recordContinuous(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & CONTINUOUS_FLAG) !== 0;
+}
+
+/** Whether an encoded record's job has its own retry policy (a row in the retry policies subspace). */
+export function recordRetryPolicy(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & RETRY_POLICY_FLAG) !== 0;
 }
 
 export function recordResubmit(value: Buffer): boolean {
@@ -291,7 +303,7 @@ function markRunning(value: Buffer, userVersion: number): void {
   // The 10 commit bytes, zeroed by a loop (`fill` is a call into C++).
   for (let i = SEQ_OFFSET; i < SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2; i++) value[i] = 0;
   value.writeUInt16BE(userVersion, SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH - 2);
-  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG;
+  value[FLAGS_OFFSET] = (value[FLAGS_OFFSET] as number) & KEPT_FLAGS;
 }
 
 /**
@@ -359,7 +371,7 @@ function markFinished(value: Buffer, outcome: JobOutcome, outcomeRow: boolean, f
   value[0] = ((value[0] as number) & ~STATE_MASK) | STATE_BYTES.finished;
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   value.writeDoubleBE(finishedAt, FINISHED_AT_OFFSET);
-  value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & CONTINUOUS_FLAG) | outcomeFlags(outcome, outcomeRow);
+  value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & KEPT_FLAGS) | outcomeFlags(outcome, outcomeRow);
   return value;
 }
 
@@ -386,6 +398,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
     finishedAt: finished ? recordFinishedAt(value) : undefined,
+    retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     data: value.subarray(header),
   };
 }

@@ -29,6 +29,7 @@ import {
   recordContinuous,
   recordDataOffset,
   recordPriority,
+  recordRetryPolicy,
   recordScheduledTime,
   makeRunningUnderNewLock,
   recordState,
@@ -38,6 +39,7 @@ import { dequeuePending, enqueuePending, removePending, takePending } from './pe
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
 import { clearFinishRow } from './finish-index.js';
+import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -48,6 +50,8 @@ export interface Changes {
   priority: number | undefined;
   scheduledTime: number | undefined;
   continuous: boolean | undefined;
+  /** A new retry policy for the job, its row's value (see job-retry-policy.ts). */
+  retry: Buffer | undefined;
 }
 
 export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
@@ -55,13 +59,18 @@ export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string
   return value === undefined ? undefined : decodeJobRecord(value);
 }
 
-/** `attempts`: the failed attempts it has (0 for a new job, or one added again after it finished). */
+/**
+ * `attempts`: the failed attempts it has (0 for a new job, or one added
+ * again after it finished); `retryPolicy`: whether it has a row of its own
+ * retry policy.
+ */
 export function pendingRecord(
   priority: number,
   scheduledTime: number,
   data: Buffer | undefined,
   continuous: boolean,
   attempts = 0,
+  retryPolicy = false,
 ): JobRecord {
   return {
     state: 'pending',
@@ -75,6 +84,7 @@ export function pendingRecord(
     outcome: undefined,
     outcomeRow: false,
     finishedAt: undefined,
+    retryPolicy,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -137,6 +147,16 @@ export function touchActivity(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
   tx.setVersionstampedValue(keys.watchesActivity, ACTIVITY_STAMP_TEMPLATE, 0);
 }
 
+/**
+ * Counts a running job ended by someone other than its worker (removed or
+ * cancelled): schedulers watch the count to abort that job's handler at
+ * once rather than at their next heartbeat. Each end counts (adds in one
+ * transaction fold into one operand).
+ */
+export function countCancellation(tx: Transaction, keys: TypeKeys): void {
+  tx.atomicAdd(keys.watchesCancellations, 1);
+}
+
 /** `add`/`resubmit` of an existing job, by state. */
 export function resubmitRecord(
   tx: Transaction,
@@ -149,6 +169,9 @@ export function resubmitRecord(
 ): JobState {
   const priority = changes.priority ?? current.priority;
   const continuous = changes.continuous ?? current.continuous;
+  // A new policy replaces the job's; without one it keeps what it has.
+  if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
+  const retryPolicy = changes.retry !== undefined || current.retryPolicy;
   switch (current.state) {
     case 'finished': {
       // Enqueued again, a new run with a fresh count of attempts; without
@@ -156,7 +179,7 @@ export function resubmitRecord(
       // run left apart goes: a pending job has no outcome.
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
       clearFinishedRows(tx, keys, id, current);
-      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous), once);
+      writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy), once);
       touchActivity(tx, keys, once);
       return 'pending';
     }
@@ -164,12 +187,12 @@ export function resubmitRecord(
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
       const data = changes.data ?? current.data;
       const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
-      if (!moved && continuous === current.continuous && data.equals(current.data)) return 'pending'; // read-only: nothing changed
+      if (!moved && continuous === current.continuous && retryPolicy === current.retryPolicy && data.equals(current.data)) return 'pending'; // nothing changed in the record
       if (moved) {
         removePending(tx, keys, id, current.priority, current.scheduledTime);
         enqueuePending(tx, keys, id, priority, scheduledTime, once);
       }
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy }));
       return 'pending';
     }
     case 'running': {
@@ -178,13 +201,14 @@ export function resubmitRecord(
         current.resubmit &&
         priority === current.priority &&
         scheduledTime === current.scheduledTime &&
-        continuous === current.continuous
+        continuous === current.continuous &&
+        retryPolicy === current.retryPolicy
       ) {
         return 'running';
       }
       // The worker owns the data of a running job: only the flags and the
       // schedule of the next run change.
-      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime, continuous }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, resubmit: true, priority, scheduledTime, continuous, retryPolicy }));
       return 'running';
     }
   }
@@ -261,6 +285,8 @@ export async function acceptJobs(
   shared?: SharedAccept,
 ): Promise<AcceptBatch> {
   const jobs: Job[] = [];
+  /** Indexes in `jobs` of those with their own retry policy, whose rows are read before the accept returns. */
+  const withPolicy: number[] = [];
   let skippedClaims = false;
   let bytes = 0;
   const budget = shared?.bytesBudget ?? ACCEPT_BYTES_BUDGET;
@@ -307,6 +333,7 @@ export async function acceptJobs(
       const data = decodeJobDataAt(value, dataOffset);
       const continuous = recordContinuous(value);
       const attempts = recordAttempts(value);
+      if (recordRetryPolicy(value)) withPolicy.push(jobs.length);
       // What a read returned is the caller's own copy: made running in place.
       const lock = makeRunningUnderNewLock(value, userVersion);
       writeRunningValue(tx, keys, next.recordKey, next.idBytes ?? next.id, value, userVersion);
@@ -324,11 +351,13 @@ export async function acceptJobs(
     }
     if (jobs.length === count || truncated) {
       touchActivity(tx, keys, once);
+      if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
       return { jobs, watch: undefined, nextScheduledTime: undefined, skippedClaims, truncated, bytes };
     }
     // Stale entries took the place of jobs: pick again; the queue is shorter by them now.
     if (stale > 0) continue;
     if (jobs.length > 0) touchActivity(tx, keys, once);
+    if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
     // Short because other batches hold the rest: their commits decide, not a watch.
     // Enough jobs for every request that would wait (see AcceptBatchBody): no watch.
     if (jobs.length >= watchUnder || skippedClaims) {
@@ -365,7 +394,7 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts));
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy));
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

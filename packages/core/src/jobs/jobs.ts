@@ -571,6 +571,18 @@ export class JobsHandle {
   }
 
   /**
+   * How many running jobs of the type were ended by someone other than
+   * their worker (removed or cancelled), and a watch that fires when the
+   * count changes, read in one transaction. A worker that watches it hears
+   * at once that a job it runs may no longer be its own, rather than at its
+   * next update; removing or cancelling a pending or finished job does not
+   * count.
+   */
+  watchCancellations(type: string): Promise<{ cancellations: number; watch: Watch }> {
+    return this.#activity.watchCancellations(type);
+  }
+
+  /**
    * Ids of running jobs accepted or updated at or after the commit of
    * `since`. couch_jobs reads strictly after the stamp; here the rows of one
    * accept batch share a commit and differ only in their user version, so

@@ -16,7 +16,8 @@ import { getMany } from '../storage/fast-paths.js';
 import { clearFinishRow, finishedCount, finishTimeBound, SCAN_DONE, writeFinishRow } from './finish-index.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
-import { recordFinishedAt, recordHasOutcomeRow, recordOutcome, setRecordFinishedAt } from './job-record.js';
+import { recordFinishedAt, recordHasOutcomeRow, recordOutcome, recordRetryPolicy, setRecordFinishedAt } from './job-record.js';
+import { clearRetryPolicy } from './job-retry-policy.js';
 import type { JobOutcome } from './job-record.js';
 
 /** The most jobs a prune removes (or indexes) in one transaction, and its default. */
@@ -139,6 +140,7 @@ export async function pruneFinished(
     clearFinishRow(tx, keys, outcome, each.id, each.finishedAt);
     if (!own) return;
     if (recordHasOutcomeRow(record)) tx.clear(keys.outcomeKey(outcome, each.id));
+    clearRetryPolicy(tx, keys, each.id, recordRetryPolicy(record));
     tx.clear(keys.job(each.id));
     removed += 1;
   });

@@ -25,6 +25,7 @@ import { endJobRead, failAttemptRead } from './job-outcomes.js';
 import type { RunOutcome } from './job-outcomes.js';
 import { MAX_ATTEMPTS, RECORD_HEADER_BYTES } from './job-record.js';
 import { encodeJobError } from './outcome-rows.js';
+import { encodeRetryPolicy } from './job-retry-policy.js';
 import type { JobState } from './job-record.js';
 import type { Changes } from './job-transitions.js';
 import type { Settled } from './interfaces.js';
@@ -232,12 +233,18 @@ export class FailAttemptCall extends OwnJobCall<'pending'> implements SettlingRe
 }
 
 /** What an add with no data and no options changes (see jobChanges). */
-const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined });
+const NO_CHANGES: Changes = Object.freeze({ data: undefined, priority: undefined, scheduledTime: undefined, continuous: undefined, retry: undefined });
 
 /** What an add or a creator's resubmit asks to change, checked and encoded; `options` are checked for their names already. */
 export function jobChanges(data: unknown, options: AddOptions): Changes {
   // The common add (no data, no options) shares one object: bodies only read it.
-  if (data === undefined && options.priority === undefined && options.scheduledTime === undefined && options.continuous === undefined) {
+  if (
+    data === undefined &&
+    options.priority === undefined &&
+    options.scheduledTime === undefined &&
+    options.continuous === undefined &&
+    options.retry === undefined
+  ) {
     return NO_CHANGES;
   }
   return {
@@ -245,6 +252,7 @@ export function jobChanges(data: unknown, options: AddOptions): Changes {
     priority: checkPriority(options.priority),
     scheduledTime: checkJobScheduledTime(options.scheduledTime),
     continuous: checkBooleanOption(options.continuous, 'continuous'),
+    retry: encodeRetryPolicy(options.retry),
   };
 }
 

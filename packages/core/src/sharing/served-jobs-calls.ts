@@ -79,8 +79,8 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
   methods.set('failMany', async ([items]) => toWireSettled(await jobs().failMany(items as never)));
   const watches = new Map<number, Watch>();
   let nextWatch = 1;
-  methods.set('watchActivity', async ([type], call) => {
-    const { versionstamp, watch } = await jobs().watchActivity(type as string);
+  /** Keeps `watch` for the caller's process and pushes its firing; the id the client knows it by. */
+  const served = (watch: Watch, call: ServedCall): number => {
     const watchId = nextWatch++;
     watches.set(watchId, watch);
     call.connection.onClose(() => watch.cancel());
@@ -88,7 +88,15 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
       watches.delete(watchId);
       call.connection.push(watchChannel(watchId), fired);
     });
-    return { versionstamp, watchId };
+    return watchId;
+  };
+  methods.set('watchActivity', async ([type], call) => {
+    const { versionstamp, watch } = await jobs().watchActivity(type as string);
+    return { versionstamp, watchId: served(watch, call) };
+  });
+  methods.set('watchCancellations', async ([type], call) => {
+    const { cancellations, watch } = await jobs().watchCancellations(type as string);
+    return { cancellations, watchId: served(watch, call) };
   });
   methods.set('cancelWatch', ([watchId]) => {
     watches.get(watchId as number)?.cancel();

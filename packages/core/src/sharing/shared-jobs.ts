@@ -61,6 +61,7 @@ import {
   checkWorkerItem,
 } from './crossing-checks.js';
 import { type WireSettled, fromWireSettled, watchChannel } from './served-jobs-calls.js';
+import type { OwnerConnection } from './owner-connection.js';
 import type { StoreSharing } from './store-sharing.js';
 
 /** A method of the jobs API by name, as it crosses. */
@@ -348,25 +349,17 @@ export class SharedJobs implements Jobs {
     const connection = await this.#sharing.connection();
     if (connection === undefined) return this.watchActivity(type);
     const { versionstamp, watchId } = (await connection.call('watchActivity', [type])) as { versionstamp: Versionstamp | undefined; watchId: number };
-    const channel = watchChannel(watchId);
-    let settle!: (fired: boolean) => void;
-    const promise = new Promise<boolean>((resolve) => {
-      settle = resolve;
-    });
-    connection.listen(channel, (fired) => settle(fired === true));
-    // A watch of an owner that went away fires: the caller reads again, from the next owner.
-    void connection.lost.then(() => settle(true));
-    void promise.then(() => connection.unlisten(channel));
-    return {
-      versionstamp,
-      watch: {
-        promise,
-        cancel: () => {
-          if (connection.open) void connection.call('cancelWatch', [watchId]).catch(() => {});
-          settle(false);
-        },
-      },
-    };
+    return { versionstamp, watch: remoteWatch(connection, watchId) };
+  }
+
+  /** In a client, the owner keeps the watch and pushes its firing, as for `watchActivity`. */
+  async watchCancellations(type: string): Promise<{ cancellations: number; watch: Watch }> {
+    const local = this.handle;
+    if (local !== undefined) return local.watchCancellations(type);
+    const connection = await this.#sharing.connection();
+    if (connection === undefined) return this.watchCancellations(type);
+    const { cancellations, watchId } = (await connection.call('watchCancellations', [type])) as { cancellations: number; watchId: number };
+    return { cancellations, watch: remoteWatch(connection, watchId) };
   }
 
   getActiveSince(type: string, since: Versionstamp): Promise<string[]> {
@@ -497,6 +490,26 @@ export class SharedJobs implements Jobs {
 }
 
 /** An item check that sends the item as the caller gave it. */
+/** The owner's watch `watchId`, whose firing it pushes; an owner that goes away fires it. */
+function remoteWatch(connection: OwnerConnection, watchId: number): Watch {
+  const channel = watchChannel(watchId);
+  let settle!: (fired: boolean) => void;
+  const promise = new Promise<boolean>((resolve) => {
+    settle = resolve;
+  });
+  connection.listen(channel, (fired) => settle(fired === true));
+  // A watch of an owner that went away fires: the caller reads again, from the next owner.
+  void connection.lost.then(() => settle(true));
+  void promise.then(() => connection.unlisten(channel));
+  return {
+    promise,
+    cancel: () => {
+      if (connection.open) void connection.call('cancelWatch', [watchId]).catch(() => {});
+      settle(false);
+    },
+  };
+}
+
 function checkedAsItIs<I>(check: (item: I) => void): (item: I) => I {
   return (item) => {
     check(item);

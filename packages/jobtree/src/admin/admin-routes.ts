@@ -2,7 +2,7 @@
 // pattern, whether it changes anything (then it needs the token), and a
 // handler. Handlers return JSON values; errors become 4xx/5xx JSON answers.
 
-import { type AddOptions, JobsError, type JobState, type JsonValue } from '@jobtree/core';
+import { type AddOptions, type JobOutcome, JobsError, type JobState, type JsonValue } from '@jobtree/core';
 import type { AdminTarget } from './admin-target.js';
 import { AdminError } from './errors.js';
 import type { JobActivity } from './job-activity.js';
@@ -33,6 +33,7 @@ export interface RouteSources {
 }
 
 const STATES = new Set<string>(['pending', 'running', 'finished']);
+const OUTCOMES = new Set<string>(['succeeded', 'failed', 'cancelled']);
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 10_000;
 /** How long a kill waits to report the actor that replaced the killed one. */
@@ -103,11 +104,12 @@ export function adminRoutes(sources: RouteSources): Route[] {
       method: 'GET',
       path: 'api/jobs/:type',
       mutates: false,
-      summary: 'jobs of a type: ?state=pending|running|finished&limit=100&offset=0',
+      summary: 'jobs of a type: ?state=pending|running|finished&outcome=succeeded|failed|cancelled&limit=100&offset=0',
       handle: async ({ params, query }) => {
         const type = params[0] as string;
         const state = query.get('state') ?? undefined;
         if (state !== undefined && !STATES.has(state)) throw new AdminError('bad_request', `state is pending, running or finished, got ${JSON.stringify(state)}`);
+        const outcome = outcomeParam(query, state);
         const limit = integerParam(query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
         const offset = integerParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
         const found = await app.foldJobs(
@@ -119,8 +121,9 @@ export function adminRoutes(sources: RouteSources): Route[] {
             return acc;
           },
           { total: 0, jobs: [] as unknown[] },
+          outcome === undefined ? undefined : { outcome },
         );
-        return { type, state: state ?? null, offset, limit, ...found };
+        return { type, state: state ?? null, outcome: outcome ?? null, offset, limit, ...found };
       },
     },
     {
@@ -158,6 +161,27 @@ export function adminRoutes(sources: RouteSources): Route[] {
         const removed = await app.remove(type, id);
         if (!removed) throw new AdminError('not_found', `no job ${id} of type ${type}`);
         return { type, id, removed };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/jobs/:type/:id/retry',
+      mutates: true,
+      summary: 'run a failed or cancelled job again with its input (409 not_retryable for any other job)',
+      handle: async ({ params }) => {
+        const [type, id] = params as [string, string];
+        await app.retry(type, id);
+        return { type, id, state: 'pending' };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/jobs/:type/:id/cancel',
+      mutates: true,
+      summary: 'end a pending or running job as cancelled; "cancelled": false when it had ended already',
+      handle: async ({ params }) => {
+        const [type, id] = params as [string, string];
+        return { type, id, cancelled: await app.cancel(type, id) };
       },
     },
     {
@@ -205,6 +229,15 @@ export function errorAnswer(error: unknown): { status: number; body: { error: { 
   }
   const message = error instanceof Error ? error.message : String(error);
   return { status: 500, body: { error: { code: 'internal', message } } };
+}
+
+/** `?outcome=`: only finished jobs end with one, so any other state asked for with it is a mistake. */
+function outcomeParam(query: URLSearchParams, state: string | undefined): JobOutcome | undefined {
+  const outcome = query.get('outcome') ?? undefined;
+  if (outcome === undefined) return undefined;
+  if (!OUTCOMES.has(outcome)) throw new AdminError('bad_request', `outcome is succeeded, failed or cancelled, got ${JSON.stringify(outcome)}`);
+  if (state !== undefined && state !== 'finished') throw new AdminError('bad_request', `only finished jobs have an outcome, got state ${JSON.stringify(state)} with outcome ${JSON.stringify(outcome)}`);
+  return outcome as JobOutcome;
 }
 
 function integerParam(query: URLSearchParams, name: string, fallback: number, least: number, most: number): number {

@@ -1,7 +1,7 @@
 // What the admin endpoint needs of a jobs app, by shape (the app passes
 // itself), so that the endpoint does not depend on the app's module.
 
-import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue } from '@jobtree/core';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
@@ -11,11 +11,13 @@ export interface AdminTarget {
   setTypeTimeout(type: string, seconds: number): Promise<void>;
   clearTypeTimeout(type: string): Promise<void>;
   getJob(type: string, id: string): Promise<JobInfo | undefined>;
-  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A>;
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A>;
   pendingCount(type: string): Promise<number>;
   getActiveJobIds(type: string): Promise<string[]>;
   add(type: string, id: string, data?: JsonValue, options?: AddOptions): Promise<JobState>;
   remove(type: string, id: string): Promise<boolean>;
+  cancel(type: string, id: string): Promise<boolean>;
+  retry(type: string, id: string): Promise<void>;
   /** The live tree, the host threads, and fault injection. */
   tree(): TreeNode;
   threads(): number[];
@@ -42,11 +44,13 @@ export function adminTarget(app: AdminApp): AdminTarget {
     setTypeTimeout: (type, seconds) => app.setTypeTimeout(type, seconds),
     clearTypeTimeout: (type) => app.clearTypeTimeout(type),
     getJob: (type, id) => app.getJob(type, id),
-    foldJobs: (type, fold, initial) => app.foldJobs(type, fold, initial),
+    foldJobs: (type, fold, initial, filter) => app.foldJobs(type, fold, initial, filter),
     pendingCount: (type) => app.pendingCount(type),
     getActiveJobIds: (type) => app.getActiveJobIds(type),
     add: (type, id, data, options) => app.add(type, id, data, options),
     remove: (type, id) => app.remove(type, id),
+    cancel: (type, id) => app.cancel(type, id),
+    retry: (type, id) => app.retry(type, id),
     tree: () => app.system.tree(),
     threads: () => app.system.threads(),
     whereis: (name) => app.system.whereis(name),

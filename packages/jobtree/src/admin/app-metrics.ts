@@ -30,9 +30,11 @@ export class AppMetrics {
     const registers = [this.registry];
     const added = new Counter({ name: 'jobtree_jobs_added_total', help: 'add calls that left a job pending: new jobs, finished ones enqueued again, and pending ones updated.', labelNames: ['type'], registers });
     const accepted = new Counter({ name: 'jobtree_jobs_accepted_total', help: 'Jobs accepted by a worker (pending -> running).', labelNames: ['type'], registers });
-    const finished = new Counter({ name: 'jobtree_jobs_finished_total', help: 'Jobs finished, not given up (a finish that sends a job flagged for resubmission back to the queue does not count).', labelNames: ['type'], registers });
+    const finished = new Counter({ name: 'jobtree_jobs_finished_total', help: 'Jobs that succeeded: finished, not given up nor cancelled (a finish that sends a job flagged for resubmission back to the queue does not count).', labelNames: ['type'], registers });
     const crashed = new Counter({ name: 'jobtree_job_runs_crashed_total', help: 'Runs that crashed and whose job the scheduler runs again after a backoff.', labelNames: ['type'], registers });
     const failed = new Counter({ name: 'jobtree_jobs_failed_total', help: 'Jobs given up: finished with a failed outcome once out of attempts.', labelNames: ['type'], registers });
+    const cancelled = new Counter({ name: 'jobtree_jobs_cancelled_total', help: 'Pending or running jobs ended as cancelled by this process (cancel of a job that had ended already does not count).', labelNames: ['type'], registers });
+    const retried = new Counter({ name: 'jobtree_jobs_retried_total', help: 'Failed or cancelled jobs run again by retry from this process (a crashed run the scheduler runs again counts in jobtree_job_runs_crashed_total).', labelNames: ['type'], registers });
     const reEnqueued = new Counter({ name: 'jobtree_jobs_reenqueued_total', help: 'Running jobs put back in the queue by the activity monitor (their worker went silent).', labelNames: ['type'], registers });
     const removed = new Counter({ name: 'jobtree_jobs_removed_total', help: 'Jobs removed.', labelNames: ['type'], registers });
     const wait = new Histogram({ name: 'jobtree_job_wait_seconds', help: 'From add (or the scheduled time, if later) to accept, for jobs added and accepted in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
@@ -94,6 +96,8 @@ export class AppMetrics {
     events.on('finished', (type, count) => finished.inc({ type }, count));
     events.on('crashed', (type) => crashed.inc({ type }));
     events.on('failed', (type, count) => failed.inc({ type }, count));
+    events.on('cancelled', (type) => cancelled.inc({ type }));
+    events.on('retried', (type) => retried.inc({ type }));
     events.on('ran', (type, runs) => {
       for (const seconds of runs) run.observe({ type }, seconds);
     });

@@ -1,7 +1,8 @@
 // The dashboard's browser script: listens to /api/events (server-sent
 // events) and redraws the tree, the queues, the jobs of the selected type
-// and the scheduler; kill buttons post to the API with the token from the
-// page's #token=… fragment (kept in sessionStorage, never sent in a URL).
+// and the failed ones, and the scheduler; kill and retry buttons post to the
+// API with the token from the page's #token=… fragment (kept in
+// sessionStorage, never sent in a URL).
 
 const $ = (selector) => document.querySelector(selector);
 const HISTORY = 60;
@@ -289,6 +290,58 @@ async function refreshJobs(forced) {
   } catch (error) {
     $('#job-count').textContent = error.message;
   }
+  await refreshFailed(type);
+}
+
+/** The selected type's jobs given up: read from their own rows in the store, not by a scan of every job. */
+async function refreshFailed(type) {
+  $('#failed-type').textContent = type;
+  try {
+    const result = await api('GET', `/api/jobs/${encodeURIComponent(type)}?outcome=failed&limit=200`);
+    $('#failed-empty').hidden = result.jobs.length > 0;
+    $('#failed tbody').replaceChildren(
+      ...result.jobs.map((job) =>
+        el(
+          'tr',
+          { 'data-failed-job': job.id, class: job.id === state.selectedJob ? 'selected' : '', onclick: () => showJob(type, job.id) },
+          el('td', {}, job.id),
+          el('td', {}, String(job.attempts)),
+          el('td', { class: 'error' }, job.error ? `${job.error.name}: ${job.error.message}` : ''),
+          el('td', {}, retryButton(type, job.id)),
+        ),
+      ),
+    );
+  } catch (error) {
+    $('#failed-empty').hidden = false;
+    $('#failed-empty').textContent = error.message;
+  }
+}
+
+function retryButton(type, id) {
+  return el(
+    'button',
+    {
+      type: 'button',
+      title: `run ${id} again with its input`,
+      'data-retry': id,
+      onclick: (event) => {
+        event.stopPropagation();
+        void retry(type, id);
+      },
+    },
+    'retry',
+  );
+}
+
+async function retry(type, id) {
+  try {
+    await api('POST', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}/retry`);
+    toast(`${type} / ${id}: runs again`);
+  } catch (error) {
+    toast(`retry ${id}: ${error.message}`);
+  }
+  state.jobsKey = '';
+  await refreshJobs(true);
 }
 
 async function showJob(type, id, quiet) {
@@ -296,12 +349,18 @@ async function showJob(type, id, quiet) {
   $('#job-title').textContent = `${type} / ${id}`;
   try {
     const job = await api('GET', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}`);
+    const ended = job.outcome ? ` · ${job.outcome}` : '';
     const parts = [
-      el('p', {}, `state ${job.state} · priority ${job.priority} · ${job.continuous ? 'continuous' : 'one-shot'} · scheduled ${new Date(job.scheduledTime * 1000).toLocaleString()}`),
+      el('p', {}, `state ${job.state}${ended} · attempts ${job.attempts} · priority ${job.priority} · ${job.continuous ? 'continuous' : 'one-shot'} · scheduled ${new Date(job.scheduledTime * 1000).toLocaleString()}`),
       el('pre', { id: 'job-data' }, JSON.stringify(job.data, null, 2)),
     ];
-    if (job.scheduler) {
-      parts.push(el('h3', {}, 'history'), el('pre', { id: 'job-history' }, job.scheduler.history.map((h) => `${h.timestamp} ${h.type}${h.reason ? ` ${h.reason}` : ''}`).join('\n')));
+    if (job.result !== undefined) parts.push(el('h3', {}, 'result'), el('pre', { id: 'job-result' }, JSON.stringify(job.result, null, 2)));
+    if (job.error) parts.push(el('h3', {}, 'error'), el('pre', { id: 'job-error' }, `${job.error.name}: ${job.error.message}`));
+    if (job.outcome === 'failed' || job.outcome === 'cancelled') parts.push(retryButton(type, id));
+    // A running scheduler's history is the newest; a job given up keeps the one stored with its error.
+    const history = job.scheduler?.history ?? job.error?.history;
+    if (history) {
+      parts.push(el('h3', {}, 'history'), el('pre', { id: 'job-history' }, history.map((h) => `${h.timestamp} ${h.type}${h.reason ? ` ${h.reason}` : ''}`).join('\n')));
     }
     $('#job-detail').replaceChildren(...parts);
   } catch (error) {

@@ -60,6 +60,10 @@ const PAGE = `<!doctype html>
   pre { background: #f4f4f0; padding: 8px; border-radius: 4px; overflow: auto; max-height: 320px; margin: 6px 0 0; font-size: 12px; }
   .muted { color: var(--muted); }
   .wide { grid-column: 1 / -1; }
+  #failed td.error { color: var(--bad); font-family: ui-monospace, monospace; font-size: 12px; }
+  #failed button, #job-detail button { font-size: 11px; padding: 1px 8px; border: 1px solid var(--accent); color: var(--accent); background: #fff; border-radius: 3px; cursor: pointer; }
+  #failed button:hover, #job-detail button:hover { background: var(--accent); color: #fff; }
+  #job-error { color: var(--bad); }
   #toast { position: fixed; bottom: 12px; right: 12px; background: var(--fg); color: #fff; padding: 6px 10px; border-radius: 4px; opacity: 0; transition: opacity .3s; }
   #toast.show { opacity: .92; }
 </style>
@@ -95,6 +99,12 @@ const PAGE = `<!doctype html>
   <section id="job-section">
     <h2>Job <span id="job-title" class="muted">(click a job)</span></h2>
     <div id="job-detail"></div>
+  </section>
+  <section class="wide" id="failed-section">
+    <h2>Failed jobs <span id="failed-type" class="muted"></span></h2>
+    <p class="muted">Given up once out of attempts. Click one for its error and history; retry runs it again with its input.</p>
+    <table id="failed"><thead><tr><th>id</th><th>attempts</th><th>error</th><th></th></tr></thead><tbody></tbody></table>
+    <p class="muted" id="failed-empty">no failed jobs</p>
   </section>
   <section class="wide" id="scheduler-section" hidden>
     <h2>Scheduler</h2>

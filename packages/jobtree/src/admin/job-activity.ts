@@ -1,9 +1,12 @@
 // What the app's jobs handle did, as events and running totals: adds,
 // accepts (with the add -> start wait when the add happened in this process),
 // finishes by what they left (with the run time when the accept happened
-// here), crashed runs the scheduler retries, re-enqueues and removes.
+// here, and each job given up with its error), crashed runs the scheduler
+// retries, cancels, retries of failed or cancelled jobs, re-enqueues and
+// removes.
 // Metrics, logs and the live views read it; nothing here touches the store.
 
+import type { JobError } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
 
 export interface JobActivityEventTypes {
@@ -14,6 +17,12 @@ export interface JobActivityEventTypes {
   finished: [type: string, count: number];
   /** Calls that left their jobs finished `failed`: given up. */
   failed: [type: string, count: number];
+  /** One job given up (finished `failed`), with its error and its failed attempts. */
+  gaveUp: [type: string, id: string, error: JobError, attempts: number];
+  /** A pending or running job ended as cancelled. */
+  cancelled: [type: string, id: string];
+  /** A failed or cancelled job was made to run again (`retry`). */
+  retried: [type: string, id: string];
   /** A run crashed; the scheduler puts its job back in the queue to run again after a backoff. */
   crashed: [type: string, id: string];
   /** Seconds from accept to finish of the finish calls (whatever they left), for the jobs accepted in this process. */
@@ -32,6 +41,10 @@ export interface JobTotals {
   crashed: number;
   /** Jobs given up: finished `failed`. */
   failed: number;
+  /** Pending or running jobs ended as cancelled. */
+  cancelled: number;
+  /** Failed or cancelled jobs run again by `retry`. */
+  retried: number;
   reEnqueued: number;
   removed: number;
 }
@@ -86,7 +99,8 @@ export class JobActivity {
     this.events.emit('accepted', type, jobs.length, waits);
   }
 
-  recordFinished(type: string, jobs: readonly { id: string; lock: string; outcome: FinishOutcome }[]): void {
+  /** `failure`: for a job given up, its error and failed attempts. */
+  recordFinished(type: string, jobs: readonly { id: string; lock: string; outcome: FinishOutcome; failure?: { error: JobError; attempts: number } }[]): void {
     if (jobs.length === 0) return;
     const now = Date.now();
     const runs: number[] = [];
@@ -94,7 +108,10 @@ export class JobActivity {
     let failed = 0;
     for (const job of jobs) {
       if (job.outcome === 'finished') finished++;
-      else if (job.outcome === 'failed') failed++;
+      else if (job.outcome === 'failed') {
+        failed++;
+        if (job.failure !== undefined) this.events.emit('gaveUp', type, job.id, job.failure.error, job.failure.attempts);
+      }
       const key = `${type}\u0000${job.id}\u0000${job.lock}`;
       const acceptedAt = this.#acceptedAt.get(key);
       if (acceptedAt === undefined) continue;
@@ -114,6 +131,16 @@ export class JobActivity {
     this.events.emit('crashed', type, id);
   }
 
+  recordCancelled(type: string, id: string): void {
+    this.#of(type).cancelled += 1;
+    this.events.emit('cancelled', type, id);
+  }
+
+  recordRetried(type: string, id: string): void {
+    this.#of(type).retried += 1;
+    this.events.emit('retried', type, id);
+  }
+
   recordReEnqueued(type: string, ids: readonly string[]): void {
     if (ids.length === 0) return;
     this.#of(type).reEnqueued += ids.length;
@@ -128,7 +155,7 @@ export class JobActivity {
   #of(type: string): JobTotals {
     let totals = this.#totals.get(type);
     if (totals === undefined) {
-      totals = { added: 0, accepted: 0, finished: 0, crashed: 0, failed: 0, reEnqueued: 0, removed: 0 };
+      totals = { added: 0, accepted: 0, finished: 0, crashed: 0, failed: 0, cancelled: 0, retried: 0, reEnqueued: 0, removed: 0 };
       this.#totals.set(type, totals);
     }
     return totals;

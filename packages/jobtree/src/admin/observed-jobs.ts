@@ -4,7 +4,8 @@
 // path that changes a job's state in this process goes through the app's
 // handle (main-thread calls, the bridge that actors use, the scheduler), so
 // counting here counts them all: a job failed (given up) by
-// `fail`/`failMany`, finished by the others. A crashed run ends in a
+// `fail`/`failMany`, finished by the others, cancelled by `cancel`, run
+// again by `retry`. A crashed run ends in a
 // `failAttempt` (its job pending again), which counts its run time but no
 // finish: the scheduler reports the crash itself.
 
@@ -16,6 +17,7 @@ import {
   type FailAttemptOptions,
   type FailItem,
   type Job,
+  type JobError,
   type JobErrorInput,
   type JobSpec,
   type JobState,
@@ -68,6 +70,17 @@ function observed<B extends JobsClass>(Base: B) {
       return removed;
     }
 
+    override async cancel(type: string, id: string): Promise<boolean> {
+      const cancelled = await super.cancel(type, id);
+      if (cancelled) this.#counted.recordCancelled(type, id);
+      return cancelled;
+    }
+
+    override async retry(type: string, id: string): Promise<void> {
+      await super.retry(type, id);
+      this.#counted.recordRetried(type, id);
+    }
+
     override async accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
       const job = await super.accept(type, options);
       if (job !== undefined) this.#counted.recordAccepted(type, [job]);
@@ -114,7 +127,7 @@ function observed<B extends JobsClass>(Base: B) {
 
     override async fail(job: Job, error: JobErrorInput): Promise<'pending' | 'finished'> {
       const state = await super.fail(job, error);
-      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'failed');
+      this.#recordEnded([job], [{ status: 'fulfilled', value: state }], 'failed', [error]);
       return state;
     }
 
@@ -124,6 +137,7 @@ function observed<B extends JobsClass>(Base: B) {
         items.map((item) => item.job),
         outcomes,
         'failed',
+        items.map((item) => item.error),
       );
       return outcomes;
     }
@@ -134,21 +148,29 @@ function observed<B extends JobsClass>(Base: B) {
       return state;
     }
 
-    /** Reports the calls that ended their jobs (as `ended`) or sent them back to the queue (a job flagged to run again). */
+    /**
+     * Reports the calls that ended their jobs (as `ended`) or sent them back
+     * to the queue (a job flagged to run again); `errors`, for `fail`, the
+     * error each job was given up with.
+     */
     #recordEnded(
       jobs: readonly Job[],
       outcomes: readonly Settled<'pending' | 'finished'>[],
       ended: FinishOutcome,
+      errors?: readonly JobErrorInput[],
     ): void {
-      const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome }[]>();
+      const byType = new Map<string, { id: string; lock: string; outcome: FinishOutcome; failure?: { error: JobError; attempts: number } }[]>();
       jobs.forEach((job, index) => {
         const outcome = outcomes[index];
         if (outcome?.status !== 'fulfilled') return;
-        const done = {
+        const done: { id: string; lock: string; outcome: FinishOutcome; failure?: { error: JobError; attempts: number } } = {
           id: job.id,
           lock: job.lock,
           outcome: outcome.value === 'pending' ? ('requeued' as const) : ended,
         };
+        const error = errors?.[index];
+        // `fail` counts one failed attempt more than the job had when accepted.
+        if (done.outcome === 'failed' && error !== undefined) done.failure = { error: jobError(error), attempts: job.attempts + 1 };
         const list = byType.get(job.type);
         if (list === undefined) byType.set(job.type, [done]);
         else list.push(done);
@@ -162,6 +184,14 @@ function observed<B extends JobsClass>(Base: B) {
       return ids;
     }
   };
+}
+
+/** A `fail` call's error as the store keeps it (its message, name and history). */
+function jobError(error: JobErrorInput): JobError {
+  if (error instanceof Error) return { message: String(error.message), name: String(error.name) };
+  const kept: JobError = { message: error.message, name: error.name ?? 'Error' };
+  if (error.history !== undefined) kept.history = [...error.history] as JobError['history'];
+  return kept;
 }
 
 const ObservedHandle = observed(JobsHandle);

@@ -21,6 +21,7 @@ import {
   DEFAULT_DATA_PATH,
   type Job,
   type JobInfo,
+  type JobsFilter,
   type JobState,
   type Jobs,
   JobsError,
@@ -43,11 +44,13 @@ import {
 import type { ClockSpec } from '../clock.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
+import type { EventEmitter } from 'eventemitter3';
 import type { IntensityReachedEvent, Supervisor } from '@jobtree/supervisor';
 import { startSupervisor } from '@jobtree/supervisor';
 import { adminTarget } from '../admin/admin-target.js';
 import { type AdminEndpoint, AppOperations } from '../admin/app-operations.js';
 import { type JobsAppSettings, type StartJobsOptions, checkStartOptions } from './app-options.js';
+import { type JobsAppEventTypes, appEvents } from './app-events.js';
 import { type AppStop, CLOSED, appStopped, rootExited } from './app-stop.js';
 import { type JobsAppSystem, appSystem } from './app-system.js';
 import { CallsInFlight } from './calls-in-flight.js';
@@ -68,6 +71,7 @@ import { UserChildren } from './user-children.js';
 export { SYSTEM_NAMES } from './jobs-tree.js';
 export type { AppScheduler } from './processor-registry.js';
 export type { JobsAppSystem } from './app-system.js';
+export type { JobsAppEventTypes } from './app-events.js';
 
 /**
  * How long an app whose root died (with `onRootExit: 'exit'`) spends
@@ -139,6 +143,8 @@ export class JobsApp {
   readonly system: JobsAppSystem;
   /** The schedulers that `process` started, by job type, and what they report. */
   readonly scheduler: AppScheduler;
+  /** `job:failed` and `job:cancelled`, as they happen in this process (see {@link JobsAppEventTypes}). */
+  readonly events: EventEmitter<JobsAppEventTypes>;
 
   /** @internal use startJobs */
   constructor(opened: OpenedStore, settings: JobsAppSettings, operations?: AppOperations) {
@@ -164,6 +170,7 @@ export class JobsApp {
       operations: this.#operations,
     });
     this.scheduler = this.#processors.scheduler;
+    this.events = appEvents(this.#operations.activity, this.#operations.logger);
     this.system = appSystem(this.#actors, this.#tree, this.#userChildren);
     this.#operations.followActors(this.#actors.events);
   }
@@ -322,12 +329,13 @@ export class JobsApp {
     return this.#call((jobs) => jobs.getJob(type, id));
   }
 
-  getJobs(type?: string): Promise<JobInfo[]> {
-    return this.#call((jobs) => jobs.getJobs(type));
+  /** The jobs of a type (of every type without one); `filter.outcome`: only the finished jobs that ended so (see `Jobs.getJobs`). */
+  getJobs(type?: string, filter?: JobsFilter): Promise<JobInfo[]> {
+    return this.#call((jobs) => jobs.getJobs(type, filter));
   }
 
-  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A): Promise<A> {
-    return this.#call((jobs) => jobs.foldJobs(type, fold, initial));
+  foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A> {
+    return this.#call((jobs) => jobs.foldJobs(type, fold, initial, filter));
   }
 
   pendingCount(type: string, options?: PendingCountOptions): Promise<number> {

@@ -1,6 +1,6 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
-import type { AddOptions, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobOutcome, JobState, JsonValue } from '@jobtree/core';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
@@ -30,9 +30,10 @@ export class AppClient implements Backend {
     return this.#request('GET', '/api/types');
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView> {
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
     const query = new URLSearchParams({ limit: String(limit) });
     if (state !== undefined) query.set('state', state);
+    if (outcome !== undefined) query.set('outcome', outcome);
     return this.#request('GET', `/api/jobs/${encodeURIComponent(type)}?${query}`);
   }
 
@@ -46,6 +47,14 @@ export class AppClient implements Backend {
 
   async remove(type: string, id: string): Promise<{ type: string; id: string; removed: boolean }> {
     return this.#request('DELETE', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}`);
+  }
+
+  async retry(type: string, id: string): Promise<{ type: string; id: string; state: 'pending' }> {
+    return this.#request('POST', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}/retry`);
+  }
+
+  async cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }> {
+    return this.#request('POST', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}/cancel`);
   }
 
   async setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }> {
@@ -93,7 +102,10 @@ export class AppClient implements Backend {
     if (!res.ok) {
       const error = (value as { error?: { code?: string; message?: string } }).error;
       const hint = res.status === 401 ? ' (give --token, set JOBTREE_TOKEN, or use --path on the app\'s data directory)' : '';
-      throw new CliError('request_failed', `${error?.code ?? `HTTP ${res.status}`}: ${error?.message ?? text}${hint}`);
+      const code = error?.code ?? `HTTP ${res.status}`;
+      const message = error?.message ?? text;
+      // A jobs error's message starts with its code already.
+      throw new CliError('request_failed', `${message.startsWith(`${code}: `) ? message : `${code}: ${message}`}${hint}`);
     }
     return value as T;
   }

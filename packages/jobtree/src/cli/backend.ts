@@ -2,7 +2,7 @@
 // (over its admin endpoint) or, when none runs, the store opened directly.
 // Both answer with the same plain shapes, which `--json` prints as they are.
 
-import type { AddOptions, JobInfo, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue } from '@jobtree/core';
 import type { JobTotals } from '../admin/job-activity.js';
 import type { TypeQueue } from '../admin/queue-sampler.js';
 import type { TreeNode } from '../app/live-tree.js';
@@ -36,6 +36,8 @@ export interface StatusView {
 export interface JobsView {
   type: string;
   state: JobState | null;
+  /** Only the finished jobs that ended so; null for every job. */
+  outcome: JobOutcome | null;
   offset: number;
   limit: number;
   total: number;
@@ -62,10 +64,15 @@ export interface Backend {
   readonly kind: 'app' | 'store';
   status(): Promise<StatusView>;
   types(): Promise<TypesView>;
-  jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView>;
+  /** `outcome`: only the finished jobs that ended so. */
+  jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView>;
   job(type: string, id: string): Promise<JobView>;
   add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }>;
   remove(type: string, id: string): Promise<{ type: string; id: string; removed: boolean }>;
+  /** Runs a failed or cancelled job again with its input (`not_retryable` for any other). */
+  retry(type: string, id: string): Promise<{ type: string; id: string; state: 'pending' }>;
+  /** Ends a pending or running job as cancelled; `cancelled` false when it had ended already. */
+  cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }>;
   /** `seconds` undefined clears the timeout. */
   setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
   scheduler(): Promise<SchedulerReport>;

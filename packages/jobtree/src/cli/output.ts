@@ -1,6 +1,6 @@
 // Text output of the commands (`--json` prints the backend's values instead).
 
-import type { JobInfo } from '@jobtree/core';
+import type { JobError, JobInfo } from '@jobtree/core';
 import type { TreeNode } from '../app/live-tree.js';
 import type { JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
 
@@ -79,10 +79,22 @@ export function formatTypes(types: TypeView[]): string {
 }
 
 export function formatJobs(view: JobsView): string {
-  const rows = view.jobs.map((job: JobInfo) => [job.id, job.state, String(job.priority), new Date(job.scheduledTime * 1000).toISOString(), job.continuous ? 'continuous' : '', short(job.data)]);
+  // The jobs given up are listed for their errors; the others for their data.
+  const errors = view.outcome === 'failed';
+  const rows = view.jobs.map((job: JobInfo) => [
+    job.id,
+    job.state,
+    String(job.priority),
+    new Date(job.scheduledTime * 1000).toISOString(),
+    job.continuous ? 'continuous' : '',
+    job.outcome ?? '',
+    String(job.attempts),
+    errors ? errorLine(job.error) : short(job.data),
+  ]);
   const more = view.total > view.jobs.length ? `\n(${view.jobs.length} of ${view.total}; --limit N for more)` : '';
-  if (rows.length === 0) return `no ${view.state ?? ''}${view.state === null ? '' : ' '}jobs of type ${view.type}`;
-  return table(['id', 'state', 'priority', 'scheduled', 'kind', 'data'], rows) + more;
+  const which = [view.state, view.outcome].filter((word) => word !== null).join(' ');
+  if (rows.length === 0) return `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
+  return table(['id', 'state', 'priority', 'scheduled', 'kind', 'outcome', 'attempts', errors ? 'error' : 'data'], rows) + more;
 }
 
 export function formatJob(job: JobView): string {
@@ -92,9 +104,14 @@ export function formatJob(job: JobView): string {
     `priority   ${job.priority}`,
     `scheduled  ${new Date(job.scheduledTime * 1000).toISOString()}`,
     `kind       ${job.continuous ? 'continuous' : 'one-shot'}${job.resubmit ? ', flagged to run again' : ''}`,
-    `data       ${JSON.stringify(job.data, null, 2).replace(/\n/g, '\n           ')}`,
+    `data       ${indented(job.data)}`,
+    `attempts   ${job.attempts}`,
   ];
-  const history = (job.scheduler as { history?: { timestamp: string; type: string; reason?: string }[] } | null)?.history;
+  if (job.outcome !== undefined) lines.push(`outcome    ${job.outcome}`);
+  if (job.result !== undefined) lines.push(`result     ${indented(job.result)}`);
+  if (job.error !== undefined) lines.push(`error      ${errorLine(job.error)}`);
+  // A running scheduler's history is the newest; a job given up keeps the one its scheduler stored with the error.
+  const history = ((job.scheduler as { history?: unknown[] } | null)?.history ?? job.error?.history) as { timestamp?: string; type?: string; reason?: string }[] | undefined;
   if (history !== undefined) {
     lines.push('history');
     for (const event of history) lines.push(`  ${event.timestamp}  ${event.type}${event.reason === undefined ? '' : `  ${event.reason}`}`);
@@ -118,6 +135,14 @@ export function formatKill(report: KillReport): string {
   return report.replacement === null
     ? `killed ${report.name} (${report.killed}); nothing replaced it within 5 s`
     : `killed ${report.name} (${report.killed}); restarted as ${report.replacement}`;
+}
+
+function errorLine(error: JobError | undefined): string {
+  return error === undefined ? '' : `${error.name}: ${error.message}`;
+}
+
+function indented(value: unknown): string {
+  return (JSON.stringify(value, null, 2) ?? 'undefined').replace(/\n/g, '\n           ');
 }
 
 function short(value: unknown): string {

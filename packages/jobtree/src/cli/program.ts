@@ -2,7 +2,7 @@
 // operation, `--json` on every one, exit codes 0 (ok), 1 (failure) and
 // 2 (bad usage), and a one-line error on stderr.
 
-import type { AddOptions, JobState, JsonValue } from '@jobtree/core';
+import type { AddOptions, JobOutcome, JobState, JsonValue } from '@jobtree/core';
 import { Command, CommanderError, Option } from 'commander';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
@@ -32,6 +32,8 @@ Examples:
   $ jobtree status --path ./.data/app          the supervision tree, restarts, uptimes, queues
   $ jobtree jobs email --state pending --path ./.data/app
   $ jobtree job email welcome-42 --json --path ./.data/app
+  $ jobtree jobs email --failed --path ./.data/app       the jobs given up, with their errors
+  $ jobtree retry email welcome-42 --path ./.data/app    run a failed or cancelled job again
   $ jobtree set-timeout email 30 --path ./.data/app
   $ jobtree add email welcome-43 '{"to":"ada@example.com"}' --priority 5 --path ./.data/app
   $ jobtree kill notifier:email --path ./.data/app      fault injection: watch it restart
@@ -39,6 +41,7 @@ Examples:
   $ jobtree demo --kill-every 10                         a live app to look at`;
 
 const STATES = ['pending', 'running', 'finished'];
+const OUTCOMES = ['succeeded', 'failed', 'cancelled'];
 /** The app's root supervisor: killing it stops the app, so `kill` wants --force for it. */
 const ROOT = 'jobs_sup';
 
@@ -121,15 +124,19 @@ function buildProgram(io: CliIo): Command {
   command('jobs', 'the jobs of a type')
     .argument('<type>')
     .addOption(new Option('--state <state>', 'only jobs in this state').choices(STATES))
+    .addOption(new Option('--outcome <outcome>', 'only finished jobs that ended so').choices(OUTCOMES))
+    .option('--failed', 'only the jobs given up (--outcome failed)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((type: string, options: CommonOptions & { state?: JobState; limit: string }) =>
-      run(options, false, async (backend) => {
-        const view = await backend.jobs(type, options.state, integer(options.limit, '--limit', 1));
+    .action((type: string, options: CommonOptions & { state?: JobState; outcome?: JobOutcome; failed?: boolean; limit: string }) => {
+      const outcome = outcomeOption(options);
+      const limit = integer(options.limit, '--limit', 1);
+      return run(options, false, async (backend) => {
+        const view = await backend.jobs(type, options.state, limit, outcome);
         return { json: view, text: formatJobs(view) };
-      }),
-    );
+      });
+    });
 
-  command('job', 'one job: state, data, and its scheduler history when a scheduler runs it')
+  command('job', 'one job: state, data, outcome (result or error, attempts), and its history')
     .argument('<type>')
     .argument('<id>')
     .action((type: string, id: string, options: CommonOptions) =>
@@ -164,6 +171,26 @@ function buildProgram(io: CliIo): Command {
       run(options, false, async (backend) => {
         const result = await backend.remove(type, id);
         return { json: result, text: `${type} / ${id}: removed` };
+      }),
+    );
+
+  command('retry', 'run a failed or cancelled job again with its input (any other job: not_retryable)')
+    .argument('<type>')
+    .argument('<id>')
+    .action((type: string, id: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const result = await backend.retry(type, id);
+        return { json: result, text: `${type} / ${id}: pending (runs again)` };
+      }),
+    );
+
+  command('cancel', 'end a pending or running job as cancelled (its input kept: retry runs it again)')
+    .argument('<type>')
+    .argument('<id>')
+    .action((type: string, id: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        const result = await backend.cancel(type, id);
+        return { json: result, text: `${type} / ${id}: ${result.cancelled ? 'cancelled' : 'had ended already, left as it was'}` };
       }),
     );
 
@@ -245,6 +272,16 @@ function processIo(): CliIo {
     err: (text) => process.stderr.write(text),
     interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())),
   };
+}
+
+/** `--failed` is `--outcome failed`; an outcome belongs to finished jobs only. */
+function outcomeOption(options: { state?: JobState; outcome?: JobOutcome; failed?: boolean }): JobOutcome | undefined {
+  if (options.failed && options.outcome !== undefined && options.outcome !== 'failed') throw new CliError('usage', `--failed and --outcome ${options.outcome} ask for different jobs`);
+  const outcome = options.failed ? 'failed' : options.outcome;
+  if (outcome !== undefined && options.state !== undefined && options.state !== 'finished') {
+    throw new CliError('usage', `only finished jobs have an outcome, got --state ${options.state}`);
+  }
+  return outcome;
 }
 
 function json(text: string): JsonValue {

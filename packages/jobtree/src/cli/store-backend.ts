@@ -5,7 +5,7 @@
 // kills need a running app.
 
 import { existsSync } from 'node:fs';
-import { type AddOptions, type JobInfo, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
+import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
@@ -60,7 +60,7 @@ export class StoreBackend implements Backend {
     });
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number): Promise<JobsView> {
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
     return this.#wrap(async () => {
       const found = await this.#jobs.foldJobs(
         type,
@@ -71,8 +71,9 @@ export class StoreBackend implements Backend {
           return acc;
         },
         { total: 0, jobs: [] as JobInfo[] },
+        outcome === undefined ? undefined : { outcome },
       );
-      return { type, state: state ?? null, offset: 0, limit, ...found };
+      return { type, state: state ?? null, outcome: outcome ?? null, offset: 0, limit, ...found };
     });
   }
 
@@ -90,6 +91,15 @@ export class StoreBackend implements Backend {
     const removed = await this.#wrap(() => this.#jobs.remove(type, id));
     if (!removed) throw new CliError('request_failed', `not_found: no job ${id} of type ${type}`);
     return { type, id, removed };
+  }
+
+  async retry(type: string, id: string): Promise<{ type: string; id: string; state: 'pending' }> {
+    await this.#wrap(() => this.#jobs.retry(type, id));
+    return { type, id, state: 'pending' };
+  }
+
+  async cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }> {
+    return { type, id, cancelled: await this.#wrap(() => this.#jobs.cancel(type, id)) };
   }
 
   async setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }> {

@@ -42,4 +42,5 @@ const ABORT_MESSAGES: Record<AbortCause, string> = {
   cancel: 'the job was removed',
   rotation: 'the job was rotated out to give its slot to a waiting job; it will run again',
   shutdown: 'the scheduler is stopping; the job will run again',
+  timeout: 'the run took longer than its maxRunMs; it counts as a failed attempt',
 };

@@ -62,7 +62,7 @@ export class Heartbeats {
       (error: unknown) => {
         if (JobsError.is(error, 'halt')) {
           reply({ name: 'SchedulerError', code: 'halt', message: error.message });
-          if (context.held.get(held.job.id) === held) this.#cancel(held);
+          if (context.held.get(held.job.id) === held) this.cancel(held);
           return;
         }
         const serialized = error instanceof Error ? error : new Error(String(error));
@@ -94,7 +94,7 @@ export class Heartbeats {
         if (context.held.get(held.job.id) !== held) return;
         // Keep the data of the handle: a ctx.update may have replaced it meanwhile.
         if (outcome.status === 'fulfilled') held.job = { ...outcome.value, data: held.job.data };
-        else if (JobsError.is(outcome.reason, 'halt')) this.#cancel(held);
+        else if (JobsError.is(outcome.reason, 'halt')) this.cancel(held);
         else context.emitError(outcome.reason);
       });
     } catch (error) {
@@ -104,8 +104,8 @@ export class Heartbeats {
     }
   }
 
-  /** The job was removed or taken over: drop it, and abort its handler. */
-  #cancel(held: Held): void {
+  /** The job was removed, cancelled or taken over: drop it, and abort its handler. */
+  cancel(held: Held): void {
     const context = this.#context;
     const { id } = held.job;
     context.held.delete(id);

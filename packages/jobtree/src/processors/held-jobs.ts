@@ -16,6 +16,8 @@ export interface Held {
   /** Set once its handler's signal was aborted. */
   abort: AbortCause | undefined;
   graceTimer: unknown;
+  /** Aborts the run (cause `timeout`) once it has lasted its `maxRunMs`. */
+  runTimer: unknown;
   /**
    * Threads lost under it in a row with no culprit named. A thread whose
    * culprit is known (this job: a crash; another job: a bystander) does not
@@ -54,7 +56,7 @@ export class HeldJobs {
       known.job = job;
       return undefined;
     }
-    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, losses: 0 };
+    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, runTimer: undefined, losses: 0 };
     this.#byId.set(job.id, held);
     return held;
   }
@@ -93,6 +95,10 @@ export class HeldJobs {
     if (held.graceTimer !== undefined) {
       this.#clock.clearTimeout(held.graceTimer);
       held.graceTimer = undefined;
+    }
+    if (held.runTimer !== undefined) {
+      this.#clock.clearTimeout(held.runTimer);
+      held.runTimer = undefined;
     }
   }
 

@@ -48,5 +48,15 @@ export type {
   StopOptions,
 } from './interfaces.js';
 export { HandlerAbortError } from './errors.js';
+export { NonRetryableError } from './non-retryable-error.js';
+export {
+  type Backoff,
+  type BackoffFunction,
+  type RetryPredicate,
+  type RunFailure,
+  DEFAULT_BACKOFF,
+  scheduleFunction,
+  scheduledDelayMs,
+} from './retry-policy.js';
 export { defineHandler } from './define-handler.js';
 export { Scheduler, startScheduler } from './scheduler.js';

@@ -4,6 +4,7 @@ import type { JobDataOf, JobTypes, Jobs, JsonValue } from '@jobtree/core';
 import type { Clock as AppClock } from '../clock.js';
 import type { AbortCause, HandlerAbort } from './handler-abort.js';
 import type { HistoryEventType } from './history.js';
+import type { Backoff, RetryPredicate } from './retry-policy.js';
 
 export type { AbortCause, HandlerAbort };
 
@@ -24,8 +25,9 @@ export interface HandlerJob<D = JsonValue> {
 export interface HandlerContext<D = JsonValue> {
   /**
    * Aborts when the job was removed (`cancel`), when the scheduler rotates
-   * it out for a waiting job (`rotation`) or when the scheduler stops
-   * (`shutdown`); `signal.reason` is a {@link HandlerAbort}. A handler that
+   * it out for a waiting job (`rotation`), when the scheduler stops
+   * (`shutdown`) or when the run has lasted its `maxRunMs` (`timeout`: the
+   * run counts as a failed attempt); `signal.reason` is a {@link HandlerAbort}. A handler that
    * ignores it longer than the grace period loses its thread.
    */
   readonly signal: AbortSignal;
@@ -110,6 +112,31 @@ export interface ProcessorOptions extends SchedulerOptions {
    * @default { oneShot: 3, continuous: Infinity }
    */
   attempts?: number | Attempts;
+  /**
+   * The wait before a failed job's next attempt: a function
+   * `(attempt, error) => ms` (`attempt` is the one that just failed, 1
+   * first; `error` its `{ name, message }`; it runs on the main thread), or
+   * a schedule `{ type: 'exponential' | 'fixed', delayMs, maxDelayMs?, jitter? }`
+   * (see `BackoffSchedule`). The time of the next attempt is stored with the
+   * job, so a restart keeps it. A job's own `retry.backoff` overrides it.
+   * @default { type: 'exponential', delayMs: 30_000, maxDelayMs: 30_000 · 2^10 }
+   */
+  backoff?: Backoff;
+  /**
+   * Whether a failed run's job gets another attempt, by its error; `false`
+   * gives it up at once (it ends `failed`). A handler can say so itself by
+   * throwing a `NonRetryableError`.
+   * @default every failure is retried while attempts last
+   */
+  retryIf?: RetryPredicate;
+  /**
+   * Milliseconds one run may last: then its signal aborts (cause `timeout`)
+   * and the run counts as a failed attempt, retried per the policy; a
+   * handler that ignores the signal loses its thread after `graceMs`. A
+   * job's own `retry.maxRunMs` overrides it.
+   * @default no limit
+   */
+  maxRunMs?: number;
   /**
    * Worker threads running handlers. Jobs share threads: each thread runs
    * many handlers concurrently.
@@ -203,7 +230,7 @@ export interface SchedulerEventTypes {
   /** Out of attempts: the job finished `failed`, with its error and history (see `JobInfo.error`). */
   'job:failed': [event: { id: string; error: string; attempts: number }];
   /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
-  'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel'> | 'thread_lost' }];
+  'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel' | 'timeout'> | 'thread_lost' }];
   /** The job was removed (or taken over) while this scheduler held it. */
   'job:cancelled': [event: { id: string }];
   /** A store operation failed in the background (the scheduler carries on). */

@@ -78,6 +78,8 @@ export interface SerializedError {
   name: string;
   message: string;
   stack?: string;
+  /** `false` when the error says its job is not worth another attempt (a NonRetryableError). */
+  retryable?: false;
 }
 
 export type ToLane =
@@ -111,6 +113,7 @@ export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const serialized: SerializedError = { name: error.name, message: error.message };
     if (error.stack !== undefined) serialized.stack = error.stack;
+    if ((error as { retryable?: unknown }).retryable === false) serialized.retryable = false;
     return serialized;
   }
   return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) };

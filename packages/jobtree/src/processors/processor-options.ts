@@ -9,6 +9,7 @@ import { OptionNames } from '@jobtree/core';
 import { systemClock } from '../clock.js';
 import { SchedulerError } from './errors.js';
 import type { Clock, ProcessorOptions, SchedulerOptions } from './interfaces.js';
+import { type TypeRetryPolicy, checkMaxRunMs, checkRetryIf, resolveBackoff } from './retry-policy.js';
 
 /** Crashes in a row a one-shot job may have before it is given up. */
 export const DEFAULT_ONE_SHOT_ATTEMPTS = 3;
@@ -27,8 +28,7 @@ export const DEFAULT_SCHEDULER_OPTIONS: Readonly<ResolvedSchedulerOptions> = Obj
 });
 
 /** Every processor option with its default. */
-export interface ResolvedProcessorOptions extends Readonly<ResolvedSchedulerOptions> {
-  readonly attempts: { readonly oneShot: number; readonly continuous: number };
+export interface ResolvedProcessorOptions extends Readonly<ResolvedSchedulerOptions>, TypeRetryPolicy {
   readonly threads: number;
   readonly graceMs: number;
   readonly stuckThreadMs: number;
@@ -53,6 +53,9 @@ const PROCESSOR_OPTION_NAMES = [
   'maxHistory',
   'healthThreshold',
   'attempts',
+  'backoff',
+  'retryIf',
+  'maxRunMs',
   'threads',
   'graceMs',
   'stuckThreadMs',
@@ -67,7 +70,11 @@ const PROCESSOR_ADVICE = {
   workers: 'threads',
   retries: 'attempts',
   maxAttempts: 'attempts',
-  timeout: "a job's activity timeout is its type's: setTypeTimeout(type, seconds)",
+  timeout: "a run's longest time is maxRunMs; a job's activity timeout is its type's: setTypeTimeout(type, seconds)",
+  retryDelay: 'backoff',
+  delay: 'backoff',
+  shouldRetry: 'retryIf',
+  maxDurationMs: 'maxRunMs',
 };
 /** `app.process`' options. */
 export const PROCESSOR_OPTIONS = new OptionNames('process', PROCESSOR_OPTION_NAMES, PROCESSOR_ADVICE);
@@ -137,6 +144,9 @@ export function resolveProcessorOptions(options: ProcessorOptions = {}, names: O
     healthThreshold: options.healthThreshold,
   });
   const attempts = resolveAttempts(options.attempts);
+  const backoff = resolveBackoff(options.backoff);
+  const retryIf = checkRetryIf(options.retryIf);
+  const maxRunMs = checkMaxRunMs(options.maxRunMs);
   const threads = options.threads ?? Math.max(1, Math.min(scheduling.maxJobs, availableParallelism()));
   checkInteger('threads', threads, 1);
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
@@ -150,7 +160,7 @@ export function resolveProcessorOptions(options: ProcessorOptions = {}, names: O
   if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function') {
     throw new SchedulerError('invalid_option', 'clock needs now(), setTimeout(), and clearTimeout()');
   }
-  return resolved({ ...scheduling, attempts, threads, graceMs, stuckThreadMs, heartbeatMs: options.heartbeatMs, acceptWaitMs, clock });
+  return resolved({ ...scheduling, attempts, backoff, retryIf, maxRunMs, threads, graceMs, stuckThreadMs, heartbeatMs: options.heartbeatMs, acceptWaitMs, clock });
 }
 
 /** The settings of a scheduler of a type whose activity timeout is `typeTimeoutMs`. */

@@ -16,6 +16,7 @@ import type { SchedulerEventTypes } from './interfaces.js';
 import { historyJson } from './job-summary.js';
 import type { SerializedError } from './lane-protocol.js';
 import type { SchedulerSettings } from './processor-options.js';
+import { attemptsOf, backoffOf, maxRunMsOf, worthRetrying } from './retry-policy.js';
 import type { ScheduleTable } from './schedule-table.js';
 
 /** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
@@ -25,6 +26,8 @@ const MAX_UNEXPLAINED_LOSSES = 3;
 interface RunError {
   name: string;
   message: string;
+  /** `false`: the handler said another attempt is pointless (a NonRetryableError). */
+  retryable?: false;
 }
 
 /** What run outcomes need of their scheduler. */
@@ -170,6 +173,14 @@ export class RunOutcomes {
           context.events.emit('job:stopped', { id, cause: 'shutdown' });
         }
         break;
+      case 'timeout':
+        // Over its time, the run failed, whatever its handler did after its signal aborted.
+        context.queue.ended();
+        this.#crash(held, {
+          name: 'TimeoutError',
+          message: `the run took longer than its maxRunMs (${maxRunMsOf(held.job, context.settings)} ms)`,
+        });
+        break;
       default:
         // The local queue keeps spare jobs while runs end quickly.
         context.queue.ended();
@@ -202,8 +213,10 @@ export class RunOutcomes {
     const now = settings.clock.now();
     const reason = describeError(error);
     this.#context.held.delete(job.id);
-    const attempts = job.continuous ? settings.attempts.continuous : settings.attempts.oneShot;
-    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts);
+    const report = (failure: unknown): void => this.#context.emitError(failure);
+    // Attempts 0: given up now, its failed attempt counted like any other.
+    const attempts = worthRetrying(error, settings, report) ? attemptsOf(job, settings) : 0;
+    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) => backoffOf(job, settings, crashes, error, report));
     if (outcome === 'failed') {
       events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
       this.#track(this.#giveUp(held, error, entry.history));
@@ -249,7 +262,9 @@ export class RunOutcomes {
 
 /** A handler's error as the store keeps it. */
 function runError(error: SerializedError): RunError {
-  return { name: error.name || 'Error', message: error.message };
+  const run: RunError = { name: error.name || 'Error', message: error.message };
+  if (error.retryable === false) run.retryable = false;
+  return run;
 }
 
 /** A crash as the scheduler's events and history tell it. */

@@ -37,6 +37,12 @@ export interface ScheduleEntry {
    * starts from the failed attempts the store kept for it.
    */
   failures: number;
+  /**
+   * Epoch ms before which the job may not start again, set by a crash from
+   * its backoff; undefined when no crash set it (the history's default
+   * schedule then decides, see `notRecentlyCrashed`).
+   */
+  retryAt?: number;
 }
 
 /** What a reschedule changed: jobs to start and jobs to stop (net: a job stopped and restarted in one cycle is in neither). */
@@ -47,7 +53,7 @@ export interface RescheduleResult {
 
 export interface CrashResult {
   entry: ScheduleEntry;
-  /** `retry`: the job stays, to run again after `backoffMs`; `failed`: out of attempts, it left the table. */
+  /** `retry`: the job stays, to run again after `backoffMs`; `failed`: out of attempts (`backoffMs` 0), it left the table. */
   outcome: 'retry' | 'failed';
   backoffMs: number;
 }
@@ -153,23 +159,27 @@ export class ScheduleTable {
     return this.#startable.size;
   }
 
+  /** Whether `entry` is out of its backoff at `now`. */
+  #due(entry: ScheduleEntry, now: number): boolean {
+    return entry.retryAt === undefined ? notRecentlyCrashed(entry.history, now, this.#options.healthThreshold) : entry.retryAt <= now;
+  }
+
   /** Up to `count` held, not running jobs out of their backoff, the one that started longest ago first. */
   pendingJobs(count: number, now: number): ScheduleEntry[] {
     if (count <= 0) return [];
-    const threshold = this.#options.healthThreshold;
     // Jobs that never started sort first, in insertion order (the sort is
     // stable): when `count` of them lead the set, they are the answer, found
     // without sorting the whole set (a local queue makes it long, and a slot
     // that frees asks for one job).
     const neverStarted: ScheduleEntry[] = [];
     for (const entry of this.#startable) {
-      if (lastStarted(entry.history) !== 0 || !notRecentlyCrashed(entry.history, now, threshold)) continue;
+      if (lastStarted(entry.history) !== 0 || !this.#due(entry, now)) continue;
       neverStarted.push(entry);
       if (neverStarted.length === count) return neverStarted;
     }
     const candidates: ScheduleEntry[] = [];
     for (const entry of this.#startable) {
-      if (notRecentlyCrashed(entry.history, now, threshold)) candidates.push(entry);
+      if (this.#due(entry, now)) candidates.push(entry);
     }
     // Stable on equal start times: insertion order, like the queue they came from.
     candidates.sort(oldestJobFirst);
@@ -205,27 +215,29 @@ export class ScheduleTable {
     const event: HistoryEvent = reason === undefined ? { type: 'stopped', at: now } : { type: 'stopped', at: now, reason };
     entry.history = withEvent(entry.history, event, this.#options.maxHistory);
     entry.failures = 0;
+    entry.retryAt = undefined;
     return entry;
   }
 
   /**
    * Records a crash. With attempts left (consecutive crashes below
-   * `attempts`) the job stays, to run again after its backoff (by its
-   * crashes in a row, those before a restart included); out of attempts it
-   * leaves the table.
+   * `attempts`; 0 gives the job up whatever its count) the job stays, to
+   * run again after `backoff` of its crashes in a row (those before a
+   * restart included); out of attempts it leaves the table.
    */
-  crash(id: string, reason: string, now: number, attempts = Number.POSITIVE_INFINITY): CrashResult {
+  crash(id: string, reason: string, now: number, attempts = Number.POSITIVE_INFINITY, backoff: (crashes: number) => number = backoffMs): CrashResult {
     const entry = this.#require(id);
     const previous = entry.history[0];
     const healthy = previous !== undefined && now - previous.at > this.#options.healthThreshold * 1000;
     entry.failures = healthy ? 1 : entry.failures + 1;
     this.#flag(entry, false, entry.held);
     entry.history = withEvent(entry.history, { type: 'crashed', at: now, reason }, this.#options.maxHistory);
-    const wait = backoffMs(entry.failures);
     if (entry.failures >= attempts) {
       this.remove(id);
-      return { entry, outcome: 'failed', backoffMs: wait };
+      return { entry, outcome: 'failed', backoffMs: 0 };
     }
+    const wait = backoff(entry.failures);
+    entry.retryAt = now + wait;
     return { entry, outcome: 'retry', backoffMs: wait };
   }
 
@@ -301,8 +313,8 @@ export class ScheduleTable {
     for (const entry of this.#entries.values()) {
       if (entry.held || entry.running) continue;
       const last = entry.history[0]?.at ?? 0;
-      const wait = backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
-      if (now - last > wait + FORGET_AFTER_MS) forgotten.push(entry.id);
+      const due = entry.retryAt ?? last + backoffMs(consecutiveCrashes(entry.history, this.#options.healthThreshold));
+      if (now - due > FORGET_AFTER_MS) forgotten.push(entry.id);
     }
     for (const id of forgotten) this.remove(id);
     return forgotten;

@@ -4,7 +4,8 @@
 // threads (see handler-pool.ts) and, every interval, reschedules: stops
 // excess runs, starts pending jobs, rotates continuous jobs out for waiting
 // ones. What happens when a run ends is run-outcomes.ts'; heartbeats,
-// progress and cancellation are heartbeats.ts'. On stop it gives back what
+// progress and cancellation are heartbeats.ts', hearing at once of a job
+// removed or cancelled cancellation-watch.ts'. On stop it gives back what
 // it holds. The decisions are the ScheduleTable's; this file carries them out.
 
 import { type Job, type Jobs, type JsonValue, LocalQueue } from '@jobtree/core';
@@ -12,6 +13,7 @@ import { EventEmitter } from 'eventemitter3';
 import { systemClock } from '../clock.js';
 import { checkHandlerModule, handlerUrl } from './define-handler.js';
 import { SchedulerError } from './errors.js';
+import { CancellationWatch } from './cancellation-watch.js';
 import { HandlerPool } from './handler-pool.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
@@ -27,6 +29,7 @@ import type {
 import { jobSummary } from './job-summary.js';
 import type { LaneRun } from './lane-protocol.js';
 import { START_SCHEDULER_OPTIONS, type SchedulerSettings, checkStopOptions, resolveProcessorOptions, schedulerSettings } from './processor-options.js';
+import { maxRunMsOf } from './retry-policy.js';
 import { RunOutcomes } from './run-outcomes.js';
 import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedule-table.js';
 
@@ -74,6 +77,7 @@ export class Scheduler {
   readonly #pool: HandlerPool;
   readonly #outcomes: RunOutcomes;
   readonly #heartbeats: Heartbeats;
+  readonly #cancellations: CancellationWatch;
   readonly #idle = new Set<() => void>();
   #active = true;
   #stopped: Promise<void> | undefined;
@@ -132,6 +136,13 @@ export class Scheduler {
     });
     this.#scheduleTick();
     this.#heartbeats = new Heartbeats(parts);
+    this.#cancellations = new CancellationWatch({
+      jobs,
+      type,
+      held: this.#held,
+      cancel: (held) => this.#heartbeats.cancel(held),
+      emitError: (error) => this.#emitError(error),
+    });
     this.#requestPump();
   }
 
@@ -183,7 +194,7 @@ export class Scheduler {
       if (old.running || old.failures === 0) continue;
       const known = this.#table.get(old.id);
       if (known?.running) continue;
-      this.#table.insert({ id: old.id, continuous: old.continuous, running: false, held: known?.held ?? false, history: [...old.history], failures: old.failures });
+      this.#table.insert({ id: old.id, continuous: old.continuous, running: false, held: known?.held ?? false, history: [...old.history], failures: old.failures, retryAt: old.retryAt });
     }
   }
 
@@ -249,6 +260,7 @@ export class Scheduler {
     await queueStopped;
     await this.#outcomes.settle();
     this.#heartbeats.stop();
+    await this.#cancellations.stop();
   }
 
   /** Resolves when no handler runs, or after `ms`. */
@@ -336,6 +348,8 @@ export class Scheduler {
       const entry = this.#table.get(id);
       if (held === undefined || entry === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
+      const maxRunMs = maxRunMsOf(held.job, this.#settings);
+      if (maxRunMs !== undefined) this.#limitRun(held, maxRunMs);
       // The held record is the run: the pool packs what a lane needs from it.
       batch.push(held as Held & LaneRun);
       if (announce) this.events.emit('job:started', { id, attempt: held.attempt });
@@ -399,6 +413,15 @@ export class Scheduler {
     held.abort = cause;
     this.#pool.abort([held.serial as number], cause);
     this.#armGrace(held);
+  }
+
+  /** Aborts `held`'s run (cause `timeout`) once it has lasted `ms`; the run then counts as a crash. */
+  #limitRun(held: Held, ms: number): void {
+    const serial = held.serial;
+    held.runTimer = this.#settings.clock.setTimeout(() => {
+      held.runTimer = undefined;
+      if (held.serial === serial && held.abort === undefined) this.#abortRun(held, 'timeout');
+    }, ms);
   }
 
   #armGrace(held: Held): void {

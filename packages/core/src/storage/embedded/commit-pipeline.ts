@@ -61,10 +61,10 @@
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { writeVersionstamp } from '../versionstamp.js';
-import { type Batch, type StampedChange, applyPending, changesOf, newBatch } from './commit-batch.js';
+import { type Batch, type StampedChange, applyPending, newBatch } from './commit-batch.js';
 import type { CommitRequest, CommitTicket } from './commit-request.js';
 import { ConflictLog } from './conflict-log.js';
-import { type LmdbStore, type StoreWrite, type WriteContents, lastChanges } from './lmdb-store.js';
+import type { LmdbStore, StoreWrite, WriteContents } from './lmdb-store.js';
 import { clearedAfterStamp } from './pending-writes.js';
 import { RetryWaiters } from './retry-waiters.js';
 import type { StoreSnapshot } from './store-snapshot.js';
@@ -416,10 +416,10 @@ export class CommitPipeline {
       batch.rejectDurable(unknown);
       // What lmdb took of the batch, whole transactions written early, is in
       // the store and readable now: watches of the keys they changed fire.
-      if (!this.#watches.isEmpty && batch.writtenParts > 0) this.#watches.onDurable(lastChanges(batch.parts, batch.writtenParts));
+      if (!this.#watches.isEmpty && batch.writtenParts > 0) this.#watches.onDurableParts(batch.parts, batch.writtenParts, undefined);
     } else {
       batch.resolveDurable();
-      if (!this.#watches.isEmpty) this.#watches.onDurable(changesOf(batch));
+      if (!this.#watches.isEmpty) this.#watches.onDurableParts(batch.parts, batch.parts.length, batch.changes);
       for (const member of batch.members) {
         const { watches } = member.request;
         for (let i = 0; i < watches.length; i++) {

@@ -3,7 +3,10 @@
 // when (and if) the creating transaction commits, like FoundationDB's.
 
 import type { Watch } from '../interfaces.js';
-import type { KeyChange } from './lmdb-store.js';
+import { type KeyChange, lastChanges } from './lmdb-store.js';
+
+/** Up to this many watched keys, a durable batch's changes are compared with them one by one (see `onDurableParts`). */
+const FEW_WATCHED_KEYS = 8;
 
 function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === undefined ? b === undefined : b !== undefined && a.equals(b);
@@ -98,6 +101,34 @@ export class WatchRegistry {
   /** Whether no watch is armed (a durable batch then needs no look at its changes). */
   get isEmpty(): boolean {
     return this.#byKey.size === 0;
+  }
+
+  /**
+   * Fires the watches whose key the first `count` of a durable batch's
+   * `parts` changed to a different value; `changes` is the batch's map of
+   * last changes when it keeps one. With few keys watched (a scheduler's
+   * cancellation watch is armed all the time) comparing each change's key
+   * with them costs less than building that map of every key the batch
+   * changed, which most batches never need.
+   */
+  onDurableParts(parts: readonly (readonly KeyChange[])[], count: number, changes: ReadonlyMap<string, KeyChange> | undefined): void {
+    if (this.#byKey.size === 0) return;
+    if (changes !== undefined || this.#byKey.size > FEW_WATCHED_KEYS) {
+      this.onDurable(changes ?? lastChanges(parts, count));
+      return;
+    }
+    const watched: { key: Buffer; set: Set<KeyWatch>; last: KeyChange | undefined }[] = [];
+    for (const set of this.#byKey.values()) {
+      const first = set.values().next().value as KeyWatch;
+      watched.push({ key: first.key, set, last: undefined });
+    }
+    for (let i = 0; i < count; i++) {
+      for (const change of parts[i] as readonly KeyChange[]) {
+        const length = change.key.length;
+        for (const entry of watched) if (entry.key.length === length && entry.key.equals(change.key)) entry.last = change;
+      }
+    }
+    for (const entry of watched) if (entry.last !== undefined) this.#fireChanged(entry.set, entry.last.value);
   }
 
   /** Fires the watches whose key a durable batch changed to a different value. */
