@@ -1,9 +1,10 @@
 // Retention's cost to the drain, run by `npx tsx bench/retention.ts`:
 // the no-op drain (addMany / acceptMany(500) / completeMany) of N jobs on a
 // store holding F finished jobs, first alone, then while a pruner removes
-// all F of them (pruneFinished in batches of 500, one transaction each, one
-// after the other, as the app's pruner does). Target: the drain while
-// pruning keeps >= 90% of its rate alone. F is 50,000 by default
+// them (pruneFinished in batches of 500, one transaction each): once with
+// its batches back to back, once paced as the app's pruner is by default
+// (retention.maxRemovalsPerSecond). The pruner stops when the drain ends.
+// Target: the drain beside the paced pruner keeps >= 90% of its rate alone. F is 50,000 by default
 // (RETENTION_BENCH_FINISHED=1000000 for the issue's figure), N 20,000
 // (RETENTION_BENCH_DRAIN). The cost of the finish index itself (written by
 // every finish, retention on or off) is measured by `bench/jobs.ts --drain`
@@ -14,10 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openJobs } from '@jobtree/core';
 import type { Jobs } from '@jobtree/core';
+import { DEFAULT_MAX_REMOVALS_PER_SECOND, pruneDelayMs } from '../packages/jobtree/src/app/prune-pace.js';
 import { formatTable } from './table.js';
 
 const FINISHED = Number(process.env.RETENTION_BENCH_FINISHED ?? 50_000);
 const DRAIN = Number(process.env.RETENTION_BENCH_DRAIN ?? 20_000);
+const ROUNDS = Number(process.env.RETENTION_BENCH_ROUNDS ?? 2);
+/** The paces tried (removals a second), RETENTION_BENCH_RATES=1000,500; the default pace by default. */
+const RATES = (process.env.RETENTION_BENCH_RATES ?? String(DEFAULT_MAX_REMOVALS_PER_SECOND)).split(',').map(Number);
 const TYPE = 'bench';
 const OLD = 'old';
 
@@ -51,40 +56,39 @@ async function main(): Promise<void> {
     await jobs.setTypeTimeout(TYPE, 60);
     await jobs.setTypeTimeout(OLD, 60);
     await drain(jobs, OLD, 'f', FINISHED);
-    // Warm-up, then the drain alone.
+    // Warm-up; then the drain alone, beside a paced pruner and beside one
+    // running back to back, twice over, each compared with the drain alone
+    // of its round (the store and the machine change as the bench goes).
     await drain(jobs, TYPE, 'w', 2_000);
-    const alone = await drain(jobs, TYPE, 'a', DRAIN);
-    // The same drain while every finished job of the other type is pruned.
-    let pruning = true;
-    let removed = 0;
-    let batches = 0;
-    const pruner = (async () => {
-      while (pruning) {
-        const result = await jobs.pruneFinished(OLD, 'succeeded', { maxCount: 0 });
-        removed += result.removed;
-        batches += 1;
-        if (!result.more) break;
-        await new Promise((resolve) => setImmediate(resolve));
+    const rows: (string | number)[][] = [];
+    let round = 0;
+    for (let repeat = 0; repeat < ROUNDS; repeat++) {
+      const alone = await drain(jobs, TYPE, `a${round++}-`, DRAIN);
+      rows.push(['drain alone', DRAIN, alone, 1, '', '']);
+      for (const rate of [...RATES, Number.POSITIVE_INFINITY]) {
+        const label = rate === Number.POSITIVE_INFINITY ? 'back to back' : `paced, ${rate}/s${rate === DEFAULT_MAX_REMOVALS_PER_SECOND ? ' (the default)' : ''}`;
+        let pruning = true;
+        let removed = 0;
+        const pruner = (async () => {
+          while (pruning) {
+            const started = performance.now();
+            const result = await jobs.pruneFinished(OLD, 'succeeded', { maxCount: 0 });
+            removed += result.removed;
+            if (!result.more) break;
+            const delay = pruneDelayMs(result.removed + result.indexed, performance.now() - started, rate);
+            await new Promise((resolve) => (delay > 0 ? setTimeout(resolve, delay) : setImmediate(resolve)));
+          }
+        })();
+        const pruneStart = performance.now();
+        const during = await drain(jobs, TYPE, `p${round++}-`, DRAIN);
+        const seconds = (performance.now() - pruneStart) / 1000;
+        pruning = false;
+        await pruner;
+        rows.push([`drain while pruning ${label}`, DRAIN, during, during / alone, removed, (removed / seconds).toFixed(0)]);
       }
-    })();
-    const pruneStart = performance.now();
-    const during = await drain(jobs, TYPE, 'p', DRAIN);
-    const drainEnd = performance.now();
-    await pruner;
-    const pruneSeconds = (performance.now() - pruneStart) / 1000;
-    pruning = false;
-    console.log(
-      formatTable(
-        ['retention', 'jobs', 'jobs/s', 'x alone'],
-        [
-          ['drain alone', DRAIN, alone, 1],
-          [`drain while pruning ${FINISHED} finished jobs`, DRAIN, during, during / alone],
-        ],
-      ),
-    );
-    console.log(
-      `pruned ${removed} of ${FINISHED} finished jobs in ${batches} transactions, ${pruneSeconds.toFixed(2)} s (${(removed / pruneSeconds).toFixed(0)}/s); the drain took ${((drainEnd - pruneStart) / 1000).toFixed(2)} s of it; target: drain while pruning >= 0.90 x alone`,
-    );
+    }
+    console.log(formatTable(['retention', 'jobs', 'jobs/s', 'x alone', 'pruned meanwhile', 'pruned/s'], rows));
+    console.log(`${FINISHED} finished jobs to prune at the start; target: drain beside the paced pruner >= 0.90 x alone`);
   } finally {
     await jobs.close();
     await rm(dir, { recursive: true, force: true });

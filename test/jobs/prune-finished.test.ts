@@ -155,6 +155,36 @@ test('a finished job removed, added again or retried leaves no finish row behind
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 
+test('a batch of finishes counts its jobs in one add per outcome, and the counts stay exact', async (t) => {
+  let recording: RecordingDatabase | undefined;
+  const { jobs } = await openTempJobs(t, (database) => {
+    recording = new RecordingDatabase(database);
+    return recording;
+  });
+  const database = recording as RecordingDatabase;
+  const all = ids('b', 100);
+  await jobs.addMany(
+    T1,
+    all.map((id) => ({ id })),
+  );
+  const taken = await jobs.acceptMany(T1, 100);
+  t.is(taken.length, 100);
+  const before = database.committedWrites.length;
+  await jobs.completeMany(taken.slice(0, 60).map((job) => ({ job })));
+  const [writes] = database.committedWrites.slice(before);
+  // Per job: its record, its activity row cleared and its index row; then the count and the activity stamp once.
+  t.is(writes, 60 * 3 + 2);
+  // Both outcomes in the transactions concurrent calls share.
+  await Promise.all([...taken.slice(60, 80).map((job) => jobs.complete(job)), ...taken.slice(80).map((job) => jobs.fail(job, new Error('no')))]);
+  t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 79 }), { removed: 1 });
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 19 }), { removed: 1 });
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 19 }), { removed: 0 });
+  // A removal uncounts its job: 78 left, one past a count of 77.
+  t.true(await jobs.remove(T1, (taken[79] as { id: string }).id));
+  t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 77 }), { removed: 1 });
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
+
 test("a pruned job's own retry policy goes with it", async (t) => {
   const { jobs, database } = await openTempJobs(t);
   const keys = new JobKeys().forType(T1);

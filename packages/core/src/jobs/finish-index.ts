@@ -16,9 +16,10 @@
 
 import type { Transaction } from '../storage/interfaces.js';
 import { setHandedOver } from '../storage/fast-paths.js';
-import { appendTupleString, TUPLE_DOUBLE_BYTES, writeTupleDouble } from '../keys/tuple-append.js';
+import { appendTupleString, copyPrefix, isShortAscii, TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE, writeAscii, writeTupleDouble } from '../keys/tuple-append.js';
 import type { TypeKeys } from './job-keys.js';
 import type { JobOutcome } from './job-record.js';
+import type { OncePerAttempt } from './pending-queue.js';
 
 const EMPTY = Buffer.alloc(0);
 /** The value of `(finished_scan, type)` once every job of the type finished before the index has its row. */
@@ -32,31 +33,50 @@ export function finishTime(): number {
 /** The index row of the job `id`, which finished as `outcome` at `finishedAt`. */
 export function finishKey(keys: TypeKeys, outcome: JobOutcome, finishedAt: number, id: string): Buffer {
   const prefix = keys.finished[outcome].prefix;
-  const rank = Buffer.allocUnsafe(prefix.length + TUPLE_DOUBLE_BYTES);
-  prefix.copy(rank, 0);
-  writeTupleDouble(rank, prefix.length, finishedAt);
-  return appendTupleString(rank, id);
+  const ascii = isShortAscii(id);
+  // A NUL in the id needs escaping: rare, so left to the general path.
+  if (!ascii && id.includes('\u0000')) return appendTupleString(finishTimeBound(keys, outcome, finishedAt), id);
+  // One allocation for the whole key: every finish builds one.
+  const length = ascii ? id.length : Buffer.byteLength(id, 'utf8');
+  const at = prefix.length + TUPLE_DOUBLE_BYTES;
+  const key = Buffer.allocUnsafe(at + length + 2);
+  copyPrefix(key, prefix);
+  writeTupleDouble(key, prefix.length, finishedAt);
+  key[at] = TUPLE_STRING_CODE;
+  if (ascii) writeAscii(key, at + 1, id);
+  else key.write(id, at + 1, length, 'utf8');
+  key[key.length - 1] = 0x00;
+  return key;
 }
 
 /** The first index row of `outcome` after every job that finished before `time`. */
 export function finishTimeBound(keys: TypeKeys, outcome: JobOutcome, time: number): Buffer {
   const prefix = keys.finished[outcome].prefix;
   const bound = Buffer.allocUnsafe(prefix.length + TUPLE_DOUBLE_BYTES);
-  prefix.copy(bound, 0);
+  copyPrefix(bound, prefix);
   writeTupleDouble(bound, prefix.length, time);
   return bound;
 }
 
-/** Writes the index row of a job that finished as `outcome` at `finishedAt`, and counts it. */
-export function writeFinishRow(tx: Transaction, keys: TypeKeys, outcome: JobOutcome, id: string, finishedAt: number): void {
+/**
+ * Writes the index row of a job that finished as `outcome` at `finishedAt`,
+ * and counts it: with `once` (a write batch's attempt), in the one add the
+ * attempt makes to the count.
+ */
+export function writeFinishRow(tx: Transaction, keys: TypeKeys, outcome: JobOutcome, id: string, finishedAt: number, once?: OncePerAttempt): void {
   setHandedOver(tx, finishKey(keys, outcome, finishedAt, id), EMPTY);
-  tx.atomicAdd(keys.finishedCount[outcome], 1);
+  countFinished(tx, keys.finishedCount[outcome], 1, once);
 }
 
 /** Clears the index row of a job that finished as `outcome` at `finishedAt` (its record's time), and uncounts it. */
-export function clearFinishRow(tx: Transaction, keys: TypeKeys, outcome: JobOutcome, id: string, finishedAt: number): void {
+export function clearFinishRow(tx: Transaction, keys: TypeKeys, outcome: JobOutcome, id: string, finishedAt: number, once?: OncePerAttempt): void {
   tx.clear(finishKey(keys, outcome, finishedAt, id));
-  tx.atomicAdd(keys.finishedCount[outcome], -1);
+  countFinished(tx, keys.finishedCount[outcome], -1, once);
+}
+
+function countFinished(tx: Transaction, key: Buffer, delta: number, once: OncePerAttempt | undefined): void {
+  if (once?.add !== undefined) once.add(key, delta);
+  else tx.atomicAdd(key, delta);
 }
 
 /** How many rows the index of `outcome` holds for the type (read as a snapshot: no conflict with finishes). */

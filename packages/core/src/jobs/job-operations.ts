@@ -102,7 +102,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
     if (record.seq) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
   }
-  clearFinishedRows(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record, once);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
@@ -222,7 +222,7 @@ export function finishJobRead(
   // new data, no copy either (the value read is this call's own buffer).
   const finishedAt = finishTime();
   setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value, 'succeeded', false, finishedAt) : finishedRecordBytes(value, data, finishedAt));
-  writeFinishRow(tx, keys, 'succeeded', job.id, finishedAt);
+  writeFinishRow(tx, keys, 'succeeded', job.id, finishedAt, once);
   touchActivity(tx, keys, once);
   return 'finished';
 }

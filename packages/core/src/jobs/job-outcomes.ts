@@ -60,7 +60,7 @@ export function endJobRead(
   if (row !== undefined) setHandedOver(tx, keys.outcomeKey(outcome, job.id), row);
   const finishedAt = finishTime();
   setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined, finishedAt));
-  writeFinishRow(tx, keys, outcome, job.id, finishedAt);
+  writeFinishRow(tx, keys, outcome, job.id, finishedAt, once);
   touchActivity(tx, keys, once);
   return 'finished';
 }
@@ -119,7 +119,7 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
     }),
   );
   tx.set(keys.outcomeKey('cancelled', id), CANCELLED_ROW);
-  writeFinishRow(tx, keys, 'cancelled', id, finishedAt);
+  writeFinishRow(tx, keys, 'cancelled', id, finishedAt, once);
   touchActivity(tx, keys, once);
   return true;
 }
@@ -140,7 +140,7 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
       `job ${describe(id)} of type ${describe(keys.type)} is ${what}: only a failed or cancelled job is retried (add it again to run it anew)`,
     );
   }
-  clearFinishedRows(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record, once);
   writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy), once);
   touchActivity(tx, keys, once);
 }

@@ -135,10 +135,10 @@ function idBytes(id: string): Buffer {
  * it has one (see job-outcomes.ts), and its finish index row, if it has one
  * (see finish-index.ts). Nothing for a job that is not finished.
  */
-export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
+export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, once?: OncePerAttempt): void {
   if (record.outcome === undefined) return;
   if (record.outcomeRow) tx.clear(keys.outcomeKey(record.outcome, id));
-  if (record.finishedAt !== undefined) clearFinishRow(tx, keys, record.outcome, id, record.finishedAt);
+  if (record.finishedAt !== undefined) clearFinishRow(tx, keys, record.outcome, id, record.finishedAt, once);
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -178,7 +178,7 @@ export function resubmitRecord(
       // new data it keeps its data (couch_jobs crashed here). What its last
       // run left apart goes: a pending job has no outcome.
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      clearFinishedRows(tx, keys, id, current);
+      clearFinishedRows(tx, keys, id, current, once);
       writePending(tx, keys, id, pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy), once);
       touchActivity(tx, keys, once);
       return 'pending';

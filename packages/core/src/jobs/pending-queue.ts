@@ -24,6 +24,12 @@ export interface OncePerAttempt {
   /** True the first time `key` is asked about in this attempt. */
   first(key: Buffer): boolean;
   /**
+   * Adds `delta` to the counter at `key` (a little-endian int64) at the end
+   * of the attempt: the calls' changes to one counter summed into one
+   * atomic add, not an add per job (see finish-index.ts).
+   */
+  add?(key: Buffer, delta: number): void;
+  /**
    * Told of every job the attempt enqueues: a write batch serves the
    * accepts parked on its types before it commits (see parked-accepts.ts).
    */

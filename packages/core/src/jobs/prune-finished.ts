@@ -13,7 +13,7 @@
 import { JobsError } from '../errors.js';
 import type { Transaction } from '../storage/interfaces.js';
 import { getMany } from '../storage/fast-paths.js';
-import { clearFinishRow, finishedCount, finishTimeBound, SCAN_DONE, writeFinishRow } from './finish-index.js';
+import { finishedCount, finishTimeBound, SCAN_DONE, writeFinishRow } from './finish-index.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { recordFinishedAt, recordHasOutcomeRow, recordOutcome, recordRetryPolicy, setRecordFinishedAt } from './job-record.js';
@@ -137,13 +137,15 @@ export async function pruneFinished(
     const record = records[index];
     // The record is what the row says (finished so, at that time), or the row is stale: only it goes.
     const own = record !== undefined && recordOutcome(record) === outcome && recordFinishedAt(record) === each.finishedAt;
-    clearFinishRow(tx, keys, outcome, each.id, each.finishedAt);
+    tx.clear(each.key);
     if (!own) return;
     if (recordHasOutcomeRow(record)) tx.clear(keys.outcomeKey(outcome, each.id));
     clearRetryPolicy(tx, keys, each.id, recordRetryPolicy(record));
     tx.clear(keys.job(each.id));
     removed += 1;
   });
+  // Every row read goes, each uncounted: one add for the batch.
+  tx.atomicAdd(keys.finishedCount[outcome], -chosen.length);
   // Fewer than a batch: what is left is within the limits (as far as this transaction saw).
   return { removed, indexed: 0, more: chosen.length === batchSize };
 }

@@ -16,6 +16,7 @@ export class SharedReads implements OncePerAttempt {
   readonly #tx: Transaction;
   readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
   readonly #written = new Set<Buffer>();
+  #counts: Map<Buffer, number> | undefined;
   readonly #handover: Handover | undefined;
 
   constructor(tx: Transaction, handover?: Handover) {
@@ -36,6 +37,18 @@ export class SharedReads implements OncePerAttempt {
     if (this.#written.has(key)) return false;
     this.#written.add(key);
     return true;
+  }
+
+  add(key: Buffer, delta: number): void {
+    if (this.#counts === undefined) this.#counts = new Map();
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + delta);
+  }
+
+  /** Writes the counters' summed changes (see add): once every call of the attempt has made its writes. */
+  writeCounts(): void {
+    if (this.#counts === undefined) return;
+    for (const [key, delta] of this.#counts) if (delta !== 0) this.#tx.atomicAdd(key, delta);
+    this.#counts = undefined;
   }
 
   enqueued(keys: TypeKeys, scheduledTime: number): void {

@@ -5,7 +5,8 @@
 // process that owns the store: in a client of a shared store `typesToWatch`
 // is empty, and the owner prunes for every process. A round left half done
 // by a crash or a restart is simply done again: each batch removes only what
-// is beyond the policy when it runs.
+// is beyond the policy when it runs. Its batches are paced (prune-pace.ts):
+// at most `maxRemovalsPerSecond` jobs a second.
 
 import { type ActorContext, type ActorId, defineActor } from '@jobtree/actors';
 import type { JobOutcome, PruneLimits } from '@jobtree/core';
@@ -13,6 +14,7 @@ import { type Clock, type ClockSpec, clockFromSpec } from '../clock.js';
 import { badMessage, hasType, onExit, refuseCall, refuseCast } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { policyOf, type RetentionSettings } from './retention-options.js';
+import { pruneDelayMs } from './prune-pace.js';
 import { isTransient } from './retry-guard.js';
 
 export interface PrunerArgs {
@@ -130,6 +132,8 @@ async function step(state: PrunerState, ctx: ActorContext<PrunerMessage>): Promi
     endRound(state, ctx);
     return;
   }
+  const started = performance.now();
+  let handled = 0;
   try {
     const result = await state.core.pruneFinished(next.type, next.outcome, next.limits, {
       now: state.clock.now() / 1000,
@@ -138,13 +142,15 @@ async function step(state: PrunerState, ctx: ActorContext<PrunerMessage>): Promi
     state.stats.batches += 1;
     state.stats.removed[next.outcome] += result.removed;
     state.stats.largestBatch = Math.max(state.stats.largestBatch, result.removed);
+    handled = result.removed + result.indexed;
     if (!result.more) work.shift();
   } catch (error) {
     // A type removed since the round began, or a storage error worth a retry at the next round.
     if (!isTransient(error)) throw error;
     work.shift();
   }
-  ctx.sendAfter(0, STEP);
+  // Real time, not the app's clock: the pause is the writer's share left to the hot path.
+  ctx.sendAfter(pruneDelayMs(handled, performance.now() - started, state.args.retention.maxRemovalsPerSecond), STEP);
 }
 
 function endRound(state: PrunerState, ctx: ActorContext<PrunerMessage>): void {

@@ -5,6 +5,7 @@
 // finished job, as a store used through openJobs alone does.
 
 import { JobsError, MAX_PRUNE_BATCH, type JobOutcome, type PruneLimits } from '@jobtree/core';
+import { DEFAULT_MAX_REMOVALS_PER_SECOND } from './prune-pace.js';
 
 /** Keep finished jobs for ever by this measure. */
 export const FOREVER = 'forever';
@@ -33,6 +34,13 @@ export interface RetentionOptions {
   intervalSeconds?: number;
   /** The most jobs one prune transaction removes, 1 to 500. @default 500 */
   batchSize?: number;
+  /**
+   * The most finished jobs the pruner removes a second (a pause after each
+   * batch keeps it within), so that it takes a bounded share of the store
+   * from the hot path; `Infinity` runs its batches back to back.
+   * @default DEFAULT_MAX_REMOVALS_PER_SECOND (1,000)
+   */
+  maxRemovalsPerSecond?: number;
 }
 
 /** The default policy: a day of succeeded and cancelled jobs, a week of failed ones, at most 10,000 of each per type. */
@@ -52,6 +60,8 @@ export interface RetentionSettings {
   types: Record<string, ResolvedPolicy>;
   intervalMs: number;
   batchSize: number;
+  /** Infinity when uncapped. */
+  maxRemovalsPerSecond: number;
 }
 
 const OUTCOMES: readonly JobOutcome[] = ['succeeded', 'failed', 'cancelled'];
@@ -64,10 +74,14 @@ export function policyOf(settings: RetentionSettings, type: string): ResolvedPol
 /** Checks `startJobs`' retention option; `undefined` is the default retention, `false` none. Every mistake is a JobsError `invalid_option`. */
 export function checkRetentionOptions(value: unknown): RetentionSettings | false {
   if (value === false) return false;
-  const given = value === undefined ? {} : objectOf(value, 'retention', '{ default?, types?, intervalSeconds?, batchSize? } or false');
+  const given =
+    value === undefined ? {} : objectOf(value, 'retention', '{ default?, types?, intervalSeconds?, batchSize?, maxRemovalsPerSecond? } or false');
   for (const name of Object.keys(given)) {
-    if (!['default', 'types', 'intervalSeconds', 'batchSize'].includes(name)) {
-      throw new JobsError('invalid_option', `startJobs has no retention option ${JSON.stringify(name)}: they are default, types, intervalSeconds and batchSize`);
+    if (!['default', 'types', 'intervalSeconds', 'batchSize', 'maxRemovalsPerSecond'].includes(name)) {
+      throw new JobsError(
+        'invalid_option',
+        `startJobs has no retention option ${JSON.stringify(name)}: they are default, types, intervalSeconds, batchSize and maxRemovalsPerSecond`,
+      );
     }
   }
   const defaults = resolvePolicy(given.default, DEFAULT_RETENTION_POLICY, 'retention.default');
@@ -85,7 +99,11 @@ export function checkRetentionOptions(value: unknown): RetentionSettings | false
   if (!Number.isSafeInteger(batchSize) || (batchSize as number) < 1 || (batchSize as number) > MAX_PRUNE_BATCH) {
     throw new JobsError('invalid_option', `startJobs option retention.batchSize is an integer from 1 to ${MAX_PRUNE_BATCH}, got ${show(batchSize)}`);
   }
-  return { default: defaults, types, intervalMs: interval * 1000, batchSize: batchSize as number };
+  const rate = given.maxRemovalsPerSecond ?? DEFAULT_MAX_REMOVALS_PER_SECOND;
+  if (typeof rate !== 'number' || Number.isNaN(rate) || rate <= 0) {
+    throw new JobsError('invalid_option', `startJobs option retention.maxRemovalsPerSecond is a number > 0 or Infinity, got ${show(rate)}`);
+  }
+  return { default: defaults, types, intervalMs: interval * 1000, batchSize: batchSize as number, maxRemovalsPerSecond: rate };
 }
 
 /** A policy resolved over `base` (what an outcome it leaves out keeps); `false` keeps everything. */
