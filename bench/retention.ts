@@ -3,10 +3,12 @@
 // store holding F finished jobs, first alone, then while a pruner removes
 // them (pruneFinished in batches of 500, one transaction each): once with
 // its batches back to back, once paced as the app's pruner is by default
-// (retention.maxRemovalsPerSecond). The pruner stops when the drain ends.
-// Target: the drain beside the paced pruner keeps >= 90% of its rate alone. F is 50,000 by default
+// (retention.maxRemovalsPerSecond; RETENTION_BENCH_RATES=2000,500 tries
+// others). The pruner stops when the drain ends. Target: the drain beside
+// the paced pruner keeps >= 90% of its rate alone. F is 50,000 by default
 // (RETENTION_BENCH_FINISHED=1000000 for the issue's figure), N 20,000
-// (RETENTION_BENCH_DRAIN). The cost of the finish index itself (written by
+// (RETENTION_BENCH_DRAIN; 60,000 or more on a loaded machine, whose noise
+// a short drain does not average out). The cost of the finish index itself (written by
 // every finish, retention on or off) is measured by `bench/jobs.ts --drain`
 // against a checkout without it (`--core`).
 
@@ -20,7 +22,8 @@ import { formatTable } from './table.js';
 
 const FINISHED = Number(process.env.RETENTION_BENCH_FINISHED ?? 50_000);
 const DRAIN = Number(process.env.RETENTION_BENCH_DRAIN ?? 20_000);
-const ROUNDS = Number(process.env.RETENTION_BENCH_ROUNDS ?? 2);
+/** Rounds (RETENTION_BENCH_ROUNDS): each prunes what it can of the same F finished jobs, so give F enough for all. */
+const ROUNDS = Number(process.env.RETENTION_BENCH_ROUNDS ?? 1);
 /** The paces tried (removals a second), RETENTION_BENCH_RATES=1000,500; the default pace by default. */
 const RATES = (process.env.RETENTION_BENCH_RATES ?? String(DEFAULT_MAX_REMOVALS_PER_SECOND)).split(',').map(Number);
 const TYPE = 'bench';
