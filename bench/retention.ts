@@ -8,8 +8,8 @@
 // the paced pruner keeps >= 90% of its rate alone. F is 50,000 by default
 // (RETENTION_BENCH_FINISHED=1000000 for the issue's figure), N 20,000
 // (RETENTION_BENCH_DRAIN; 60,000 or more on a loaded machine, whose noise
-// a short drain does not average out). The cost of the finish index itself (written by
-// every finish, retention on or off) is measured by `bench/jobs.ts --drain`
+// a short drain does not average out). The cost of the finish log itself (a row per
+// write batch, retention on or off) is measured by `bench/jobs.ts --drain`
 // against a checkout without it (`--core`).
 
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,8 +1,9 @@
 // pruneFinished: the finished jobs of one type and outcome beyond a policy go,
 // oldest first, a bounded batch per transaction; what the policy keeps by
 // count and by age stays, exactly; no limit keeps everything. The finish
-// index it reads follows every job's finished state (removed, added again,
-// retried), and a store written before the index is pruned too.
+// log it reads has a row per batch of finishes; an entry of a job no longer
+// finished so (removed, added again, retried) is skipped, and a store
+// written before the log is pruned too.
 
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 import test from 'ava';
 import { checkJobsConsistency, JobsError, openJobs } from '@jobtree/core';
 import type { Jobs, JobOutcome, PruneLimits, PruneResult } from '@jobtree/core';
+import { unpackIds } from '../../packages/core/src/jobs/finish-log.js';
 import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
+import type { Database } from '@jobtree/core';
 import { RecordingDatabase } from './recording-database.js';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
@@ -44,6 +47,12 @@ async function idsOf(jobs: Jobs, type: string, outcome: JobOutcome): Promise<str
 }
 
 const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `${prefix}${String(index).padStart(3, '0')}`);
+
+/** The ids of the finish log rows of `outcome`, row by row, oldest first. */
+async function logRows(database: Database, type: string, outcome: JobOutcome): Promise<string[][]> {
+  const range = new JobKeys().forType(type).finishLog[outcome].range();
+  return database.doTransaction(async (tx) => (await tx.getRange(range.begin, range.end)).map((row) => unpackIds(row.value)));
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -131,7 +140,7 @@ test('a prune removes at most its batch size in each of its transactions', async
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 
-test('a finished job removed, added again or retried leaves no finish row behind, and is counted no more', async (t) => {
+test('a finished job removed, added again or retried is counted no more', async (t) => {
   const { jobs } = await openTempJobs(t);
   await endJobs(jobs, T1, ['removed', 'added-again', 'kept'], 'succeeded');
   await endJobs(jobs, T1, ['retried'], 'failed');
@@ -155,7 +164,7 @@ test('a finished job removed, added again or retried leaves no finish row behind
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 
-test('a batch of finishes counts its jobs in one add per outcome, and the counts stay exact', async (t) => {
+test('a batch of finishes writes one log row and one count add per outcome, and the counts stay exact', async (t) => {
   let recording: RecordingDatabase | undefined;
   const { jobs } = await openTempJobs(t, (database) => {
     recording = new RecordingDatabase(database);
@@ -172,8 +181,9 @@ test('a batch of finishes counts its jobs in one add per outcome, and the counts
   const before = database.committedWrites.length;
   await jobs.completeMany(taken.slice(0, 60).map((job) => ({ job })));
   const [writes] = database.committedWrites.slice(before);
-  // Per job: its record, its activity row cleared and its index row; then the count and the activity stamp once.
-  t.is(writes, 60 * 3 + 2);
+  // Per job: its record and its activity row cleared; then the log row, the count and the activity stamp once.
+  t.is(writes, 60 * 2 + 3);
+  t.deepEqual(await logRows(database, T1, 'succeeded'), [taken.slice(0, 60).map((job) => job.id)]);
   // Both outcomes in the transactions concurrent calls share.
   await Promise.all([...taken.slice(60, 80).map((job) => jobs.complete(job)), ...taken.slice(80).map((job) => jobs.fail(job, new Error('no')))]);
   t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 79 }), { removed: 1 });
@@ -182,6 +192,38 @@ test('a batch of finishes counts its jobs in one add per outcome, and the counts
   // A removal uncounts its job: 78 left, one past a count of 77.
   t.true(await jobs.remove(T1, (taken[79] as { id: string }).id));
   t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 77 }), { removed: 1 });
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
+
+test('a log entry of a job added again since it finished is skipped, not removed, and dropped from the log', async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  await endJobs(jobs, T1, ['again', 'old'], 'succeeded');
+  await jobs.add(T1, 'again', { again: true });
+  t.is(await jobs.getJobState(T1, 'again'), 'pending');
+  // Beyond any age: only the job still finished goes, the one added again stays pending.
+  const later = Date.now() / 1000 + 60;
+  const byAge = await pruneAll(jobs, T1, 'succeeded', { maxAgeSeconds: 0 }, { now: later });
+  t.is(
+    byAge.reduce((sum, result) => sum + result.removed, 0),
+    1,
+  );
+  t.is(await jobs.getJobState(T1, 'old'), undefined);
+  t.is(await jobs.getJobState(T1, 'again'), 'pending');
+  t.deepEqual(await logRows(database, T1, 'succeeded'), []);
+  // Finished again after `middle`: its first entry, older than `middle`'s, is stale, and a count keeps it.
+  t.true(await jobs.remove(T1, 'again'));
+  await endJobs(jobs, T1, ['twice', 'middle'], 'succeeded');
+  // Its finish times differ from the first's (they are stamped to the millisecond).
+  await sleep(5);
+  await jobs.add(T1, 'twice', { again: true });
+  const job = await jobs.accept(T1);
+  if (job?.id !== 'twice') throw new Error(`accepted ${job?.id}, not twice`);
+  await jobs.complete(job);
+  await endJobs(jobs, T1, ['newest'], 'succeeded');
+  t.is((await logRows(database, T1, 'succeeded')).flat().length, 4);
+  t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 2 }), { removed: 1 });
+  t.deepEqual(await idsOf(jobs, T1, 'succeeded'), ['newest', 'twice']);
+  t.deepEqual((await logRows(database, T1, 'succeeded')).flat(), ['twice', 'newest']);
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
 
@@ -221,7 +263,7 @@ test('bad limits and options are refused with invalid_option before anything is 
   }
 });
 
-test('jobs finished before the store kept its finish index are indexed first, as finished then, and pruned after', async (t) => {
+test('jobs finished before the store kept its finish log are logged first, as finished then, and pruned after', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-prune-legacy-'));
   await cp(new URL('./fixtures/store-before-outcomes/data.mdb', import.meta.url), join(dir, 'data.mdb'));
   const jobs = await openJobs({ path: dir });
@@ -230,7 +272,7 @@ test('jobs finished before the store kept its finish index are indexed first, as
     await rm(dir, { recursive: true, force: true });
   });
   const legacy = ['finished-given-up', 'finished-keeping-data', 'finished-with-data'];
-  // Their age counts from the indexing: a day's age keeps them.
+  // Their age counts from the logging: a day's age keeps them.
   const first = await pruneAll(jobs, 'legacy', 'succeeded', { maxAgeSeconds: 86_400 }, { batchSize: 2 });
   t.is(
     first.reduce((sum, result) => sum + result.indexed, 0),

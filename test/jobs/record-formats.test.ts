@@ -52,7 +52,7 @@ test('a record of format 0 reads with no attempts, and finished as succeeded', (
   const finished = formatZero({ ...pending, state: 'finished' });
   t.is(recordState(finished), 'finished');
   t.is(recordOutcome(finished), 'succeeded');
-  // Finished before the finish index: no time, so no row to look for.
+  // Finished before the finish log: no time, so no entry to look for.
   t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, finishedAt: undefined, data: pending.data });
 });
 

@@ -9,12 +9,14 @@
 //   running job  <-> exactly one (activity, type, seq) row holding its id, at its current seq; no pending key
 //   finished job <-> no pending key, no activity row; exactly the outcome row its record claims (none, or
 //                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one;
-//                    exactly one (finished, its outcome, type, its finish time, id) row when its record
-//                    has a finish time (none before the index existed); each type's count of those rows
-//                    is what (finished_count, outcome, type) holds
+//                    an entry in a (finished_log, type, its outcome, its finish time, seq) row when its
+//                    record has a finish time (none before the log existed); each type's count of those
+//                    jobs is what (finished_count, outcome, type) holds. A log entry of a job no longer
+//                    finished so is allowed (stale: retention drops it).
 
 import type { Subspace } from '../keys/subspace.js';
 import type { Database } from '../storage/interfaces.js';
+import { unpackIds } from './finish-log.js';
 import { JobKeys } from './job-keys.js';
 import { decodeJobRecord, type JobRecord, type JobState } from './job-record.js';
 
@@ -40,11 +42,9 @@ export type ConsistencyAnomalyKind =
   | 'orphan_outcome_row'
   /** A finished job whose record claims an outcome row that is not there, or a failed or cancelled job that claims none. */
   | 'outcome_row_missing'
-  /** A finish index row of a job that is missing, not finished, or finished otherwise or at another time. */
-  | 'orphan_finish_row'
-  /** A finished job whose record has a finish time but no finish index row at it. */
+  /** A finished job whose record has a finish time but no finish log entry at it. */
   | 'finish_row_missing'
-  /** A type's count of finish index rows that is not how many there are. */
+  /** A type's count of finished jobs with a finish time that is not how many there are. */
   | 'finish_count_mismatch';
 
 export interface ConsistencyAnomaly {
@@ -95,7 +95,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
       snapshot.getRange(keys.outcomes.range().begin, keys.outcomes.range().end),
-      snapshot.getRange(keys.finished.range().begin, keys.finished.range().end),
+      snapshot.getRange(keys.finishLog.range().begin, keys.finishLog.range().end),
       snapshot.getRange(keys.finishedCount.range().begin, keys.finishedCount.range().end),
     ]);
     return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes, finishRows: finished, countRows: counts };
@@ -188,25 +188,27 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     outcomeRowsOf.add(key);
   }
 
-  // Finish index rows: each is the one its finished job's record has, and each type's count is right.
-  const finishRowsOf = new Set<string>();
-  const rowCounts = new Map<string, number>();
+  // Finish log entries: every finished job with a finish time has one (stale ones are allowed).
+  const loggedAt = new Set<string>();
   for (const row of finishRows) {
-    const [outcome, type, finishedAt, id] = tryUnpack(keys.finished, row.key);
-    if (typeof outcome !== 'string' || typeof type !== 'string' || typeof finishedAt !== 'number' || typeof id !== 'string') {
-      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `finish key ${row.key.toString('hex')} is not (outcome, type, time, id)`);
+    const [type, outcome, finishedAt] = tryUnpack(keys.finishLog, row.key);
+    let ids: string[] | undefined;
+    try {
+      ids = unpackIds(row.value);
+    } catch {
+      ids = undefined;
+    }
+    if (typeof outcome !== 'string' || typeof type !== 'string' || typeof finishedAt !== 'number' || ids === undefined) {
+      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `finish log row ${row.key.toString('hex')} is not (type, outcome, time, seq) -> ids`);
       continue;
     }
-    const counted = JSON.stringify([outcome, type]);
+    for (const id of ids) loggedAt.add(JSON.stringify([type, id, outcome, finishedAt]));
+  }
+  const rowCounts = new Map<string, number>();
+  for (const { type, record } of jobs.values()) {
+    if (record.state !== 'finished' || record.outcome === undefined || record.finishedAt === undefined) continue;
+    const counted = JSON.stringify([record.outcome, type]);
     rowCounts.set(counted, (rowCounts.get(counted) ?? 0) + 1);
-    const key = jobKey(type, id);
-    const record = jobs.get(key)?.record;
-    if (record?.outcome !== outcome || record.finishedAt !== finishedAt) {
-      const what = record === undefined ? 'missing' : record.state !== 'finished' ? record.state : `${record.outcome} at ${record.finishedAt}`;
-      report('orphan_finish_row', type, id, `${outcome} row at ${finishedAt} of a job that is ${what}`);
-      continue;
-    }
-    finishRowsOf.add(key);
   }
   const storedCounts = new Map<string, number>();
   for (const row of countRows) {
@@ -218,13 +220,15 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     const stored = storedCounts.get(counted) ?? 0;
     if (rows === stored) continue;
     const [outcome, type] = JSON.parse(counted) as [unknown, unknown];
-    report('finish_count_mismatch', String(type), undefined, `${rows} ${String(outcome)} finish rows, counted ${stored}`);
+    report('finish_count_mismatch', String(type), undefined, `${rows} ${String(outcome)} logged jobs, counted ${stored}`);
   }
 
   const running: RunningJobEntry[] = [];
   for (const [key, { type, id, record }] of jobs) {
     if (record.state === 'finished') {
-      if (record.finishedAt !== undefined && !finishRowsOf.has(key)) report('finish_row_missing', type, id, `a job finished at ${record.finishedAt} without its finish row`);
+      if (record.finishedAt !== undefined && !loggedAt.has(JSON.stringify([type, id, record.outcome, record.finishedAt]))) {
+        report('finish_row_missing', type, id, `a job finished at ${record.finishedAt} without its finish log entry`);
+      }
       const claims = record.outcomeRow || record.outcome === 'failed' || record.outcome === 'cancelled';
       if (claims && !outcomeRowsOf.has(key)) report('outcome_row_missing', type, id, `a ${record.outcome} job without its outcome row`);
     }

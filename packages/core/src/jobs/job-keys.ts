@@ -11,11 +11,12 @@
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
-//   (finished, outcome, type, time, id) -> ''  a finished job by the time it finished (epoch seconds):
-//                                               the index retention prunes by, oldest first
-//   (finished_count, outcome, type)     -> int64 LE the rows of that index (an atomic counter)
-//   (finished_scan, type)               -> how far the indexing of jobs finished before the index
-//                                               existed has got; see finish-index.ts
+//   (finished_log, type, outcome, time, seq) -> ids  jobs that finished so at that time (epoch seconds),
+//                                               a row per write batch: the log retention prunes by,
+//                                               oldest first; see finish-log.ts
+//   (finished_count, outcome, type)     -> int64 LE how many of the type's jobs are finished so (an atomic counter)
+//   (finished_scan, type)               -> how far the logging of jobs finished before the log
+//                                               existed has got; see finish-log.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 
 import { pack } from 'fdb-tuple';
@@ -56,11 +57,11 @@ export class TypeKeys {
   readonly typeTimeout: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
-  /** (finished, outcome, type) for each outcome: this type's finish index (finish-index.ts). */
-  readonly finished: Readonly<Record<JobOutcome, Subspace>>;
-  /** (finished_count, outcome, type) for each outcome: how many rows that index holds. */
+  /** (finished_log, type, outcome) for each outcome: this type's finish log (finish-log.ts). */
+  readonly finishLog: Readonly<Record<JobOutcome, Subspace>>;
+  /** (finished_count, outcome, type) for each outcome: how many of this type's jobs are finished so. */
   readonly finishedCount: Readonly<Record<JobOutcome, Buffer>>;
-  /** (finished_scan, type): see finish-index.ts. */
+  /** (finished_scan, type): see finish-log.ts. */
   readonly finishedScan: Buffer;
   /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
   readonly retryPolicies: Subspace;
@@ -85,10 +86,10 @@ export class TypeKeys {
       failed: root.outcomes.subspace('failed', type),
       cancelled: root.outcomes.subspace('cancelled', type),
     };
-    this.finished = {
-      succeeded: root.finished.subspace('succeeded', type),
-      failed: root.finished.subspace('failed', type),
-      cancelled: root.finished.subspace('cancelled', type),
+    this.finishLog = {
+      succeeded: root.finishLog.subspace(type, 'succeeded'),
+      failed: root.finishLog.subspace(type, 'failed'),
+      cancelled: root.finishLog.subspace(type, 'cancelled'),
     };
     this.finishedCount = {
       succeeded: root.finishedCount.pack(['succeeded', type]),
@@ -343,8 +344,8 @@ export class JobKeys {
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
-  /** (finished, outcome, type, time, id), (finished_count, outcome, type), (finished_scan, type): see the top of this file. */
-  readonly finished: Subspace;
+  /** (finished_log, type, outcome, time, seq), (finished_count, outcome, type), (finished_scan, type): see the top of this file. */
+  readonly finishLog: Subspace;
   readonly finishedCount: Subspace;
   readonly finishedScan: Subspace;
   /** (retry_policies, type, id): see the top of this file. */
@@ -360,7 +361,7 @@ export class JobKeys {
     this.typeTimeouts = root.subspace('activity_timeout');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
-    this.finished = root.subspace('finished');
+    this.finishLog = root.subspace('finished_log');
     this.finishedCount = root.subspace('finished_count');
     this.finishedScan = root.subspace('finished_scan');
     this.retryPolicies = root.subspace('retry_policies');

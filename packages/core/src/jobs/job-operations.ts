@@ -43,7 +43,7 @@ import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
-import { finishTime, writeFinishRow } from './finish-index.js';
+import { logFinish } from './finish-log.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 
 /**
@@ -220,9 +220,8 @@ export function finishJobRead(
   }
   // Only the header changes (and the data, when given): no decode; without
   // new data, no copy either (the value read is this call's own buffer).
-  const finishedAt = finishTime();
+  const finishedAt = logFinish(tx, keys, 'succeeded', job.id, once);
   setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value, 'succeeded', false, finishedAt) : finishedRecordBytes(value, data, finishedAt));
-  writeFinishRow(tx, keys, 'succeeded', job.id, finishedAt, once);
   touchActivity(tx, keys, once);
   return 'finished';
 }

@@ -23,7 +23,7 @@ import { clearFinishedRows, countCancellation, pendingRecord, readRecord, touchA
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
-import { finishTime, writeFinishRow } from './finish-index.js';
+import { logFinish } from './finish-log.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';
@@ -58,9 +58,8 @@ export function endJobRead(
   // Only the header changes: no decode, no copy (the value read is this call's own buffer).
   const counted = outcome === 'failed' ? withAttempts(value, Math.min(recordAttempts(value) + 1, MAX_ATTEMPTS)) : value;
   if (row !== undefined) setHandedOver(tx, keys.outcomeKey(outcome, job.id), row);
-  const finishedAt = finishTime();
+  const finishedAt = logFinish(tx, keys, outcome, job.id, once);
   setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined, finishedAt));
-  writeFinishRow(tx, keys, outcome, job.id, finishedAt, once);
   touchActivity(tx, keys, once);
   return 'finished';
 }
@@ -104,7 +103,7 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
     if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
   }
-  const finishedAt = finishTime();
+  const finishedAt = logFinish(tx, keys, 'cancelled', id, once);
   tx.set(
     keys.job(id),
     encodeJobRecord({
@@ -119,7 +118,6 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
     }),
   );
   tx.set(keys.outcomeKey('cancelled', id), CANCELLED_ROW);
-  writeFinishRow(tx, keys, 'cancelled', id, finishedAt, once);
   touchActivity(tx, keys, once);
   return true;
 }

@@ -38,10 +38,10 @@ const LOCK_OFFSET = SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH; // 13
 const LOCK_BYTES = 16;
 /**
  * A finished record has no sequence and no lock: where its lock was, it
- * holds the time it finished (epoch seconds, float64), the time of its row
- * in the finish index (finish-index.ts), so that whatever ends the job's
- * finished state clears that row. 0 in records finished before the index
- * existed (these bytes were zeroed): such a job has no row yet.
+ * holds the time it finished (epoch seconds, float64), the time of its entry
+ * in the finish log (finish-log.ts), so that a prune tells a job still
+ * finished so from one whose entry went stale. 0 in records finished before
+ * the log existed (these bytes were zeroed): such a job has no entry yet.
  */
 const FINISHED_AT_OFFSET = LOCK_OFFSET;
 /**
@@ -100,7 +100,7 @@ export interface JobRecord {
   outcome: JobOutcome | undefined;
   /** Finished jobs only: the job has a row in the outcomes subspace (its result, error or cancellation). */
   outcomeRow: boolean;
-  /** Finished jobs only: when it finished (epoch seconds), its key in the finish index; `undefined` when it has no row there yet. */
+  /** Finished jobs only: when it finished (epoch seconds), the time of its finish log entry; `undefined` when it has no entry yet. */
   finishedAt: number | undefined;
   /** The job has its own retry policy, a row in the retry policies subspace. */
   retryPolicy: boolean;
@@ -247,7 +247,7 @@ export function recordHasOutcomeRow(value: Buffer): boolean {
   return ((value[0] ?? 0) & STATE_MASK) === STATE_BYTES.finished && ((value[FLAGS_OFFSET] ?? 0) & OUTCOME_ROW_FLAG) !== 0;
 }
 
-/** When an encoded finished record finished (its finish index row), `undefined` when it has no row or is not finished. */
+/** When an encoded finished record finished (its finish log entry's time), `undefined` when it has none or is not finished. */
 export function recordFinishedAt(value: Buffer): number | undefined {
   if (((value[0] ?? 0) & STATE_MASK) !== STATE_BYTES.finished) return undefined;
   const at = value.readDoubleBE(FINISHED_AT_OFFSET);
@@ -343,7 +343,7 @@ function withData(record: Buffer, data: Buffer | undefined): Buffer {
  * (a record a transaction read is the caller's own copy): no allocation.
  * `outcome` and `outcomeRow`: how the job ended, and whether the caller
  * writes a row in the outcomes subspace for it; `finishedAt`: when (the
- * caller writes its finish index row).
+ * caller logs it: finish-log.ts).
  */
 export function finishRecordInPlace(running: Buffer, outcome: JobOutcome, outcomeRow: boolean, finishedAt: number): Buffer {
   return markFinished(running, outcome, outcomeRow, finishedAt);

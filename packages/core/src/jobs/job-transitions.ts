@@ -38,7 +38,7 @@ import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
-import { clearFinishRow } from './finish-index.js';
+import { uncountFinished } from './finish-log.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
@@ -132,13 +132,13 @@ function idBytes(id: string): Buffer {
 
 /**
  * Clears what a finished job's record has apart from it: its outcome row, if
- * it has one (see job-outcomes.ts), and its finish index row, if it has one
- * (see finish-index.ts). Nothing for a job that is not finished.
+ * it has one (see job-outcomes.ts); and uncounts it when it is logged (its
+ * log entry goes stale: see finish-log.ts). Nothing for a job that is not finished.
  */
 export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, once?: OncePerAttempt): void {
   if (record.outcome === undefined) return;
   if (record.outcomeRow) tx.clear(keys.outcomeKey(record.outcome, id));
-  if (record.finishedAt !== undefined) clearFinishRow(tx, keys, record.outcome, id, record.finishedAt, once);
+  if (record.finishedAt !== undefined) uncountFinished(tx, keys, record.outcome, once);
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
