@@ -13,6 +13,9 @@
 // (batch-calls.ts), the reads to ReadCalls (read-calls.ts), the type
 // timeouts to TypeTimeoutCalls (type-timeout-calls.ts) and the activity
 // calls to ActivityCalls (activity-calls.ts).
+// It is one long file because it is the whole public surface of the jobs
+// API, one short method per call (arguments checked, then handed on); the
+// work lives in the modules named above.
 //
 // Over 500 lines for one reason: this is the public class, every method of
 // the API with its documentation, and a class's methods cannot be spread

@@ -12,6 +12,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { THREAD_ENTRY, threadEntry } from '@jobtree/actors';
 import { Piscina } from 'piscina';
+import type { HandlerRunner } from './handler-runner.js';
 import type { AbortCause } from './interfaces.js';
 import {
   type FromLane,
@@ -85,7 +86,7 @@ export const ONE_LANE_BATCH_MS = 5;
 /** Each handler thread runs the lane (see lane-worker.ts). */
 const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
 
-export class HandlerPool {
+export class HandlerPool implements HandlerRunner {
   readonly #options: HandlerPoolOptions;
   readonly #pool: Piscina<LaneTask, void>;
   readonly #lanes = new Set<Lane>();

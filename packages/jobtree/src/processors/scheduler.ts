@@ -15,6 +15,7 @@ import { checkHandlerModule, handlerUrl } from './define-handler.js';
 import { SchedulerError } from './errors.js';
 import { CancellationWatch } from './cancellation-watch.js';
 import { HandlerPool } from './handler-pool.js';
+import type { HandlerRunner } from './handler-runner.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
 import type {
@@ -74,7 +75,7 @@ export class Scheduler {
   readonly #held: HeldJobs;
   /** Jobs taken for the slots as they free up, and a few spare while runs end quickly. */
   readonly #queue: LocalQueue;
-  readonly #pool: HandlerPool;
+  readonly #pool: HandlerRunner;
   readonly #outcomes: RunOutcomes;
   readonly #heartbeats: Heartbeats;
   readonly #cancellations: CancellationWatch;
