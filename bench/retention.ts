@@ -1,4 +1,4 @@
-// Retention's cost to the drain, run by `npx tsx bench/retention.ts`:
+// Retention's cost to the drain, run by `pnpm bench:retention`:
 // the no-op drain (addMany / acceptMany(500) / completeMany) of N jobs on a
 // store holding F finished jobs, first alone, then while a pruner removes
 // them (pruneFinished in batches of 500, one transaction each): once with
@@ -9,8 +9,10 @@
 // (RETENTION_BENCH_FINISHED=1000000 for the issue's figure), N 20,000
 // (RETENTION_BENCH_DRAIN; 60,000 or more on a loaded machine, whose noise
 // a short drain does not average out). The cost of the finish log itself (a row per
-// write batch, retention on or off) is measured by `bench/jobs.ts --drain`
-// against a checkout without it (`--core`).
+// write batch, retention on or off) is measured by each checkout's own
+// `bench/jobs.ts --drain`, run interleaved with one without it (CPU per
+// 10,000 jobs; its `--core`, the older jobs layer on this checkout's
+// storage, ends with a record it cannot decode).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
