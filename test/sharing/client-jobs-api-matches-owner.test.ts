@@ -40,6 +40,13 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
   const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
   t.deepEqual(ids('getJobs that failed'), ['o2', 'o4']);
+  t.like(asOwner['pruneFinished: succeeded jobs past a count of 0, one a call'], { value: { removed: 1, indexed: 0, more: true } });
+  t.deepEqual(asOwner['pruneFinished: failed jobs kept forever'], { value: { removed: 0, indexed: 0, more: false } });
+  t.deepEqual(asOwner['pruneFinished: cancelled jobs a day old'], { value: { removed: 0, indexed: 0, more: false } });
+  for (const bad of ['a bad outcome', 'a bad limit', 'an unknown limit', 'a bad batch size']) {
+    t.like(asOwner[`pruneFinished with ${bad}`], { error: { className: 'JobsError', code: 'invalid_option' } }, bad);
+  }
+  t.like(asOwner['pruneFinished with a bad type'], { error: { className: 'JobsError', code: 'invalid_job_type' } });
   const retry = { attempts: 4, backoff: { type: 'exponential', delayMs: 500, maxDelayMs: 8_000, jitter: 0.2 }, maxRunMs: 1_000 };
   t.like(asOwner['getJob with a retry policy'], { value: { id: 'r1', data: { n: 1 }, retry } });
   t.like(asOwner['accept: the retry policy on the handle'], { value: { id: 'r1', retry } });

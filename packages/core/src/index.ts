@@ -91,6 +91,8 @@ export type {
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
+export { MAX_PRUNE_BATCH } from './jobs/prune-finished.js';
+export type { PruneLimits, PruneOptions, PruneResult } from './jobs/prune-finished.js';
 export { checkJobsConsistency } from './jobs/consistency.js';
 export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';
 

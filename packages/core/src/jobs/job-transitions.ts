@@ -39,6 +39,7 @@ import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
+import { uncountFinished } from './finish-log.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
 
@@ -87,6 +88,7 @@ export function pendingRecord(
     attempts,
     outcome: undefined,
     outcomeRow: false,
+    finishedAt: undefined,
     retryPolicy,
     traceContext,
     data: data ?? NULL_JOB_DATA,
@@ -134,9 +136,15 @@ function idBytes(id: string): Buffer {
   return bytes;
 }
 
-/** Clears the outcome row of a finished job's record, if it has one (see job-outcomes.ts). */
-export function clearOutcomeRow(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
-  if (record.outcomeRow && record.outcome !== undefined) tx.clear(keys.outcomeKey(record.outcome, id));
+/**
+ * Clears what a finished job's record has apart from it: its outcome row, if
+ * it has one (see job-outcomes.ts); and uncounts it when it is logged (its
+ * log entry goes stale: see finish-log.ts). Nothing for a job that is not finished.
+ */
+export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, once?: OncePerAttempt): void {
+  if (record.outcome === undefined) return;
+  if (record.outcomeRow) tx.clear(keys.outcomeKey(record.outcome, id));
+  if (record.finishedAt !== undefined) uncountFinished(tx, keys, record.outcome, once);
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -180,7 +188,7 @@ export function resubmitRecord(
       // trace context is of the add it has just had only when that add
       // gave one (else its next run would join a finished trace).
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      clearOutcomeRow(tx, keys, id, current);
+      clearFinishedRows(tx, keys, id, current, once);
       if (changes.traceContext === undefined) clearTraceContext(tx, keys, id, current.traceContext);
       const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined);
       writePending(tx, keys, id, record, once);

@@ -49,7 +49,9 @@ import {
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import type { JobState } from './job-record.js';
+import type { JobOutcome, JobState } from './job-record.js';
+import { checkPruneArguments, MAX_PRUNE_BATCH, pruneFinished } from './prune-finished.js';
+import type { PruneLimits, PruneOptions, PruneResult } from './prune-finished.js';
 import { flagOwnJob, removeJob, resubmitJob } from './job-operations.js';
 import { cancelJob, retryJob } from './job-outcomes.js';
 import { JobsInTransaction } from './jobs-in-transaction.js';
@@ -289,6 +291,24 @@ export class JobsHandle {
       bytes: writeBytes(keys, id, undefined),
       body: (tx, _userVersion, shared) => retryJob(tx, keys, id, now, shared),
     });
+  }
+
+  /**
+   * Removes finished jobs of `type` that ended as `outcome` beyond `limits`
+   * (`maxAgeSeconds`: older than this at `options.now`; `maxCount`: past
+   * this many, the oldest), oldest first, at most `options.batchSize` (500)
+   * in this call's one transaction. Call it again while it resolves with
+   * `more: true`. A type's jobs finished before the store kept its finish
+   * index are first given their place in it, a page per call (`indexed`),
+   * as if they finished then. Nothing is removed unless it is called: a
+   * store keeps its finished jobs as long as nobody prunes them.
+   */
+  async pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    const keys = this.#typeKeys(type);
+    checkPruneArguments(outcome, limits, options);
+    const now = options?.now ?? nowSeconds();
+    const batchSize = options?.batchSize ?? MAX_PRUNE_BATCH;
+    return this.#run((tx) => pruneFinished(tx, keys, outcome, limits, now, batchSize));
   }
 
   /**

@@ -23,6 +23,7 @@ const PLAIN_METHODS = [
   'remove',
   'cancel',
   'retry',
+  'pruneFinished',
   'resubmit',
   'getJobState',
   'getJobData',

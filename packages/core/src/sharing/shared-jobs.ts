@@ -24,7 +24,8 @@ import type { Versionstamp } from '../keys/versionstamp.js';
 import type { Database, Watch } from '../storage/interfaces.js';
 import { FINISH_COUNTED } from '../jobs/counted-finish.js';
 import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-input.js';
-import type { JobState } from '../jobs/job-record.js';
+import type { JobOutcome, JobState } from '../jobs/job-record.js';
+import type { PruneLimits, PruneOptions, PruneResult } from '../jobs/prune-finished.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
@@ -58,6 +59,7 @@ import {
   checkFailItem,
   checkJobFail,
   checkJobWrite,
+  checkPrune,
   checkResubmit,
   checkWorkerItem,
 } from './crossing-checks.js';
@@ -176,6 +178,14 @@ export class SharedJobs implements Jobs {
 
   retry(type: string, id: string): Promise<void> {
     return this.#run('retry', [type, id], !RETRIED) as Promise<void>;
+  }
+
+  pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    const local = this.handle;
+    if (local !== undefined) return local.pruneFinished(type, outcome, limits, options);
+    // Made again on a next owner: a prune removes what is beyond the policy then, which is what was asked.
+    const check = (): void => checkPrune(type, outcome, limits, options);
+    return this.#remoteChecked(check, 'pruneFinished', [type, outcome, limits, options], RETRIED) as Promise<PruneResult>;
   }
 
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;

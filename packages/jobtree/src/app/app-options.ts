@@ -3,6 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError, OptionNames, type SharingOptions, checkSharingOptions } from '@jobtree/core';
+import { checkRetentionOptions, type RetentionOptions, type RetentionSettings } from './retention-options.js';
 import { OPERATIONS_OPTION_NAMES, type OperationsOptions, type OperationsSettings, checkOperationsOptions } from '../admin/admin-options.js';
 
 /** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
@@ -71,14 +72,26 @@ export interface JobsAppSettings {
    * @default 'stop'
    */
   onRootExit: RootExitAction;
+  /** Retention as `startJobs({ retention })` resolved it, or false when every finished job is kept (see retention-options.ts). */
+  retention: RetentionSettings | false;
 }
 
 /** What the process does once the app stopped because jobs_sup ended: keep running, or exit non-zero. */
 export type RootExitAction = 'stop' | 'exit';
 
-export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings> & OperationsOptions;
+export type StartJobsOptions = JobsStoreOptions &
+  Partial<Omit<JobsAppSettings, 'retention'>> &
+  OperationsOptions & {
+    /**
+     * How long and how many finished jobs of each type and outcome are kept;
+     * a pruner removes the rest. On by default (DEFAULT_RETENTION_POLICY:
+     * succeeded and cancelled jobs a day, failed ones a week, at most 10,000
+     * of each per type); `false` keeps every finished job.
+     */
+    retention?: RetentionOptions | false;
+  };
 
-export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handlerThreads' | 'onRootExit'>> = {
+export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handlerThreads' | 'onRootExit' | 'retention'>> = {
   typeCheckPeriodMs: 15_000,
   typeCheckMaxJitterMs: 5_000,
   activityMonitorMaxJitterMs: 10_000,
@@ -96,7 +109,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handl
 const SETTING_NAMES = new Set<string>(['threads', 'handlerThreads', ...Object.keys(DEFAULT_SETTINGS)]);
 const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 /** For the message about an unknown option: every name, and the one meant. */
-const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit'], {
+const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit', 'retention'], {
   concurrency: 'threads',
   workers: 'threads',
   dir: 'path',
@@ -114,6 +127,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism(), handlerThreads: availableParallelism() };
   const operations: Record<string, unknown> = {};
   let onRootExit: RootExitAction = 'stop';
+  let retention = checkRetentionOptions(undefined);
   for (const [name, value] of Object.entries(given)) {
     if (value === undefined) continue;
     if (STORE_NAMES.has(name)) {
@@ -129,6 +143,10 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       onRootExit = value;
       continue;
     }
+    if (name === 'retention') {
+      retention = checkRetentionOptions(value);
+      continue;
+    }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
     const whole = name === 'threads' || name === 'handlerThreads';
     const least = whole || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
@@ -140,7 +158,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   checkSharingOptions(store);
   return {
     store: store as JobsStoreOptions,
-    settings: { ...settings, onRootExit } as unknown as JobsAppSettings,
+    settings: { ...settings, onRootExit, retention } as unknown as JobsAppSettings,
     operations: checkOperationsOptions(operations, store.path),
   };
 }

@@ -6,7 +6,20 @@
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
 import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
-import type { AcceptOptions, Job, JobErrorInput, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
+import type {
+  AcceptOptions,
+  Job,
+  JobErrorInput,
+  JobInfo,
+  JobOutcome,
+  JobState,
+  Jobs,
+  JsonValue,
+  PruneLimits,
+  PruneOptions,
+  PruneResult,
+  Versionstamp,
+} from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
 export interface JobSnapshot {
@@ -98,6 +111,11 @@ export class JobsBridge {
 
   retry(type: string, id: string): Promise<void> {
     return this.#jobs.retry(type, id);
+  }
+
+  /** One prune transaction (see Jobs.pruneFinished): the pruner's. */
+  pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    return this.#jobs.pruneFinished(type, outcome, limits, options);
   }
 
   getJob(type: string, id: string): Promise<JobInfo | undefined> {
