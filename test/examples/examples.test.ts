@@ -41,6 +41,13 @@ test('the web-and-worker example: a web process adds jobs and waits for their re
   t.regex(out, /closed\s*$/);
 });
 
+test('the pausing example: a paused type starts nothing, adds go on, a resume wakes the waiting accept', async (t) => {
+  const out = await runExample('examples/pausing.ts');
+  t.regex(out, /paused: true \[ 'email' \]/);
+  t.regex(out, /accept while paused: undefined/);
+  t.regex(out, /after resume: welcome-1/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);

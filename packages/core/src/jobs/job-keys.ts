@@ -12,6 +12,7 @@
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
+//   (paused, type)                      -> float64 when the type was paused (seconds); see type-pauses.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -49,6 +50,8 @@ export class TypeKeys {
   readonly watchesActivity: Buffer;
   readonly watchesCancellations: Buffer;
   readonly typeTimeout: Buffer;
+  /** (paused, type): present while the type is paused (no take starts a run). */
+  readonly paused: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
   /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
@@ -69,6 +72,7 @@ export class TypeKeys {
     this.watchesActivity = root.watchesActivity.pack(type);
     this.watchesCancellations = root.watchesCancellations.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
+    this.paused = root.paused.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
       failed: root.outcomes.subspace('failed', type),
@@ -318,6 +322,8 @@ export class JobKeys {
   readonly watchesActivity: Subspace;
   readonly watchesCancellations: Subspace;
   readonly typeTimeouts: Subspace;
+  /** (paused, type): see the top of this file. */
+  readonly paused: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
@@ -332,6 +338,7 @@ export class JobKeys {
     this.watchesActivity = root.subspace('watches_activity');
     this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
+    this.paused = root.subspace('paused');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.retryPolicies = root.subspace('retry_policies');

@@ -58,6 +58,7 @@ import { ParkedAccepts } from './parked-accepts.js';
 import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
+import { type PausedType, TypePauseCalls } from './type-pauses.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
 import {
@@ -110,6 +111,7 @@ export class JobsHandle {
   readonly #reads: ReadCalls;
   readonly #batches: BatchCalls;
   readonly #typeTimeouts: TypeTimeoutCalls;
+  readonly #pauses: TypePauseCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
@@ -147,6 +149,7 @@ export class JobsHandle {
     this.#reads = new ReadCalls(handle, this.#keys);
     this.#batches = new BatchCalls(handle, this.#writes);
     this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
+    this.#pauses = new TypePauseCalls(handle, this.#keys);
   }
 
   /** The database this handle runs its transactions on. */
@@ -207,6 +210,33 @@ export class JobsHandle {
   /** Types that have a timeout, in key order. */
   getTypes(): Promise<string[]> {
     return this.#typeTimeouts.getTypes();
+  }
+
+  // --- pausing -------------------------------------------------------------
+
+  /**
+   * Pauses a type in the store: from the commit on, no take (`accept`,
+   * `acceptMany`, a local queue's, a processor's) in any process starts a
+   * job of it. Running jobs go on and finish; `add` still adds. Pausing a
+   * paused type changes nothing.
+   */
+  pause(type: string): Promise<void> {
+    return this.#pauses.pause(type);
+  }
+
+  /** Resumes a paused type: accepts waiting for its jobs wake at once, as for a new job. */
+  resume(type: string): Promise<void> {
+    return this.#pauses.resume(type);
+  }
+
+  /** Whether the type is paused. */
+  isPaused(type: string): Promise<boolean> {
+    return this.#pauses.isPaused(type);
+  }
+
+  /** The paused types, in key order, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#pauses.getPausedTypes();
   }
 
   // --- creation ------------------------------------------------------------

@@ -26,6 +26,7 @@ import { FINISH_COUNTED } from '../jobs/counted-finish.js';
 import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-input.js';
 import type { JobState } from '../jobs/job-record.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
+import type { PausedType } from '../jobs/type-pauses.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
@@ -140,6 +141,24 @@ export class SharedJobs implements Jobs {
 
   getTypes(): Promise<string[]> {
     return this.#run('getTypes', [], RETRIED) as Promise<string[]>;
+  }
+
+  // --- pausing -------------------------------------------------------------
+
+  pause(type: string): Promise<void> {
+    return this.#run('pause', [type], RETRIED) as Promise<void>;
+  }
+
+  resume(type: string): Promise<void> {
+    return this.#run('resume', [type], RETRIED) as Promise<void>;
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#run('isPaused', [type], RETRIED) as Promise<boolean>;
+  }
+
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#run('getPausedTypes', [], RETRIED) as Promise<PausedType[]>;
   }
 
   // --- creation ------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The dashboard's browser script: listens to /api/events (server-sent
 // events) and redraws the tree, the queues, the jobs of the selected type
-// and the failed ones, and the scheduler; kill and retry buttons post to the
+// and the failed ones, and the scheduler; kill, retry, pause and resume buttons post to the
 // API with the token from the page's #token=… fragment (kept in
 // sessionStorage, never sent in a URL).
 
@@ -13,6 +13,7 @@ const state = {
   now: Date.now(),
   clockSkew: 0,
   queues: [],
+  paused: new Set(), // the paused types
   totals: {},
   lastTotals: undefined,
   samples: [], // recent { at, totals }, for rates over RATE_WINDOW_MS
@@ -220,6 +221,7 @@ function renderQueues() {
         { 'data-queue': queue.type, class: queue.type === state.selectedType ? 'selected' : '', onclick: () => selectType(queue.type) },
         el('td', {}, queue.type),
         el('td', {}, queue.timeout === undefined || queue.timeout === null ? '—' : `${queue.timeout}s`),
+        el('td', {}, pauseButton(queue.type, state.paused.has(queue.type))),
         el('td', { 'data-count': 'pending' }, String(queue.pending)),
         el('td', { 'data-count': 'running' }, String(queue.running)),
         el('td', { 'data-count': 'finished' }, String(queue.finished)),
@@ -333,6 +335,35 @@ function retryButton(type, id) {
   );
 }
 
+function pauseButton(type, paused) {
+  return el(
+    'button',
+    {
+      type: 'button',
+      title: paused ? `${type} is paused: resume it (its backlog starts at once)` : `pause ${type}: no process starts its jobs until resumed`,
+      'data-pause': type,
+      class: paused ? 'paused' : '',
+      onclick: (event) => {
+        event.stopPropagation();
+        void setPaused(type, !paused);
+      },
+    },
+    paused ? 'resume' : 'pause',
+  );
+}
+
+async function setPaused(type, paused) {
+  try {
+    await api('POST', `/api/types/${encodeURIComponent(type)}/${paused ? 'pause' : 'resume'}`);
+    if (paused) state.paused.add(type);
+    else state.paused.delete(type);
+    toast(`${type}: ${paused ? 'paused' : 'resumed'}`);
+  } catch (error) {
+    toast(`${paused ? 'pause' : 'resume'} ${type}: ${error.message}`);
+  }
+  renderQueues();
+}
+
 async function retry(type, id) {
   try {
     await api('POST', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}/retry`);
@@ -411,6 +442,7 @@ function connect() {
     const value = JSON.parse(event.data);
     updateRates(value);
     state.queues = value.types;
+    state.paused = new Set(value.paused || []);
     renderQueues();
     void refreshJobs();
   });

@@ -82,7 +82,7 @@ const PAGE = `<!doctype html>
   <section id="queues-section">
     <h2>Queues</h2>
     <table id="queues">
-      <thead><tr><th>type</th><th>timeout</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>succeeded/s</th><th title="since the app started: jobs that finished, not given up">succeeded</th><th title="since the app started: runs that crashed, their jobs run again">crashed</th><th title="since the app started: jobs given up once out of attempts">failed</th><th>last minute</th></tr></thead>
+      <thead><tr><th>type</th><th>timeout</th><th title="a paused type starts no job in any process until resumed">paused</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>succeeded/s</th><th title="since the app started: jobs that finished, not given up">succeeded</th><th title="since the app started: runs that crashed, their jobs run again">crashed</th><th title="since the app started: jobs given up once out of attempts">failed</th><th>last minute</th></tr></thead>
       <tbody></tbody>
     </table>
     <p class="muted" id="queues-empty">no job types yet</p>

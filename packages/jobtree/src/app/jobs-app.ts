@@ -30,6 +30,7 @@ import {
   type JobSpec,
   type JobStateEntry,
   type JobsInTransaction,
+  type PausedType,
   type PendingCountOptions,
   type Settled,
   type StoreRole,
@@ -283,6 +284,29 @@ export class JobsApp {
 
   getTypes(): Promise<string[]> {
     return this.#call((jobs) => jobs.getTypes());
+  }
+
+  /**
+   * Pauses a type in the store: no process that shares it (nor any node on
+   * FoundationDB) starts a job of it until `resume`, also after restarts.
+   * Running jobs finish; `add` still adds.
+   */
+  pause(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.pause(type));
+  }
+
+  /** Resumes a paused type: its waiting processors and accepts take its backlog at once. */
+  resume(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.resume(type));
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.isPaused(type));
+  }
+
+  /** The paused types, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#call((jobs) => jobs.getPausedTypes());
   }
 
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {

@@ -62,6 +62,10 @@ export class AppClient implements Backend {
     return seconds === undefined ? this.#request('DELETE', path) : this.#request('PUT', path, { seconds });
   }
 
+  async setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }> {
+    return this.#request('POST', `/api/types/${encodeURIComponent(type)}/${paused ? 'pause' : 'resume'}`);
+  }
+
   async scheduler(): Promise<SchedulerReport> {
     return this.#request('GET', '/api/scheduler');
   }

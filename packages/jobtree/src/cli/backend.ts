@@ -8,6 +8,8 @@ import type { TypeQueue } from '../admin/queue-sampler.js';
 import type { TreeNode } from '../app/live-tree.js';
 
 export interface TypeView extends TypeQueue {
+  /** Whether the type is paused (no process starts its jobs). */
+  paused: boolean;
   /** Totals since the app started; null when read from a closed store. */
   totals: JobTotals | null;
 }
@@ -75,6 +77,8 @@ export interface Backend {
   cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }>;
   /** `seconds` undefined clears the timeout. */
   setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
+  /** Pauses (`paused` true) or resumes a type. */
+  setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }>;
   scheduler(): Promise<SchedulerReport>;
   kill(name: string): Promise<KillReport>;
   /** The dashboard's URL, with the token in its fragment when known. */

@@ -62,10 +62,11 @@ const TOTALS_NOTE = 'accepted, succeeded, crashed, failed: since the app started
 export function formatTypes(types: TypeView[]): string {
   const total = (t: TypeView, name: 'accepted' | 'finished' | 'crashed' | 'failed') => (t.totals === null ? '-' : String(t.totals[name]));
   const rows = table(
-    ['type', 'timeout', 'pending', 'running', 'finished', 'accepted', 'succeeded', 'crashed', 'failed'],
+    ['type', 'timeout', 'paused', 'pending', 'running', 'finished', 'accepted', 'succeeded', 'crashed', 'failed'],
     types.map((t) => [
       t.type,
       t.timeout === undefined || t.timeout === null ? '-' : `${t.timeout}s`,
+      t.paused ? 'paused' : '-',
       String(t.pending),
       String(t.running),
       String(t.finished),
