@@ -64,6 +64,7 @@ const START_OPTIONS = [
   'missingTimeoutCheckMs',
   'typeMonitorHoldoffMs',
   'typeMonitorPollMs',
+  'schedulePollMs',
   'retryDelayMs',
   'resubscribeTimeoutMs',
   'userIntensity',

@@ -53,6 +53,15 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.deepEqual(asOwner['acceptMany of a paused type'], { value: [] });
   t.deepEqual(asOwner['isPaused after resume'], { value: false });
   t.like(asOwner['accept after resume'], { value: { id: 'p1' } });
+  t.like(asOwner.setSchedule, { value: { name: 'nightly', lastTick: null } });
+  t.like(asOwner['setSchedule with a bad spec'], { error: { code: 'invalid_schedule' } });
+  t.like(asOwner['setSchedule with a bad backfill'], { error: { code: 'invalid_schedule' } });
+  t.deepEqual(asOwner.addScheduleTicks, { value: ['nightly@2026-01-05T10:00:01.000Z'] });
+  t.deepEqual(asOwner['addScheduleTicks again'], { value: [] });
+  t.deepEqual(asOwner['addScheduleTicks of a stale setting'], { value: undefined });
+  t.like(asOwner["a tick's job"], { value: { state: 'pending', data: { n: 1 } } });
+  t.deepEqual(asOwner.removeSchedule, { value: true });
+  t.deepEqual(asOwner['removeSchedule again'], { value: false });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

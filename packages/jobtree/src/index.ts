@@ -13,6 +13,7 @@ export { OptionNames } from '@jobtree/core';
 export { startJobs, JobsApp, SYSTEM_NAMES, type AppScheduler, type JobsAppSystem, type JobsAppEventTypes } from './app/jobs-app.js';
 export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions, RootExitAction } from './app/app-options.js';
 export type { AppStop } from './app/app-stop.js';
+export type { ScheduleInfo, ScheduleOptions } from './app/app-schedules.js';
 export { Subscription, type JobStateChange } from './app/subscription.js';
 export { type JobEvent, type SubscriptionState, isJobEvent } from './app/job-event.js';
 export { subscribeJob, unsubscribeJob, type ActorSubscription } from './app/actor-subscription.js';

@@ -12,7 +12,8 @@
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
-//   (paused, type)                      -> float64 when the type was paused (seconds); see type-pauses.ts
+//   (paused, type)                      -> float64 when the type was paused (ms); see type-pauses.ts
+//   (schedules, name)                   -> JSON a recurring job's schedule; see schedules.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -324,6 +325,8 @@ export class JobKeys {
   readonly typeTimeouts: Subspace;
   /** (paused, type): see the top of this file. */
   readonly paused: Subspace;
+  /** (schedules, name): see the top of this file. */
+  readonly schedules: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
@@ -339,6 +342,7 @@ export class JobKeys {
     this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
     this.paused = root.subspace('paused');
+    this.schedules = root.subspace('schedules');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.retryPolicies = root.subspace('retry_policies');

@@ -59,6 +59,7 @@ import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
 import { type PausedType, TypePauseCalls } from './type-pauses.js';
+import { type ScheduleInput, type ScheduleRecord, ScheduleCalls } from './schedules.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
 import {
@@ -112,6 +113,7 @@ export class JobsHandle {
   readonly #batches: BatchCalls;
   readonly #typeTimeouts: TypeTimeoutCalls;
   readonly #pauses: TypePauseCalls;
+  readonly #schedules: ScheduleCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
@@ -150,6 +152,7 @@ export class JobsHandle {
     this.#batches = new BatchCalls(handle, this.#writes);
     this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
     this.#pauses = new TypePauseCalls(handle, this.#keys);
+    this.#schedules = new ScheduleCalls(handle, this.#keys, (tx) => this.in(tx));
   }
 
   /** The database this handle runs its transactions on. */
@@ -237,6 +240,42 @@ export class JobsHandle {
   /** The paused types, in key order, each with when it was paused (ms since the epoch). */
   getPausedTypes(): Promise<PausedType[]> {
     return this.#pauses.getPausedTypes();
+  }
+
+  // --- schedules (recurring jobs; see schedules.ts) --------------------------
+
+  /**
+   * Stores the schedule `input.name` (replacing one of that name, which
+   * keeps how far its ticks went). The times in it are the caller's: this
+   * layer reads no cron expression (the app's `schedule` does).
+   */
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#schedules.setSchedule(input);
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#schedules.getSchedule(name);
+  }
+
+  /** Every schedule, by name. */
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#schedules.getSchedules();
+  }
+
+  /** Removes a schedule (its ticks' jobs stay). Resolves with whether it existed. */
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#schedules.removeSchedule(name);
+  }
+
+  /**
+   * Adds the jobs of a schedule's due ticks not added yet and records how
+   * far its ticks went, in one transaction: each tick's job is added once
+   * however many processes tick at the same time. Resolves with the ids
+   * added, or `undefined` when the schedule is gone or was set again after
+   * `setAt`.
+   */
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    return this.#schedules.addScheduleTicks(name, setAt, ticks, upTo, nextTick);
   }
 
   // --- creation ------------------------------------------------------------

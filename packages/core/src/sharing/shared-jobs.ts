@@ -27,6 +27,7 @@ import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-in
 import type { JobState } from '../jobs/job-record.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
 import type { PausedType } from '../jobs/type-pauses.js';
+import type { ScheduleInput, ScheduleRecord } from '../jobs/schedules.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
@@ -159,6 +160,29 @@ export class SharedJobs implements Jobs {
 
   getPausedTypes(): Promise<PausedType[]> {
     return this.#run('getPausedTypes', [], RETRIED) as Promise<PausedType[]>;
+  }
+
+  // --- schedules -----------------------------------------------------------
+
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#run('setSchedule', [input], RETRIED) as Promise<ScheduleRecord>;
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#run('getSchedule', [name], RETRIED) as Promise<ScheduleRecord | undefined>;
+  }
+
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#run('getSchedules', [], RETRIED) as Promise<ScheduleRecord[]>;
+  }
+
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#run('removeSchedule', [name], !RETRIED) as Promise<boolean>;
+  }
+
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    // Made again on a new owner: a tick already added is not added twice.
+    return this.#run('addScheduleTicks', [name, setAt, ticks, upTo, nextTick], RETRIED) as Promise<string[] | undefined>;
   }
 
   // --- creation ------------------------------------------------------------

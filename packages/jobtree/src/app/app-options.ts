@@ -28,6 +28,13 @@ export interface JobsAppSettings {
   typeMonitorHoldoffMs: number;
   /** The longest single wait of a type monitor on its type's activity; it is then renewed. @default 60000 */
   typeMonitorPollMs: number;
+  /**
+   * The longest the schedule ticker sleeps between two looks at the stored
+   * schedules: a schedule set in another process is found within this (one
+   * set in this app at once). Ticks themselves come on time, whatever this is.
+   * @default 5000
+   */
+  schedulePollMs: number;
   /** Pause of a periodic actor before it retries after a retryable storage error. @default 100 */
   retryDelayMs: number;
   /** How long a subscription waits for a dead notifier's successor before it ends with `unavailable`. @default 30000 */
@@ -77,6 +84,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRoo
   missingTimeoutCheckMs: 5_000,
   typeMonitorHoldoffMs: 50,
   typeMonitorPollMs: 60_000,
+  schedulePollMs: 5_000,
   retryDelayMs: 100,
   resubscribeTimeoutMs: 30_000,
   userIntensity: 3,
@@ -122,7 +130,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       continue;
     }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
-    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
+    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' || name === 'schedulePollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
     }
