@@ -70,4 +70,4 @@ export type { TypeQueue } from './admin/queue-sampler.js';
 export { runCli, type CliIo } from './cli/program.js';
 export { CliError, type CliErrorCode } from './cli/cli-error.js';
 export { connect, type TargetOptions } from './cli/connect.js';
-export type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './cli/backend.js';
+export type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView, TypesView } from './cli/backend.js';

@@ -128,6 +128,13 @@ export function adminRoutes(sources: RouteSources): Route[] {
     },
     {
       method: 'GET',
+      path: 'api/schedules',
+      mutates: false,
+      summary: 'the schedules (recurring jobs), each with its last and next tick (ms since the epoch)',
+      handle: async () => ({ at: Date.now(), schedules: await app.schedules() }),
+    },
+    {
+      method: 'GET',
       path: 'api/jobs/:type',
       mutates: false,
       summary: 'jobs of a type: ?state=pending|running|finished&outcome=succeeded|failed|cancelled&limit=100&offset=0',

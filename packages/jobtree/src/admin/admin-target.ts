@@ -2,6 +2,7 @@
 // itself), so that the endpoint does not depend on the app's module.
 
 import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue, PausedType } from '@jobtree/core';
+import type { ScheduleInfo } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
@@ -13,6 +14,7 @@ export interface AdminTarget {
   pause(type: string): Promise<void>;
   resume(type: string): Promise<void>;
   getPausedTypes(): Promise<PausedType[]>;
+  schedules(): Promise<ScheduleInfo[]>;
   getJob(type: string, id: string): Promise<JobInfo | undefined>;
   foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A>;
   pendingCount(type: string): Promise<number>;
@@ -49,6 +51,7 @@ export function adminTarget(app: AdminApp): AdminTarget {
     pause: (type) => app.pause(type),
     resume: (type) => app.resume(type),
     getPausedTypes: () => app.getPausedTypes(),
+    schedules: () => app.schedules(),
     getJob: (type, id) => app.getJob(type, id),
     foldJobs: (type, fold, initial, filter) => app.foldJobs(type, fold, initial, filter),
     pendingCount: (type) => app.pendingCount(type),

@@ -103,8 +103,8 @@ export class AppOperations {
       {
         tree: () => ({ threads: target.threads(), tree: target.tree() }),
         queues: async () => {
-          const [sample, paused] = await Promise.all([queues.sample(), target.getPausedTypes()]);
-          return { ...sample, totals: this.activity.totals(), paused: paused.map((each) => each.type) };
+          const [sample, paused, schedules] = await Promise.all([queues.sample(), target.getPausedTypes(), target.schedules()]);
+          return { ...sample, totals: this.activity.totals(), paused: paused.map((each) => each.type), schedules };
         },
         scheduler: () => {
           const view = target.scheduler();

@@ -1,6 +1,6 @@
 // The dashboard's browser script: listens to /api/events (server-sent
 // events) and redraws the tree, the queues, the jobs of the selected type
-// and the failed ones, and the scheduler; kill, retry, pause and resume buttons post to the
+// and the failed ones, the schedules, and the scheduler; kill, retry, pause and resume buttons post to the
 // API with the token from the page's #token=… fragment (kept in
 // sessionStorage, never sent in a URL).
 
@@ -242,6 +242,28 @@ function renderQueues() {
   select.value = state.selectedType;
 }
 
+function renderSchedules(schedules) {
+  $('#schedules-empty').hidden = schedules.length > 0;
+  const time = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+  const every = (ms) => (ms % 1000 === 0 ? duration(ms) : `${ms} ms`);
+  const when = (spec) => (spec.everyMs !== undefined ? `every ${every(spec.everyMs)}` : spec.timezone ? `${spec.cron} (${spec.timezone})` : spec.cron);
+  const backfill = (policy) => (typeof policy === 'string' ? policy : `within ${duration(policy.withinMs)}`);
+  $('#schedules tbody').replaceChildren(
+    ...schedules.map((schedule) =>
+      el(
+        'tr',
+        { 'data-schedule': schedule.name },
+        el('td', {}, schedule.name),
+        el('td', {}, when(schedule.spec)),
+        el('td', {}, schedule.type),
+        el('td', {}, backfill(schedule.backfill)),
+        el('td', { 'data-tick': 'last' }, time(schedule.lastTick)),
+        el('td', { 'data-tick': 'next' }, time(schedule.nextTick)),
+      ),
+    ),
+  );
+}
+
 // --- jobs -------------------------------------------------------------------------
 
 function selectType(type) {
@@ -444,6 +466,7 @@ function connect() {
     state.queues = value.types;
     state.paused = new Set(value.paused || []);
     renderQueues();
+    renderSchedules(value.schedules || []);
     void refreshJobs();
   });
   source.addEventListener('scheduler', (event) => renderScheduler(JSON.parse(event.data)));

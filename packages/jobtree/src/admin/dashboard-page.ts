@@ -106,6 +106,12 @@ const PAGE = `<!doctype html>
     <table id="failed"><thead><tr><th>id</th><th>attempts</th><th>error</th><th></th></tr></thead><tbody></tbody></table>
     <p class="muted" id="failed-empty">no failed jobs</p>
   </section>
+  <section class="wide" id="schedules-section">
+    <h2>Schedules</h2>
+    <p class="muted">Recurring jobs: each tick adds one job, named after the schedule and the tick.</p>
+    <table id="schedules"><thead><tr><th>name</th><th>when</th><th>type</th><th>backfill</th><th>last tick</th><th>next tick</th></tr></thead><tbody></tbody></table>
+    <p class="muted" id="schedules-empty">no schedules</p>
+  </section>
   <section class="wide" id="scheduler-section" hidden>
     <h2>Scheduler</h2>
     <div id="scheduler-stats" class="muted"></div>

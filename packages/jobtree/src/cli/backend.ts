@@ -5,6 +5,7 @@
 import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue } from '@jobtree/core';
 import type { JobTotals } from '../admin/job-activity.js';
 import type { TypeQueue } from '../admin/queue-sampler.js';
+import type { ScheduleInfo } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 
 export interface TypeView extends TypeQueue {
@@ -19,6 +20,13 @@ export interface TypesView {
   /** Epoch ms when the counts were read. */
   at: number;
   types: TypeView[];
+}
+
+/** The schedules, as `GET /api/schedules` answers them (and `schedules --json` prints them). */
+export interface SchedulesView {
+  /** Epoch ms when they were read. */
+  at: number;
+  schedules: ScheduleInfo[];
 }
 
 export interface StatusView {
@@ -77,6 +85,7 @@ export interface Backend {
   cancel(type: string, id: string): Promise<{ type: string; id: string; cancelled: boolean }>;
   /** `seconds` undefined clears the timeout. */
   setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
+  schedules(): Promise<SchedulesView>;
   /** Pauses (`paused` true) or resumes a type. */
   setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }>;
   scheduler(): Promise<SchedulerReport>;

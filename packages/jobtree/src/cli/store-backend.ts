@@ -6,7 +6,8 @@
 
 import { existsSync } from 'node:fs';
 import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';
+import { withNextTicks } from '../app/app-schedules.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 export class StoreBackend implements Backend {
@@ -109,6 +110,11 @@ export class StoreBackend implements Backend {
       else await this.#jobs.setTypeTimeout(type, seconds);
       return { type, timeout: (await this.#jobs.getTypeTimeout(type)) ?? null };
     });
+  }
+
+  async schedules(): Promise<SchedulesView> {
+    const at = Date.now();
+    return { at, schedules: withNextTicks(await this.#wrap(() => this.#jobs.getSchedules()), at) };
   }
 
   async setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }> {
