@@ -13,7 +13,6 @@ import type { Transaction } from '../storage/interfaces.js';
 import { readsAtOnce } from '../storage/fast-paths.js';
 import type { HandleContext } from './handle-context.js';
 import type { JobKeys, TypeKeys } from './job-keys.js';
-import { float64 } from './jobs-in-transaction.js';
 
 /** A paused type and when it was paused. */
 export interface PausedType {
@@ -39,7 +38,9 @@ function isPresent(value: Buffer | undefined): boolean {
 /** Pauses the type in `tx` (idempotent: a paused type keeps its first pause time). */
 export async function pauseIn(tx: Transaction, keys: TypeKeys, nowMs: number): Promise<void> {
   if ((await tx.get(keys.paused)) !== undefined) return;
-  tx.set(keys.paused, float64(nowMs));
+  const value = Buffer.alloc(8);
+  value.writeDoubleBE(nowMs, 0);
+  tx.set(keys.paused, value);
 }
 
 /** Resumes the type in `tx` and wakes its waiting accepts once `tx` commits. */
