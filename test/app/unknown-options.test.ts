@@ -67,6 +67,7 @@ const START_OPTIONS = [
   'missingTimeoutCheckMs',
   'typeMonitorHoldoffMs',
   'typeMonitorPollMs',
+  'schedulePollMs',
   'retryDelayMs',
   'resubscribeTimeoutMs',
   'userIntensity',

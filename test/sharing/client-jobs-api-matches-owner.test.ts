@@ -52,6 +52,23 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner['accept: the retry policy on the handle'], { value: { id: 'r1', retry } });
   t.like(asOwner['add with a backoff function as retry policy'], { error: { code: 'invalid_option' } });
   t.like(asOwner['add with a bad retry policy'], { error: { code: 'invalid_option' } });
+  t.deepEqual(asOwner.isPaused, { value: true });
+  t.like(asOwner['pause of a bad type'], { error: { code: 'invalid_job_type' } });
+  t.deepEqual(asOwner.getPausedTypes, { value: [{ type: 'paused', pausedAt: 'number' }] });
+  t.deepEqual(asOwner['add to a paused type'], { value: 'pending' });
+  t.deepEqual(asOwner['accept of a paused type'], { value: undefined });
+  t.deepEqual(asOwner['acceptMany of a paused type'], { value: [] });
+  t.deepEqual(asOwner['isPaused after resume'], { value: false });
+  t.like(asOwner['accept after resume'], { value: { id: 'p1' } });
+  t.like(asOwner.setSchedule, { value: { name: 'nightly', lastTick: null } });
+  t.like(asOwner['setSchedule with a bad spec'], { error: { code: 'invalid_schedule' } });
+  t.like(asOwner['setSchedule with a bad backfill'], { error: { code: 'invalid_schedule' } });
+  t.deepEqual(asOwner.addScheduleTicks, { value: ['nightly@2026-01-05T10:00:01.000Z'] });
+  t.deepEqual(asOwner['addScheduleTicks again'], { value: [] });
+  t.deepEqual(asOwner['addScheduleTicks of a stale setting'], { value: undefined });
+  t.like(asOwner["a tick's job"], { value: { state: 'pending', data: { n: 1 } } });
+  t.deepEqual(asOwner.removeSchedule, { value: true });
+  t.deepEqual(asOwner['removeSchedule again'], { value: false });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

@@ -19,6 +19,8 @@
 //                                               existed has got; see finish-log.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 //   (trace_contexts, type, id)          -> JSON the trace context an add carried; see job-trace-context.ts
+//   (paused, type)                      -> float64 when the type was paused (ms); see type-pauses.ts
+//   (schedules, name)                   -> JSON a recurring job's schedule; see schedules.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -56,6 +58,8 @@ export class TypeKeys {
   readonly watchesActivity: Buffer;
   readonly watchesCancellations: Buffer;
   readonly typeTimeout: Buffer;
+  /** (paused, type): present while the type is paused (no take starts a run). */
+  readonly paused: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
   /** (finished_log, type, outcome) for each outcome: this type's finish log (finish-log.ts). */
@@ -84,6 +88,7 @@ export class TypeKeys {
     this.watchesActivity = root.watchesActivity.pack(type);
     this.watchesCancellations = root.watchesCancellations.pack(type);
     this.typeTimeout = root.typeTimeouts.pack(type);
+    this.paused = root.paused.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
       failed: root.outcomes.subspace('failed', type),
@@ -350,6 +355,10 @@ export class JobKeys {
   readonly watchesActivity: Subspace;
   readonly watchesCancellations: Subspace;
   readonly typeTimeouts: Subspace;
+  /** (paused, type): see the top of this file. */
+  readonly paused: Subspace;
+  /** (schedules, name): see the top of this file. */
+  readonly schedules: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
@@ -370,6 +379,8 @@ export class JobKeys {
     this.watchesActivity = root.subspace('watches_activity');
     this.watchesCancellations = root.subspace('watches_cancellations');
     this.typeTimeouts = root.subspace('activity_timeout');
+    this.paused = root.subspace('paused');
+    this.schedules = root.subspace('schedules');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.finishLog = root.subspace('finished_log');

@@ -42,6 +42,7 @@ import type { Job } from './interfaces.js';
 import { uncountFinished } from './finish-log.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
+import { isPausedIn } from './type-pauses.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -315,6 +316,9 @@ export async function acceptJobs(
   const budget = shared?.bytesBudget ?? ACCEPT_BYTES_BUDGET;
   const userVersionBase = shared?.userVersionBase ?? 0;
   const once = shared?.once;
+  // A paused type starts nothing: one read per take, answered at once on the embedded engine.
+  const paused = isPausedIn(tx, keys);
+  if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
     const dequeue = dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
@@ -402,6 +406,16 @@ export async function acceptJobs(
       bytes,
     };
   }
+}
+
+/**
+ * What a take of a paused type gets: no job, and (when a request would wait)
+ * a watch on the pending counter, which a resume bumps.
+ */
+async function pausedBatch(tx: Transaction, keys: TypeKeys, watchUnder: number): Promise<AcceptBatch> {
+  if (watchUnder <= 0) return { jobs: [], watch: undefined, nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
+  await tx.snapshot().get(keys.watchesPending);
+  return { jobs: [], watch: tx.watch(keys.watchesPending), nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
 }
 
 export async function reEnqueuePage(

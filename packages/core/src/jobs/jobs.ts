@@ -60,6 +60,8 @@ import { ParkedAccepts } from './parked-accepts.js';
 import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
+import { type PausedType, TypePauseCalls } from './type-pauses.js';
+import { type ScheduleInput, type ScheduleRecord, ScheduleCalls } from './schedules.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
 import {
@@ -112,6 +114,8 @@ export class JobsHandle {
   readonly #reads: ReadCalls;
   readonly #batches: BatchCalls;
   readonly #typeTimeouts: TypeTimeoutCalls;
+  readonly #pauses: TypePauseCalls;
+  readonly #schedules: ScheduleCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
@@ -149,6 +153,8 @@ export class JobsHandle {
     this.#reads = new ReadCalls(handle, this.#keys);
     this.#batches = new BatchCalls(handle, this.#writes);
     this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
+    this.#pauses = new TypePauseCalls(handle, this.#keys);
+    this.#schedules = new ScheduleCalls(handle, this.#keys, (tx) => this.in(tx));
   }
 
   /** The database this handle runs its transactions on. */
@@ -209,6 +215,69 @@ export class JobsHandle {
   /** Types that have a timeout, in key order. */
   getTypes(): Promise<string[]> {
     return this.#typeTimeouts.getTypes();
+  }
+
+  // --- pausing -------------------------------------------------------------
+
+  /**
+   * Pauses a type in the store: from the commit on, no take (`accept`,
+   * `acceptMany`, a local queue's, a processor's) in any process starts a
+   * job of it. Running jobs go on and finish; `add` still adds. Pausing a
+   * paused type changes nothing.
+   */
+  pause(type: string): Promise<void> {
+    return this.#pauses.pause(type);
+  }
+
+  /** Resumes a paused type: accepts waiting for its jobs wake at once, as for a new job. */
+  resume(type: string): Promise<void> {
+    return this.#pauses.resume(type);
+  }
+
+  /** Whether the type is paused. */
+  isPaused(type: string): Promise<boolean> {
+    return this.#pauses.isPaused(type);
+  }
+
+  /** The paused types, in key order, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#pauses.getPausedTypes();
+  }
+
+  // --- schedules (recurring jobs; see schedules.ts) --------------------------
+
+  /**
+   * Stores the schedule `input.name` (replacing one of that name, which
+   * keeps how far its ticks went). The times in it are the caller's: this
+   * layer reads no cron expression (the app's `schedule` does).
+   */
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#schedules.setSchedule(input);
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#schedules.getSchedule(name);
+  }
+
+  /** Every schedule, by name. */
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#schedules.getSchedules();
+  }
+
+  /** Removes a schedule (its ticks' jobs stay). Resolves with whether it existed. */
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#schedules.removeSchedule(name);
+  }
+
+  /**
+   * Adds the jobs of a schedule's due ticks not added yet and records how
+   * far its ticks went, in one transaction: each tick's job is added once
+   * however many processes tick at the same time. Resolves with the ids
+   * added, or `undefined` when the schedule is gone or was set again after
+   * `setAt`.
+   */
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    return this.#schedules.addScheduleTicks(name, setAt, ticks, upTo, nextTick);
   }
 
   // --- creation ------------------------------------------------------------

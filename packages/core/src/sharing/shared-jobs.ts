@@ -27,6 +27,8 @@ import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-in
 import type { JobOutcome, JobState } from '../jobs/job-record.js';
 import type { PruneLimits, PruneOptions, PruneResult } from '../jobs/prune-finished.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
+import type { PausedType } from '../jobs/type-pauses.js';
+import type { ScheduleInput, ScheduleRecord } from '../jobs/schedules.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
@@ -142,6 +144,47 @@ export class SharedJobs implements Jobs {
 
   getTypes(): Promise<string[]> {
     return this.#run('getTypes', [], RETRIED) as Promise<string[]>;
+  }
+
+  // --- pausing -------------------------------------------------------------
+
+  pause(type: string): Promise<void> {
+    return this.#run('pause', [type], RETRIED) as Promise<void>;
+  }
+
+  resume(type: string): Promise<void> {
+    return this.#run('resume', [type], RETRIED) as Promise<void>;
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#run('isPaused', [type], RETRIED) as Promise<boolean>;
+  }
+
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#run('getPausedTypes', [], RETRIED) as Promise<PausedType[]>;
+  }
+
+  // --- schedules -----------------------------------------------------------
+
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#run('setSchedule', [input], RETRIED) as Promise<ScheduleRecord>;
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#run('getSchedule', [name], RETRIED) as Promise<ScheduleRecord | undefined>;
+  }
+
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#run('getSchedules', [], RETRIED) as Promise<ScheduleRecord[]>;
+  }
+
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#run('removeSchedule', [name], !RETRIED) as Promise<boolean>;
+  }
+
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    // Made again on a new owner: a tick already added is not added twice.
+    return this.#run('addScheduleTicks', [name, setAt, ticks, upTo, nextTick], RETRIED) as Promise<string[] | undefined>;
   }
 
   // --- creation ------------------------------------------------------------

@@ -17,6 +17,8 @@ export interface MetricsSources {
   queues: QueueSampler;
   threads(): number;
   scheduler(): SchedulerView | undefined;
+  /** The paused types, read from the store. */
+  pausedTypes(): Promise<string[]>;
 }
 
 /** add -> start waits and run times span sub-millisecond no-ops to hour-long jobs. */
@@ -58,6 +60,16 @@ export class AppMetrics {
         for (const queue of sample.types) {
           for (const state of ['pending', 'running', 'finished'] as const) this.set({ type: queue.type, state }, queue[state]);
         }
+      },
+    });
+    new Gauge({
+      name: 'jobtree_type_paused',
+      help: 'Paused job types, one series each (value 1): no process starts their jobs until resumed.',
+      labelNames: ['type'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const type of await sources.pausedTypes()) this.set({ type }, 1);
       },
     });
     new Gauge({

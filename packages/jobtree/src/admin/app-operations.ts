@@ -101,11 +101,15 @@ export class AppOperations {
       queues,
       threads: () => target.threads().length,
       scheduler: () => target.scheduler(),
+      pausedTypes: async () => (await target.getPausedTypes()).map((each) => each.type),
     });
     this.#feed = new LiveFeed(
       {
         tree: () => ({ threads: target.threads(), tree: target.tree() }),
-        queues: async () => ({ ...(await queues.sample()), totals: this.activity.totals() }),
+        queues: async () => {
+          const [sample, paused, schedules] = await Promise.all([queues.sample(), target.getPausedTypes(), target.schedules()]);
+          return { ...sample, totals: this.activity.totals(), paused: paused.map((each) => each.type), schedules };
+        },
         scheduler: () => {
           const view = target.scheduler();
           return view === undefined ? undefined : { stats: statsByType(view), jobs: view.jobs() };

@@ -37,6 +37,13 @@ export interface JobsAppSettings {
   typeMonitorHoldoffMs: number;
   /** The longest single wait of a type monitor on its type's activity; it is then renewed. @default 60000 */
   typeMonitorPollMs: number;
+  /**
+   * The longest the schedule ticker sleeps between two looks at the stored
+   * schedules: a schedule set in another process is found within this (one
+   * set in this app at once). Ticks themselves come on time, whatever this is.
+   * @default 5000
+   */
+  schedulePollMs: number;
   /** Pause of a periodic actor before it retries after a retryable storage error. @default 100 */
   retryDelayMs: number;
   /** How long a subscription waits for a dead notifier's successor before it ends with `unavailable`. @default 30000 */
@@ -98,6 +105,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handl
   missingTimeoutCheckMs: 5_000,
   typeMonitorHoldoffMs: 50,
   typeMonitorPollMs: 60_000,
+  schedulePollMs: 5_000,
   retryDelayMs: 100,
   resubscribeTimeoutMs: 30_000,
   userIntensity: 3,
@@ -149,7 +157,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
     }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
     const whole = name === 'threads' || name === 'handlerThreads';
-    const least = whole || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
+    const least = whole || name === 'userPeriodMs' || name === 'typeMonitorPollMs' || name === 'schedulePollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
     if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
     }

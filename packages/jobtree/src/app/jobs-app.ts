@@ -30,6 +30,8 @@ import {
   type JobSpec,
   type JobStateEntry,
   type JobsInTransaction,
+  type PausedType,
+  type ScheduleSpec,
   type PendingCountOptions,
   type Settled,
   type StoreRole,
@@ -41,7 +43,7 @@ import {
   type WorkerResubmitOptions,
   openDatabase,
 } from '@jobtree/core';
-import type { ClockSpec } from '../clock.js';
+import { type ClockSpec, clockFromSpec } from '../clock.js';
 import { tracedAdd, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
@@ -64,6 +66,8 @@ import { findNotifier } from './notifier-lookup.js';
 import { type AppScheduler, ProcessorRegistry } from './processor-registry.js';
 import { RemoteSubscriptions } from './remote-subscriptions.js';
 import { servedAppCalls } from './served-app-calls.js';
+import { type ScheduleInfo, type ScheduleOptions, scheduleInput, withNextTicks } from './app-schedules.js';
+import type { ScheduleTickerMessage } from './schedule-ticker.js';
 import type { JobStateChange, Subscription } from './subscription.js';
 import { SubscriptionHub } from './subscription-hub.js';
 import { waitForEvent } from './subscription-wait.js';
@@ -287,9 +291,64 @@ export class JobsApp {
     return this.#call((jobs) => jobs.getTypes());
   }
 
+  /**
+   * Pauses a type in the store: no process that shares it (nor any node on
+   * FoundationDB) starts a job of it until `resume`, also after restarts.
+   * Running jobs finish; `add` still adds.
+   */
+  pause(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.pause(type));
+  }
+
+  /** Resumes a paused type: its waiting processors and accepts take its backlog at once. */
+  resume(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.resume(type));
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.isPaused(type));
+  }
+
+  /** The paused types, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#call((jobs) => jobs.getPausedTypes());
+  }
+
   /** Adds a job (see `Jobs.add`), under an OpenTelemetry span whose context the job carries to its runs when a tracer records. */
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     return tracedAdd(type, id, options, (traced) => this.#call((jobs) => jobs.add(type, id, data, traced)));
+  }
+
+  /**
+   * Stores a recurring job: at each tick of `spec` (a cron expression, 5
+   * fields or 6 with seconds first, in `options.timezone`; or `{ everyMs }`)
+   * a job of `options.type` is added with id `<name>@<tick ISO time>`, once
+   * per tick however many processes or nodes run the app. Setting a name
+   * again replaces its schedule. A bad cron expression or time zone rejects
+   * with JobsError `invalid_schedule`. Resolves with the stored schedule.
+   */
+  async schedule(name: string, spec: string | ScheduleSpec, options: ScheduleOptions): Promise<ScheduleInfo> {
+    const input = scheduleInput(name, spec, options, clockFromSpec(this.#clock).now());
+    const record = await this.#call((jobs) => jobs.setSchedule(input));
+    this.#wakeScheduleTicker();
+    return record;
+  }
+
+  /** Removes a schedule (the jobs its ticks added stay). Resolves with whether it existed. */
+  unschedule(name: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.removeSchedule(name));
+  }
+
+  /** The stored schedules, by name, each with its next tick (`nextTick`) as of now and its last (`lastTick`), in ms. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    const records = await this.#call((jobs) => jobs.getSchedules());
+    return withNextTicks(records, clockFromSpec(this.#clock).now());
+  }
+
+  #wakeScheduleTicker(): void {
+    // A restarting ticker looks at the schedules when it starts anyway.
+    if (this.#actors.whereis(SYSTEM_NAMES.scheduleTicker) === undefined) return;
+    this.#actors.cast<ScheduleTickerMessage>(SYSTEM_NAMES.scheduleTicker, { type: 'check' });
   }
 
   remove(type: string, id: string): Promise<boolean> {

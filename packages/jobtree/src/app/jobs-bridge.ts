@@ -6,6 +6,7 @@
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
 import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
+import { ScheduleTimesCache, tickSchedules } from './schedule-ticks.js';
 import type {
   AcceptOptions,
   Job,
@@ -55,6 +56,8 @@ export class JobsBridge {
   readonly #jobs: Jobs;
   /** Waiting accepts by owner actor, so an owner's death cancels them. */
   readonly #acceptsByOwner = new Map<string, Set<AbortController>>();
+  /** The schedules' parsed times, kept across the ticker's passes. */
+  readonly #scheduleTimes = new ScheduleTimesCache();
   /** Called after setTypeTimeout/clearTypeTimeout, so the jobs server checks types at once. */
   readonly #onTypesChanged: () => void;
 
@@ -84,6 +87,16 @@ export class JobsBridge {
    */
   async typesToWatch(): Promise<string[]> {
     return this.#jobs.role === 'owner' ? this.#jobs.getTypes() : [];
+  }
+
+  /**
+   * The schedule ticker's pass at `now` (app clock ms): adds the jobs of the
+   * due ticks and resolves with when the next is due. Only while this
+   * process owns the store (in a client, none: the owner ticks).
+   */
+  async tickSchedules(now: number): Promise<number | undefined> {
+    if (this.#jobs.role !== 'owner') return undefined;
+    return (await tickSchedules(this.#jobs, now, this.#scheduleTimes)).nextAt;
   }
 
   getTypeTimeout(type: string): Promise<number | undefined> {

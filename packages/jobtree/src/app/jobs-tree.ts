@@ -7,6 +7,7 @@
 //    ├─ activity_monitor_sup (one_for_one, 10 per 3 s) activity_monitor:<type>, temporary
 //    ├─ notifier_sup         (one_for_one, 10 per 3 s) notifier:<type> (+ linked type_monitor:<type>), temporary
 //    ├─ jobs_server          starts/stops the per-type children, crashes when one dies
+//    ├─ schedule_ticker      adds the jobs of the stored schedules' due ticks
 //    └─ pruner               removes finished jobs beyond their retention (when the app has one)
 //
 // with the events of each supervisor and how its children are named, for the
@@ -20,6 +21,7 @@ import coreServer, { type CoreServerArgs } from './core-server.js';
 import jobsServer from './jobs-server.js';
 import pruner from './pruner.js';
 import type { RetentionSettings } from './retention-options.js';
+import scheduleTicker from './schedule-ticker.js';
 
 /** The registered names of the jobs tree's own actors. */
 export const SYSTEM_NAMES = {
@@ -30,6 +32,7 @@ export const SYSTEM_NAMES = {
   notifierSup: 'notifier_sup',
   server: 'jobs_server',
   pruner: 'pruner',
+  scheduleTicker: 'schedule_ticker',
 } as const;
 
 /** A supervisor of the tree, as the live tree and the logs follow it. */
@@ -88,6 +91,14 @@ export function jobsTree({ settings: s, clock, core, userChildren }: JobsTreeOpt
       { name: SYSTEM_NAMES.server, placement: 'main' },
     ),
   };
+  const ticker: ChildSpec = {
+    id: SYSTEM_NAMES.scheduleTicker,
+    start: actorStart(
+      scheduleTicker,
+      { supervisor: SYSTEM_NAMES.root, clock, pollMs: s.schedulePollMs },
+      { name: SYSTEM_NAMES.scheduleTicker, placement: 'main' },
+    ),
+  };
   return {
     root: {
       spec: {
@@ -100,6 +111,7 @@ export function jobsTree({ settings: s, clock, core, userChildren }: JobsTreeOpt
           monitors,
           notifiers,
           server,
+          ticker,
           // Last: under rest_for_one its crash restarts it alone.
           ...(s.retention === false || s.retention === undefined ? [] : [prunerChild(s.retention, clock)]),
         ],

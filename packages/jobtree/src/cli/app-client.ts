@@ -1,7 +1,7 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
 import type { AddOptions, JobOutcome, JobState, JsonValue } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypesView } from './backend.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 /** A request that takes longer than this means the app is stuck, not busy. */
@@ -60,6 +60,14 @@ export class AppClient implements Backend {
   async setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }> {
     const path = `/api/types/${encodeURIComponent(type)}/timeout`;
     return seconds === undefined ? this.#request('DELETE', path) : this.#request('PUT', path, { seconds });
+  }
+
+  async schedules(): Promise<SchedulesView> {
+    return this.#request('GET', '/api/schedules');
+  }
+
+  async setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }> {
+    return this.#request('POST', `/api/types/${encodeURIComponent(type)}/${paused ? 'pause' : 'resume'}`);
   }
 
   async scheduler(): Promise<SchedulerReport> {
