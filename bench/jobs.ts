@@ -22,7 +22,9 @@
 //    thread of the process, lmdb's included), with ratios to the baseline.
 //    `--drain` runs only this part; `--core DIR` runs it against another
 //    checkout's packages/core/src (one without batch calls skips that row),
-//    for before/after numbers.
+//    for before/after numbers. `--drain --batches` runs only the batch and
+//    LocalQueue rows (no baseline: its ratios are left out), the ones the
+//    finish path's cost shows in, for a quick before/after.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     seconds: { type: 'string' },
     drain: { type: 'boolean', default: false },
+    batches: { type: 'boolean', default: false },
     latency: { type: 'boolean', default: false },
     core: { type: 'string' },
   },
@@ -433,20 +436,19 @@ async function drainSection(): Promise<void> {
   const big = quick ? 5_000 : 20_000;
   // One call at a time is slow (three durable commits per job): fewer jobs, same per-job figures.
   const small = quick ? 1_000 : 3_000;
-  const baseline = await measureDrain(open, small, drainOneByOne);
-  const rows: Cell[][] = [
-    ['one call at a time (a transaction each)', small, baseline.perSecond, 1, baseline.cpuPer10k, 1],
-  ];
+  const baseline = args.batches ? undefined : await measureDrain(open, small, drainOneByOne);
+  const rows: Cell[][] =
+    baseline === undefined ? [] : [['one call at a time (a transaction each)', small, baseline.perSecond, 1, baseline.cpuPer10k, 1]];
   /** A drain's row: its rate and CPU, and both as ratios of one call at a time. */
   const drainRow = (label: string, count: number, result: DrainResult): Cell[] => [
     label,
     count,
     result.perSecond,
-    result.perSecond / baseline.perSecond,
+    baseline === undefined ? '-' : result.perSecond / baseline.perSecond,
     result.cpuPer10k,
-    result.cpuPer10k / baseline.cpuPer10k,
+    baseline === undefined ? '-' : result.cpuPer10k / baseline.cpuPer10k,
   ];
-  for (const workers of [1, 8, 50]) {
+  for (const workers of args.batches ? [] : [1, 8, 50]) {
     const count = workers === 1 ? small : big;
     rows.push(drainRow(`${workers} concurrent workers, single calls`, count, await measureDrain(open, count, (jobs, ids) => drainConcurrent(jobs, ids, workers))));
   }

@@ -8,6 +8,9 @@
 //    handlers: the ceiling the store sets on this machine. And the same
 //    jobs on maxJobs 8 (few slots: what the scheduler's local queue of
 //    accepted jobs is for, so a freed slot never waits for a take's commit).
+//    And the same drains with the handler on the main thread (a function,
+//    `runIn: 'main'`), beside the core's LocalQueue drained by plain loops
+//    with no scheduler: what in-process handlers could reach.
 // 2. add -> handler start latency with an idle scheduler, p50 and p99
 //    (targets 1 ms and 5 ms): from before `add` to the handler's first line,
 //    and leg by leg: the add's durable commit, the scheduler's waiting accept
@@ -17,7 +20,7 @@
 //    cycles until every job has had a turn, against the cycles rotation
 //    needs at maxChurn 20 (target: within 1.5 times that).
 //
-// `--drain-only [--max-jobs N]` runs the end-to-end drain of 1. alone and
+// `--drain-only [--max-jobs N] [--main]` runs the end-to-end drain of 1. alone and
 // prints the main thread's CPU per job and every thread's CPU in it
 // (steadier than the rate on a busy machine) and its span on the clock of
 // `node --cpu-prof`, to read a profile for the drain alone.
@@ -28,7 +31,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Jobs, openJobs } from '@jobtree/core';
+import { type Jobs, LocalQueue, openJobs } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import { type Scheduler, startScheduler } from '../packages/jobtree/src/processors/index.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
@@ -40,6 +43,8 @@ const { values: args } = parseArgs({
     'drain-only': { type: 'boolean', default: false },
     // With --drain-only: the scheduler's maxJobs (default 1,000).
     'max-jobs': { type: 'string' },
+    // With --drain-only: the handler on the main thread.
+    main: { type: 'boolean', default: false },
     // `--latency-only`: the add -> handler start latency of 2. alone.
     'latency-only': { type: 'boolean', default: false },
   },
@@ -124,11 +129,17 @@ function threadsCpuMs(): Map<string, number> {
   return byName;
 }
 
-/** End-to-end no-op jobs per second, adds included, with `maxJobs` handlers at most running at once. */
-async function drainRate(maxJobs = 1_000, window: DrainWindow = {}): Promise<number> {
+/**
+ * End-to-end no-op jobs per second, adds included, with `maxJobs` handlers
+ * at most running at once: in handler threads, or (`main`) a function on
+ * the main thread.
+ */
+async function drainRate(maxJobs = 1_000, window: DrainWindow = {}, main = false): Promise<number> {
   const jobs = await tempJobs();
   await jobs.setTypeTimeout('noop', 30);
-  const scheduler = await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs });
+  const scheduler = main
+    ? await startScheduler({ jobs, type: 'noop', handler: () => null, maxJobs })
+    : await startScheduler({ jobs, type: 'noop', handler: fixture('noop.ts'), threads: THREADS, maxJobs });
   try {
     // Warm the threads up (they load the handler module on first use).
     const warm = waitFinished(scheduler, 200);
@@ -180,6 +191,45 @@ async function storeOnlyRate(): Promise<number> {
     };
     await Promise.all([...adds, drainer(), drainer()]);
     return DRAIN_JOBS / ((performance.now() - started) / 1000);
+  } finally {
+    await jobs.close();
+  }
+}
+
+/**
+ * The same burst drained through the core's LocalQueue by `workers` loops of
+ * take -> finish (no handler call, no scheduler): the engine under
+ * in-process handlers.
+ */
+async function localQueueRate(workers: number): Promise<number> {
+  const jobs = await tempJobs();
+  await jobs.setTypeTimeout('queue', 30);
+  const queue = new LocalQueue(jobs, 'queue', { size: 500 });
+  try {
+    const started = performance.now();
+    const adds: Promise<unknown>[] = [];
+    for (let i = 0; i < DRAIN_JOBS; i += 1_000) {
+      adds.push(jobs.addMany('queue', Array.from({ length: Math.min(1_000, DRAIN_JOBS - i) }, (_, k) => ({ id: `j${i + k}` }))));
+    }
+    let finished = 0;
+    let allDone: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      allDone = resolve;
+    });
+    const worker = async (): Promise<void> => {
+      for (let job = await queue.take(); job !== undefined; job = await queue.take()) {
+        void queue.finish(job).then(() => {
+          if (++finished === DRAIN_JOBS) allDone();
+        });
+      }
+    };
+    const workersDone = Promise.all(Array.from({ length: workers }, worker));
+    await Promise.all(adds);
+    await done;
+    const rate = DRAIN_JOBS / ((performance.now() - started) / 1000);
+    await queue.stop();
+    await workersDone;
+    return rate;
   } finally {
     await jobs.close();
   }
@@ -241,7 +291,8 @@ async function startLatency(): Promise<{ p50: number; p99: number; legs: { name:
       await jobs.add('lat', id);
       const added = epochNow();
       await finished;
-      const data = (await jobs.getJobData('lat', id)) as { startedAt: number };
+      // The handler's result, stored apart from the job's data.
+      const data = (await jobs.getJob('lat', id))?.result as { startedAt: number };
       if (i < 0) continue; // the first 20 warm up
       samples.push(data.startedAt - before);
       const moments = [before, added, at.accepted, at.sent, data.startedAt];
@@ -319,7 +370,7 @@ async function main(): Promise<void> {
   console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
   if (args['drain-only'] === true) {
     const window: DrainWindow = {};
-    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : Number(args['max-jobs']), window);
+    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : Number(args['max-jobs']), window, args.main === true);
     const cpuPerJob = ((window.cpuMs ?? Number.NaN) * 1000) / DRAIN_JOBS;
     console.log(
       `no-op jobs/s end to end (${DRAIN_JOBS}): ${Math.round(rate)}; main thread CPU ${cpuPerJob.toFixed(1)} µs/job; drain from ${window.from} to ${window.to} µs`,
@@ -335,10 +386,18 @@ async function main(): Promise<void> {
   const baseline = await piscinaRate();
   const drain = await drainRate();
   const fewSlots = await drainRate(FEW_SLOTS);
+  const mainDrain = await drainRate(1_000, {}, true);
+  const mainFewSlots = await drainRate(FEW_SLOTS, {}, true);
+  const queueDrain = await localQueueRate(1_000);
+  const queueFewSlots = await localQueueRate(FEW_SLOTS);
   const storeOnly = await storeOnlyRate();
   const rows: Cell[][] = [
     ratioRow({ metric: `no-op jobs/s end to end (${DRAIN_JOBS}) vs raw piscina no-op tasks/s`, value: drain, baseline, target: 1 }),
     infoRow(`the same jobs on maxJobs ${FEW_SLOTS} (jobs/s)`, fewSlots, baseline),
+    infoRow('the same jobs, handler on the main thread (jobs/s) vs in threads', mainDrain, drain),
+    infoRow(`the same on maxJobs ${FEW_SLOTS}, handler on the main thread (jobs/s) vs in threads`, mainFewSlots, fewSlots),
+    infoRow("the same jobs through the core's LocalQueue, 1,000 take -> finish loops (jobs/s) vs main thread", queueDrain, mainDrain),
+    infoRow(`the same through the LocalQueue, ${FEW_SLOTS} loops (jobs/s) vs main thread`, queueFewSlots, mainFewSlots),
     infoRow('the same jobs through the store alone, no handlers (jobs/s)', storeOnly, baseline),
     infoRow('end to end vs the store alone', drain, storeOnly),
   ];

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import test from 'ava';
-import { workerExecArgv } from '../../packages/actors/src/worker-exec-argv.js';
+import { execArgvWithoutTsx, workerExecArgv } from '../../packages/actors/src/worker-exec-argv.js';
 
 const run = promisify(execFile);
 const TSX = 'file:///deps/tsx/dist/loader.mjs';
@@ -21,6 +21,15 @@ test('without any tsx flag, the loader is added only when running TypeScript', (
   t.deepEqual(workerExecArgv([], resolveTsx, true), [`--import=${TSX}`]);
   t.is(workerExecArgv([], resolveTsx, false), undefined);
   t.is(workerExecArgv([], () => undefined, true), undefined);
+});
+
+test('threads of built JavaScript drop every tsx loader flag, in both flag forms, and keep the others', (t) => {
+  t.deepEqual(
+    execArgvWithoutTsx(['--require', '/x/tsx/dist/preflight.cjs', '--import', TSX, '--no-warnings', '--import=tsx', '--enable-source-maps']),
+    ['--no-warnings', '--enable-source-maps'],
+  );
+  t.deepEqual(execArgvWithoutTsx(['--import', 'tsx', '--import', 'file:///app/otel.mjs']), ['--import', 'file:///app/otel.mjs']);
+  t.is(execArgvWithoutTsx(['--no-warnings']), undefined, 'nothing to drop: Node inherits the flags as they are');
 });
 
 const script = fileURLToPath(new URL('./fixtures/spawn-and-echo.ts', import.meta.url));

@@ -24,7 +24,7 @@ test.serial('reads need no token and answer the tree, the types with counts, the
   const body = status.body as { pid: number; tree: { name: string; children: { name: string }[] }; threads: number[]; scheduler: boolean };
   t.is(body.pid, process.pid);
   t.is(body.tree.name, 'jobs_sup');
-  t.deepEqual(body.tree.children.map((c) => c.name), ['core', 'user_sup', 'activity_monitor_sup', 'notifier_sup', 'jobs_server']);
+  t.deepEqual(body.tree.children.map((c) => c.name), ['core', 'user_sup', 'activity_monitor_sup', 'notifier_sup', 'jobs_server', 'schedule_ticker', 'pruner']);
   t.true(Array.isArray(body.threads));
 
   const types = (await request(`${admin.url}/api/types`)).body as { types: { type: string; timeout: number; pending: number; running: number; finished: number; totals: { added: number; accepted: number; finished: number } }[] };

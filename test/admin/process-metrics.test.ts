@@ -19,6 +19,7 @@ function sources(): MetricsSources {
     queues: { sample: async () => ({ types: [] }) } as unknown as QueueSampler,
     threads: () => 1,
     scheduler: () => undefined,
+    pausedTypes: async () => [],
   };
 }
 

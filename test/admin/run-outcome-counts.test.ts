@@ -52,8 +52,8 @@ test.serial('a run that crashes once and then succeeds counts one crashed run an
   t.like(status.types.find((entry) => entry.type === 'email')?.totals, expected);
   const text = await jobtree('types', '--path', dir);
   t.is(text.code, 0, text.stderr);
-  t.regex(text.stdout, /^type\s+timeout\s+pending\s+running\s+finished\s+accepted\s+succeeded\s+crashed\s+failed$/m);
-  t.regex(text.stdout, /^email\s+30s\s+0\s+0\s+1\s+2\s+1\s+1\s+0$/m);
+  t.regex(text.stdout, /^type\s+timeout\s+paused\s+pending\s+running\s+finished\s+accepted\s+succeeded\s+crashed\s+failed$/m);
+  t.regex(text.stdout, /^email\s+30s\s+-\s+0\s+0\s+1\s+2\s+1\s+1\s+0$/m);
 });
 
 test.serial('a job out of attempts counts as failed, its earlier crashed runs as crashed, and nothing as finished', async (t) => {

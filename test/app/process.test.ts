@@ -1,14 +1,23 @@
 // app.process: handlers run by the type's scheduler, which lives in the tree
-// as processor:<type>. Killing it or closing the app loses no job.
+// as processor:<type>. Killing it or closing the app loses no job. Each
+// test runs with its handler in threads and on the main thread.
 
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { JobsError } from '@jobtree/core';
 import greet from './fixtures/greet-handler.js';
 import { T1, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 
-test.serial('a handler runs each job to its result, stored apart from its input, and the end seen by subscribers and the scheduler summaries', async (t) => {
+type RunIn = 'threads' | 'main';
+
+function testInModes(title: string, implementation: (t: ExecutionContext, runIn: RunIn) => Promise<void>): void {
+  for (const runIn of ['threads', 'main'] as const) {
+    test.serial(`${title} (${runIn === 'main' ? 'main thread' : 'threads'})`, (t) => implementation(t, runIn));
+  }
+}
+
+testInModes('a handler runs each job to its result, stored apart from its input, and the end seen by subscribers and the scheduler summaries', async (t, runIn) => {
   const { app } = await startTempApp(t, {}, { [T1]: 5 });
-  await app.process(T1, greet, { interval: 200, threads: 1 });
+  await app.process(T1, greet, { interval: 200, threads: 1, runIn });
   t.truthy(app.system.whereis(`processor:${T1}`));
   await t.throwsAsync(app.process(T1, greet), { instanceOf: JobsError, code: 'invalid_option' });
   await app.add(T1, 'ada', { name: 'Ada' });
@@ -24,9 +33,9 @@ test.serial('a handler runs each job to its result, stored apart from its input,
   t.truthy(userSup?.children.some((node) => node.name === `processor:${T1}`));
 });
 
-test.serial('killing processor:<type> mid-job loses no job: a new scheduler finishes them all', async (t) => {
+testInModes('killing processor:<type> mid-job loses no job: a new scheduler finishes them all', async (t, runIn) => {
   const { app } = await startTempApp(t, {}, { [T1]: 2 });
-  await app.process(T1, greet, { interval: 200, threads: 1, maxJobs: 4 });
+  await app.process(T1, greet, { interval: 200, threads: 1, maxJobs: 4, runIn });
   const ids = Array.from({ length: 12 }, (_, i) => `job-${i}`);
   for (const id of ids) await app.add(T1, id, { name: id, slowMs: 300 });
   await eventually(async () => (await app.getActiveJobIds(T1)).length > 0, 20_000, 'a running job');
@@ -37,9 +46,9 @@ test.serial('killing processor:<type> mid-job loses no job: a new scheduler fini
   for (const job of await app.getJobs(T1)) t.deepEqual(job.result, { greeting: `hello ${job.id}` });
 });
 
-test.serial('close() during processing loses no job: what was running is finished or pending at the next start', async (t) => {
+testInModes('close() during processing loses no job: what was running is finished or pending at the next start', async (t, runIn) => {
   const { app, dir } = await startTempApp(t, {}, { [T1]: 2 });
-  await app.process(T1, greet, { interval: 200, threads: 1, maxJobs: 3, graceMs: 200 });
+  await app.process(T1, greet, { interval: 200, threads: 1, maxJobs: 3, graceMs: 200, runIn });
   for (let i = 0; i < 8; i++) await app.add(T1, `job-${i}`, { name: `n${i}`, slowMs: 2_000 });
   await eventually(async () => (await app.getActiveJobIds(T1)).length > 0, 20_000, 'a running job');
   await app.close();

@@ -107,6 +107,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       userIntensity: 1_000,
       userPeriodMs: 1_000,
       killTimeoutMs: 300,
+      // The checker reads every acknowledged job back from the store at the end: a long
+      // run (--faults) finishes more jobs than the default retention keeps.
+      retention: false,
     });
     for (const type of allTypes) await app.setTypeTimeout(type, TIMEOUTS[type]!);
     const running = app;

@@ -44,7 +44,18 @@ const log = new HistoryLog(historyPath);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 log.record({ op: 'restart', by: 'harness', detail: `round ${round} ${values.mode}` });
-const app = await startJobs({ path, threads: 1, typeMonitorHoldoffMs: 20, activityMonitorMaxJitterMs: 50, resubscribeTimeoutMs: 15_000, userIntensity: 100, userPeriodMs: 1_000 });
+// The loop reads every acknowledged job back from the store: many rounds
+// (--kills) finish more jobs than the default retention keeps.
+const app = await startJobs({
+  path,
+  threads: 1,
+  typeMonitorHoldoffMs: 20,
+  activityMonitorMaxJitterMs: 50,
+  resubscribeTimeoutMs: 15_000,
+  userIntensity: 100,
+  userPeriodMs: 1_000,
+  retention: false,
+});
 process.stdout.write(`role ${app.role}\n`);
 if (app.role === 'client') {
   const tookOver = setInterval(() => {

@@ -50,7 +50,7 @@ test.serial('against a running app: status shows the tree with restarts and upti
   t.regex(text.stdout, /actor\s+kind\s+id\s+thread\s+restarts\s+uptime/);
   t.regex(text.stdout, /├─ notifier_sup\s+supervisor\s+<[\d.]+>\s+0\s+1\s+\d+s/, 'notifier_sup restarted once');
   t.regex(text.stdout, /notifier:email/);
-  t.regex(text.stdout, /email\s+30s\s+1\s+0\s+0/);
+  t.regex(text.stdout, /email\s+30s\s+-\s+1\s+0\s+0/);
 
   const status = json<{ running: boolean; pid: number; tree: { name: string }; threads: number[]; types: { type: string; pending: number }[] }>(await jobtree('status', '--json', '--path', dir));
   t.true(status.running);
@@ -134,7 +134,7 @@ test.serial('against a closed store: the command opens it and types, jobs, job, 
   t.is(status.tree, null);
   t.like(status.types, [{ type: 'email', pending: 1, finished: 1, totals: null }]);
   t.regex((await ok('status')).stdout, /no app running/);
-  t.regex((await ok('types')).stdout, /email\s+30s\s+1\s+0\s+1/);
+  t.regex((await ok('types')).stdout, /email\s+30s\s+-\s+1\s+0\s+1/);
   t.is(json<{ total: number }>(await ok('jobs', 'email', '--json')).total, 2);
   t.is(json<{ total: number }>(await ok('jobs', 'email', '--state', 'finished', '--json')).total, 1);
   t.like(json(await ok('job', 'email', 'e2', '--json')), { id: 'e2', priority: 4 });

@@ -3,7 +3,9 @@
 // without a reload, a kill button restarts the actor on screen, the scheduler
 // view shows up when the app has a scheduler, killing jobs_sup or core
 // asks first, and a failed job shows its error and history and runs again
-// from its retry button. Screenshots go to test/dashboard/screenshots/ (ignored by git).
+// from its retry button; a type's pause button pauses it and resumes it, and
+// the schedules table lists the schedules.
+// Screenshots go to test/dashboard/screenshots/ (ignored by git).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -213,6 +215,34 @@ if (missing !== undefined) {
     }
     t.like(await app.getJob('email', 'welcome-9'), { outcome: 'succeeded', result: { fixed: true }, data: { dir } });
     await page.screenshot({ path: `${SHOTS}8-retried.png`, fullPage: true });
+    t.deepEqual(problems, []);
+  });
+
+  test.serial("a type's pause button pauses it in the store, and its resume button resumes it; a pause made elsewhere shows; the schedules table lists the schedules", async (t) => {
+    t.timeout(180_000);
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+    await page.locator('button[data-pause="email"]', { hasText: 'pause' }).click();
+    await page.locator('button[data-pause="email"]', { hasText: 'resume' }).waitFor({ timeout: WAIT_MS });
+    t.true(await app.isPaused('email'));
+    await page.screenshot({ path: `${SHOTS}9-paused.png`, fullPage: true });
+    await page.locator('button[data-pause="email"]', { hasText: 'resume' }).click();
+    await page.locator('button[data-pause="email"]', { hasText: 'pause' }).waitFor({ timeout: WAIT_MS });
+    t.false(await app.isPaused('email'));
+    // Paused by another hand (the API, the CLI, another process): the live feed shows it.
+    await app.pause('email');
+    await page.locator('button[data-pause="email"]', { hasText: 'resume' }).waitFor({ timeout: WAIT_MS });
+    // The schedules table: a schedule set now shows with its next tick.
+    const nightly = await app.schedule('nightly', '0 2 * * *', { type: 'email', timezone: 'Europe/Berlin' });
+    await page.locator('tr[data-schedule="nightly"]', { hasText: '0 2 * * * (Europe/Berlin)' }).waitFor({ timeout: WAIT_MS });
+    t.is(await page.locator('tr[data-schedule="nightly"] td[data-tick="next"]').textContent(), new Date(nightly.nextTick!).toISOString().replace('.000Z', 'Z'));
+    await page.screenshot({ path: `${SHOTS}10-schedules.png`, fullPage: true });
     t.deepEqual(problems, []);
   });
 }

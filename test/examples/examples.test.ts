@@ -48,6 +48,20 @@ test('the type limits example runs no more jobs at once than the concurrency, th
   t.regex(out, /closed\s*$/);
 });
 
+test('the schedules example: each tick of an interval adds one job named after its time; schedules() lists the last and next ticks', async (t) => {
+  const out = await runExample('examples/schedules.ts');
+  t.regex(out, /ran: heartbeat@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z, heartbeat@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z/);
+  t.regex(out, /heartbeat: last \S+Z, next \S+Z/);
+  t.regex(out, /nightly: last -, next \d{4}-\d\d-\d\dT0[01]:00:00\.000Z/);
+});
+
+test('the pausing example: a paused type starts nothing, adds go on, a resume wakes the waiting accept', async (t) => {
+  const out = await runExample('examples/pausing.ts');
+  t.regex(out, /paused: true \[ 'email' \]/);
+  t.regex(out, /accept while paused: undefined/);
+  t.regex(out, /after resume: welcome-1/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);

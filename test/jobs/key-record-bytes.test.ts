@@ -100,8 +100,16 @@ test('accept, update and finish rewrite any record the jobs layer stores exactly
           encodeJobRecord({ ...live, seq: undefined, data: newData ?? live.data }, true, userVersion),
         );
         if (!resubmit) {
-          const finished: JobRecord = { ...live, state: 'finished', seq: undefined, lock: undefined, resubmit: false, data: newData ?? live.data };
-          t.deepEqual(finishedRecordBytes(storedRunning, newData), encodeJobRecord(finished));
+          const finished: JobRecord = {
+            ...live,
+            state: 'finished',
+            seq: undefined,
+            lock: undefined,
+            resubmit: false,
+            finishedAt: 1_700_000_000.5,
+            data: newData ?? live.data,
+          };
+          t.deepEqual(finishedRecordBytes(storedRunning, newData, 1_700_000_000.5), encodeJobRecord(finished));
         }
         return true;
       },

@@ -173,6 +173,7 @@ test('job records round-trip, and a fresh sequence is left for the commit to fil
     attempts: 0,
     outcome: undefined,
     outcomeRow: false,
+    finishedAt: undefined,
     retryPolicy: false,
     traceContext: false,
     data,
@@ -212,17 +213,17 @@ test('accept, update and finish rewrite record bytes exactly as encoding the cha
         updatedRecordBytes(live, progress, 0),
         encodeJobRecord({ ...running, seq: undefined, resubmit: true, data: progress }, true, 0),
       );
-      const finished = { ...pending, state: 'finished' as const };
-      t.deepEqual(finishedRecordBytes(live, undefined), encodeJobRecord(finished));
+      const finished = { ...pending, state: 'finished' as const, finishedAt: 1_700_000_000.25 };
+      t.deepEqual(finishedRecordBytes(live, undefined, 1_700_000_000.25), encodeJobRecord(finished));
       const result = Buffer.from('{"ok":true}');
-      t.deepEqual(finishedRecordBytes(live, result), encodeJobRecord({ ...finished, data: result }));
+      t.deepEqual(finishedRecordBytes(live, result, 1_700_000_000.25), encodeJobRecord({ ...finished, data: result }));
     }
   }
 });
 
 test('the continuous flag round-trips next to resubmit, and records written without it read as one-shot', (t) => {
   const data = Buffer.from('null');
-  const base = { state: 'pending' as const, seq: undefined, lock: undefined, priority: 0, scheduledTime: 1, attempts: 0, outcome: undefined, outcomeRow: false, retryPolicy: false, traceContext: false, data };
+  const base = { state: 'pending' as const, seq: undefined, lock: undefined, priority: 0, scheduledTime: 1, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, retryPolicy: false, traceContext: false, data };
   for (const resubmit of [false, true]) {
     for (const continuous of [false, true]) {
       const record = { ...base, resubmit, continuous };

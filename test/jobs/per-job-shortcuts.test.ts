@@ -42,6 +42,7 @@ test('a record encoded from the buffer pool holds zeros where a pending or finis
           attempts: 0,
           outcome: state === 'finished' ? 'succeeded' : undefined,
           outcomeRow: false,
+          finishedAt: undefined,
           retryPolicy: false,
           traceContext: false,
           data: encodeJobData(data),

@@ -47,13 +47,14 @@ const pending: JobRecordInput = {
 
 test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
   const legacy = formatZero(pending);
-  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, retryPolicy: false, traceContext: false });
+  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, retryPolicy: false, traceContext: false });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);
   const finished = formatZero({ ...pending, state: 'finished' });
   t.is(recordState(finished), 'finished');
   t.is(recordOutcome(finished), 'succeeded');
-  t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, data: pending.data });
+  // Finished before the finish log: no time, so no entry to look for.
+  t.like(decodeJobRecord(finished), { outcome: 'succeeded', outcomeRow: false, finishedAt: undefined, data: pending.data });
 });
 
 test('accept and finish rewrite a record of format 0 in place and keep its format', (t) => {
@@ -62,9 +63,16 @@ test('accept and finish rewrite a record of format 0 in place and keep its forma
   t.is(record.length, LEGACY_HEADER_BYTES + pending.data.length);
   t.true(recordRunningUnder(record, lock));
   t.like(decodeJobRecord(record), { state: 'running', lock, continuous: true, priority: 4, attempts: 0, data: pending.data });
-  finishRecordInPlace(record, 'failed', true);
+  finishRecordInPlace(record, 'failed', true, 1_700_000_000.5);
   t.is(recordDataOffset(record), LEGACY_HEADER_BYTES);
-  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', outcomeRow: true, continuous: true, data: pending.data });
+  t.like(decodeJobRecord(record), {
+    state: 'finished',
+    outcome: 'failed',
+    outcomeRow: true,
+    finishedAt: 1_700_000_000.5,
+    continuous: true,
+    data: pending.data,
+  });
 });
 
 test("a job's retry policy flag stays through accept and finish in place, and reads as none in older records", (t) => {
@@ -72,8 +80,8 @@ test("a job's retry policy flag stays through accept and finish in place, and re
   t.true(recordRetryPolicy(record));
   makeRunningUnderNewLock(record, 1);
   t.like(decodeJobRecord(record), { state: 'running', retryPolicy: true, continuous: true });
-  finishRecordInPlace(record, 'failed', true);
-  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', retryPolicy: true, continuous: true });
+  finishRecordInPlace(record, 'failed', true, 1_700_000_000.5);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'failed', finishedAt: 1_700_000_000.5, retryPolicy: true, continuous: true });
   t.false(recordRetryPolicy(formatZero(pending)));
 });
 
@@ -83,8 +91,8 @@ test("a job's trace context flag stays through accept and finish in place, next 
   t.false(recordRetryPolicy(record));
   makeRunningUnderNewLock(record, 1);
   t.like(decodeJobRecord(record), { state: 'running', traceContext: true, retryPolicy: false, continuous: true });
-  finishRecordInPlace(record, 'succeeded', false);
-  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'succeeded', traceContext: true, continuous: true });
+  finishRecordInPlace(record, 'succeeded', false, 1_000);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'succeeded', finishedAt: 1_000, traceContext: true, continuous: true });
   t.false(recordTraceContext(formatZero(pending)));
   t.false(recordTraceContext(encodeJobRecord({ ...pending, retryPolicy: true })));
 });

@@ -55,8 +55,8 @@ test('a record is running under exactly the lock that took it, as newLock wrote 
 test('a finish without new data rewrites the record it read in place, to the same bytes as a fresh copy', (t) => {
   for (const continuous of [false, true]) {
     const value = running(newLock(), continuous);
-    const expected = finishedRecordBytes(value, undefined);
-    const rewritten = finishRecordInPlace(value);
+    const expected = finishedRecordBytes(value, undefined, 1_700_000_000);
+    const rewritten = finishRecordInPlace(value, 'succeeded', false, 1_700_000_000);
     t.is(rewritten, value);
     t.deepEqual(rewritten, expected);
     t.deepEqual(
@@ -69,6 +69,7 @@ test('a finish without new data rewrites the record it read in place, to the sam
         continuous,
         priority: 3,
         scheduledTime: 1_700_000_000.5,
+        finishedAt: 1_700_000_000,
         data: Buffer.from('{"n":1}'),
       }),
     );

@@ -194,6 +194,28 @@ test.serial('a plain Node app runs jobs, actors, supervisors, the jobs applicati
   });
 });
 
+test.serial('in an app run under tsx, a JavaScript handler’s first job runs on a thread started with no TypeScript loader', async (t) => {
+  const { app, scratch } = theInstall();
+  // The workspace's tsx, by URL (the app has none installed): as a TypeScript app on the built package would run.
+  const tsx = import.meta.resolve('tsx');
+  const stdout = await exec(process.execPath, [`--import=${tsx}`, 'first-job.mjs', join(scratch, 'data')], app);
+  const steps = Object.fromEntries(
+    stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => {
+        const { step, value } = JSON.parse(line) as { step: string; value: unknown };
+        return [step, value];
+      }),
+  ) as { 'first job'?: { processMs: number; firstJobMs: number }; 'handler thread'?: { execArgv: string[]; typescriptLoads: boolean } };
+  t.log(`process() resolved in ${steps['first job']?.processMs.toFixed(1)} ms; the first job finished ${steps['first job']?.firstJobMs.toFixed(1)} ms later`);
+  t.truthy(steps['first job'], 'the first job finished');
+  const thread = steps['handler thread'];
+  t.truthy(thread, 'the probe job finished');
+  t.false(thread?.execArgv.some((arg) => arg.includes('tsx')), `the handler thread's execArgv: ${JSON.stringify(thread?.execArgv)}`);
+  t.false(thread?.typescriptLoads, 'no TypeScript loader runs in the handler thread');
+});
+
 test.serial('a TypeScript consumer type-checks against the published declaration files', async (t) => {
   const { app } = theInstall();
   // The workspace's TypeScript and Node types; skipLibCheck is off, so the .d.ts files themselves are checked.

@@ -5,6 +5,7 @@ import type { Jobs } from '@jobtree/core';
 import test from 'ava';
 import {
   type HandlerDefinition,
+  type HandlerJob,
   type StartSchedulerOptions,
   defineHandler,
   startScheduler,
@@ -47,6 +48,10 @@ test('a handler for a declared job type must take that type\'s data', async (t) 
     void startScheduler({ jobs, type: 'typed-thumbnail', handler: wrong });
     // An undeclared type takes any handler.
     void startScheduler({ jobs, type: 'anything', handler: wrong });
+    // A handler function (run on the main thread) is typed the same way, its job's data by the declared type.
+    void startScheduler({ jobs, type: 'typed-thumbnail', handler: async (job) => job.data.size });
+    // @ts-expect-error: the declared type's data is Thumb, not { other: boolean }
+    void startScheduler({ jobs, type: 'typed-thumbnail', handler: async (job: HandlerJob<{ other: boolean }>) => job.data.other });
   };
   t.is(typeof check, 'function');
 });

@@ -2,9 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
+import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
-test('a one-shot job runs its handler and finishes with its result, its input kept', async (t) => {
+testInModes('a one-shot job runs its handler and finishes with its result, its input kept', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('thumb', 'noop');
   const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'a');
@@ -15,7 +15,7 @@ test('a one-shot job runs its handler and finishes with its result, its input ke
   t.deepEqual((await h.jobs.getJob('thumb', 'a'))?.result, { done: true, n: 7 });
 });
 
-test('more continuous jobs than slots all make progress: rotation gives every job a turn', async (t) => {
+testInModes('more continuous jobs than slots all make progress: rotation gives every job a turn', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('follow', 'progress', { maxJobs: 2, maxChurn: 2, interval: 300, acceptWaitMs: 200 });
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -32,7 +32,7 @@ test('more continuous jobs than slots all make progress: rotation gives every jo
   for (const id of ids) t.is(await h.jobs.getJobState('follow', id), 'pending', `${id} went back to the queue`);
 });
 
-test('a crashing job is held back by its backoff and ends failed after its attempts', async (t) => {
+testInModes('a crashing job is held back by its backoff and ends failed after its attempts', async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const scheduler = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
@@ -62,7 +62,7 @@ test('a crashing job is held back by its backoff and ends failed after its attem
   t.is(scheduler.job('fragile', 'x'), undefined, 'a failed job leaves the scheduler');
 });
 
-test('removing a running job aborts its handler signal with cause cancel', async (t) => {
+testInModes('removing a running job aborts its handler signal with cause cancel', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('watch', 'abort-marker', { heartbeatMs: 100 });
   const started = nextEvent(scheduler, 'job:started');
@@ -76,6 +76,7 @@ test('removing a running job aborts its handler signal with cause cancel', async
   t.is(await h.jobs.getJobState('watch', 'w1'), undefined);
 });
 
+// Threads only: it terminates a handler thread.
 test('killing a handler thread mid-job loses no job and counts no crash', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('work', 'misbehave', { threads: 1 });
@@ -97,16 +98,18 @@ test('killing a handler thread mid-job loses no job and counts no crash', async 
   t.is(crashes, 0);
 });
 
-test('stop during processing loses no job', async (t) => {
+testInModes('stop during processing loses no job', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('batch', 'misbehave', { maxJobs: 4 });
   const ids = Array.from({ length: 10 }, (_, i) => `s${i}`);
+  // Listened for before the adds: a handler on the main thread starts while they go on.
+  const started = nextEvent(scheduler, 'job:started');
   for (const [i, id] of ids.entries()) {
     // Some end quickly, some honour their signal, some ignore it past the grace period.
     const orders = i % 3 === 0 ? { sleepMs: 5 } : i % 3 === 1 ? { sleepMs: 30_000, honour: true } : { sleepMs: 30_000 };
     await h.jobs.add('batch', id, orders);
   }
-  await nextEvent(scheduler, 'job:started');
+  await started;
   await eventually(() => scheduler.stats().running === 4);
   await scheduler.stop({ graceMs: 300 });
   const states = await Promise.all(ids.map((id) => h.jobs.getJobState('batch', id)));
@@ -114,6 +117,7 @@ test('stop during processing loses no job', async (t) => {
   t.deepEqual(await h.jobs.getActiveJobIds('batch'), [], 'no job is left running');
 });
 
+// Threads only: only a thread can be ended; on the main thread a loop holds up the application (see in-process-handlers.test.ts).
 test('a handler in an infinite loop costs only its thread: it fails, its neighbours finish', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('spin', 'misbehave', { threads: 1, stuckThreadMs: 1500, attempts: 1 });
@@ -133,6 +137,7 @@ test('a handler in an infinite loop costs only its thread: it fails, its neighbo
   t.like(await h.jobs.getJob('spin', 'loop'), { outcome: 'failed', error: { name: 'ThreadLost' } });
 });
 
+// Threads only: on the main thread it would end the test process.
 test('a handler that calls process.exit crashes only its own job', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('quit', 'misbehave', { threads: 1, attempts: 1 });
@@ -145,16 +150,16 @@ test('a handler that calls process.exit crashes only its own job', async (t) => 
   t.deepEqual((await h.jobs.getJob('quit', 'steady'))?.result, { ok: true });
 });
 
-test('a handler whose result cannot cross threads crashes instead of taking its thread down', async (t) => {
+testInModes('a handler whose result cannot cross threads, or be stored, fails its job and nothing else', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('weird', 'uncloneable', { attempts: 1 });
   const failed = nextEvent(scheduler, 'job:failed');
   await h.jobs.add('weird', 'u1');
-  t.regex((await failed).error, /cannot be sent/);
+  t.regex((await failed).error, h.mode === 'main' ? /not storable/ : /cannot be sent/);
   await eventually(async () => (await h.jobs.getJobState('weird', 'u1')) === 'finished');
 });
 
-test('at stop a one-shot handler that ends within the grace period finishes, one that honours its signal goes back', async (t) => {
+testInModes('at stop a one-shot handler that ends within the grace period finishes, one that honours its signal goes back', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('drain', 'misbehave');
   const started = Promise.all(['quick', 'polite'].map((id) => nextEvent(scheduler, 'job:started', (event) => event.id === id)));
@@ -172,6 +177,7 @@ test('at stop a one-shot handler that ends within the grace period finishes, one
   t.deepEqual(await h.jobs.getJobData('drain', 'polite'), { sleepMs: 60_000, honour: true }, 'its data is kept');
 });
 
+// Threads only: on the main thread an uncaught error is the process's, not one job's.
 test('an error thrown from a handler timer crashes that job alone, though it ends the thread', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('late', 'misbehave', { threads: 1, attempts: 1 });

@@ -7,14 +7,13 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'ava';
-import { eventually, harness, nextEvent } from './scheduler-harness.js';
+import { eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 /** Long enough that only the store's cancellation watch, not a heartbeat, can abort the run in time. */
 const TYPE_TIMEOUT_SECONDS = 300;
 const ABORT_WAIT_MS = 5_000;
 
-test('cancelling a running job aborts its handler with cause cancel long before a heartbeat, and it stays cancelled', async (t) => {
+testInModes('cancelling a running job aborts its handler with cause cancel long before a heartbeat, and it stays cancelled', async (t) => {
   const h = await harness(t, TYPE_TIMEOUT_SECONDS);
   const scheduler = await h.start('long', 'abort-marker');
   const started = nextEvent(scheduler, 'job:started');
@@ -32,7 +31,7 @@ test('cancelling a running job aborts its handler with cause cancel long before 
   t.is(scheduler.job('long', 'c1'), undefined);
 });
 
-test('removing a running job aborts its handler with cause cancel long before a heartbeat, and it stays removed', async (t) => {
+testInModes('removing a running job aborts its handler with cause cancel long before a heartbeat, and it stays removed', async (t) => {
   const h = await harness(t, TYPE_TIMEOUT_SECONDS);
   const scheduler = await h.start('long', 'abort-marker');
   const started = nextEvent(scheduler, 'job:started');
@@ -48,7 +47,7 @@ test('removing a running job aborts its handler with cause cancel long before a 
   t.is(await h.jobs.getJobState('long', 'r1'), undefined);
 });
 
-test('cancelling one running job aborts only its handler: the others run on', async (t) => {
+testInModes('cancelling one running job aborts only its handler: the others run on', async (t) => {
   const h = await harness(t, TYPE_TIMEOUT_SECONDS);
   const scheduler = await h.start('long', 'abort-marker', { maxJobs: 3 });
   const ids = ['k1', 'k2', 'k3'];

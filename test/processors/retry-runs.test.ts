@@ -6,11 +6,10 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'ava';
 import type { RunFailure } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
+import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
-test('a backoff function gets the failed attempt and its error, and its wait is the next attempt time, in the event and in the store', async (t) => {
+testInModes('a backoff function gets the failed attempt and its error, and its wait is the next attempt time, in the event and in the store', async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const calls: [number, RunFailure][] = [];
@@ -38,7 +37,7 @@ test('a backoff function gets the failed attempt and its error, and its wait is 
   t.deepEqual(calls[1], [2, { name: 'Error', message: 'boom' }]);
 });
 
-test('a NonRetryableError thrown by a handler ends its job failed after one attempt, attempts left or not', async (t) => {
+testInModes('a NonRetryableError thrown by a handler ends its job failed after one attempt, attempts left or not', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('strict', 'refuses-input', { attempts: 5 });
   let crashes = 0;
@@ -56,7 +55,7 @@ test('a NonRetryableError thrown by a handler ends its job failed after one atte
   t.is(crashes, 0);
 });
 
-test('retryIf returning false ends the job failed after one attempt; true retries it', async (t) => {
+testInModes('retryIf returning false ends the job failed after one attempt; true retries it', async (t) => {
   const h = await harness(t);
   const seen: RunFailure[] = [];
   const scheduler = await h.start('picky', 'crash', {
@@ -79,7 +78,7 @@ test('retryIf returning false ends the job failed after one attempt; true retrie
   t.like(await crashed, { id: 'y', attempt: 1 });
 });
 
-test('a run longer than maxRunMs has its signal aborted with cause timeout and counts as a crash', async (t) => {
+testInModes('a run longer than maxRunMs has its signal aborted with cause timeout and counts as a crash', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('slow', 'abort-marker', { maxRunMs: 150 });
   const crashed = nextEvent(scheduler, 'job:crashed');
@@ -91,7 +90,7 @@ test('a run longer than maxRunMs has its signal aborted with cause timeout and c
   await eventually(async () => (await h.jobs.getJob('slow', 'x'))?.attempts === 1);
 });
 
-test('a handler that ignores its signal past maxRunMs loses its thread after the grace period, and the run counts as a crash', async (t) => {
+testInModes('a handler that ignores its signal past maxRunMs loses its thread (on the main thread, its run) after the grace period, and the run counts as a crash', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('stubborn', 'misbehave', { maxRunMs: 100, graceMs: 100, attempts: 1 });
   const failed = nextEvent(scheduler, 'job:failed');
@@ -102,7 +101,7 @@ test('a handler that ignores its signal past maxRunMs loses its thread after the
   t.false(existsSync(join(h.dir, 'x')));
 });
 
-test('a restart between attempts keeps the attempt count and the backoff: the job does not run before its wait ends', async (t) => {
+testInModes('a restart between attempts keeps the attempt count and the backoff: the job does not run before its wait ends', async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const options = { clock, acceptWaitMs: 50, attempts: 3, backoff: { type: 'fixed', delayMs: 60_000 } } as const;
@@ -129,7 +128,7 @@ test('a restart between attempts keeps the attempt count and the backoff: the jo
   t.deepEqual(starts, [2]);
 });
 
-test("a job's own retry policy, stored with it, overrides its type's: attempts, backoff and maxRunMs", async (t) => {
+testInModes("a job's own retry policy, stored with it, overrides its type's: attempts, backoff and maxRunMs", async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const fragile = await h.start('fragile', 'crash', { clock, acceptWaitMs: 100, attempts: 5, backoff: { type: 'fixed', delayMs: 600_000 } });

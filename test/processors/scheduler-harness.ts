@@ -1,14 +1,17 @@
 // Shared set-up of the processor tests: a fresh store in a temp dir, a
 // scheduler on it that is stopped at the end, a clock whose time a test can
-// move forward, and waiting on scheduler events instead of sleeping.
+// move forward, and waiting on scheduler events instead of sleeping. A test
+// declared with testInModes runs twice: its handlers in worker threads, and
+// on the main thread (the same fixture's function, passed with runIn: 'main').
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExecutionContext } from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { type Jobs, openJobs } from '@jobtree/core';
 import type { Clock } from '../../packages/jobtree/src/clock.js';
 import {
+  type HandlerDefinition,
   type ProcessorOptions,
   type Scheduler,
   type SchedulerEventTypes,
@@ -17,13 +20,30 @@ import {
 
 export const fixture = (name: string): URL => new URL(`./fixtures/${name}.ts`, import.meta.url);
 
+/** Where a harness's schedulers run their handlers. */
+export type HandlerMode = 'threads' | 'main';
+export const HANDLER_MODES: readonly HandlerMode[] = ['threads', 'main'];
+const modeOf = new WeakMap<ExecutionContext, HandlerMode>();
+
+/** Declares a test once per handler mode (its title says which); the harness it makes runs handlers that way. */
+export function testInModes(title: string, implementation: (t: ExecutionContext, mode: HandlerMode) => Promise<void>): void {
+  for (const mode of HANDLER_MODES) {
+    test(`${title} (${mode === 'main' ? 'main thread' : 'threads'})`, (t) => {
+      modeOf.set(t, mode);
+      return implementation(t, mode);
+    });
+  }
+}
+
 export interface Harness {
   jobs: Jobs;
   dir: string;
+  mode: HandlerMode;
   start(type: string, handler: string, options?: ProcessorOptions): Promise<Scheduler>;
 }
 
 export async function harness(t: ExecutionContext, timeoutSeconds = 3): Promise<Harness> {
+  const mode = modeOf.get(t) ?? 'threads';
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-processors-'));
   const jobs = await openJobs({ path: join(dir, 'db') });
   const schedulers: Scheduler[] = [];
@@ -35,13 +55,23 @@ export async function harness(t: ExecutionContext, timeoutSeconds = 3): Promise<
   return {
     jobs,
     dir,
+    mode,
     async start(type, handler, options = {}) {
       if ((await jobs.getTypeTimeout(type)) === undefined) await jobs.setTypeTimeout(type, timeoutSeconds);
-      const scheduler = await startScheduler({ jobs, type, handler: fixture(handler), threads: 2, ...options });
+      const scheduler =
+        mode === 'main'
+          ? await startScheduler({ jobs, type, handler: await definitionOf(handler), runIn: 'main', ...options })
+          : await startScheduler({ jobs, type, handler: fixture(handler), threads: 2, ...options });
       schedulers.push(scheduler);
       return scheduler;
     },
   };
+}
+
+/** A fixture's handler definition, imported into this thread. */
+async function definitionOf(name: string): Promise<HandlerDefinition<never, unknown>> {
+  const module = (await import(fixture(name).href)) as { default: HandlerDefinition<never, unknown> };
+  return module.default;
 }
 
 /** Resolves with the first event of `name` that `match` accepts. */

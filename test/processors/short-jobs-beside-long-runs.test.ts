@@ -4,13 +4,12 @@
 // while a slot is free; this pins the behaviour any such change must keep.
 
 import { setEnvironmentData } from 'node:worker_threads';
-import test from 'ava';
 import { CONCURRENCY_KEY } from './fixtures/concurrency.js';
-import { eventually, harness, nextEvent } from './scheduler-harness.js';
+import { eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 const COUNT = 400;
 
-test('short jobs do not wait in a thread behind a long one-shot run while a slot is free', async (t) => {
+testInModes('short jobs do not wait in a thread behind a long one-shot run while a slot is free', async (t) => {
   t.timeout(120_000);
   setEnvironmentData(CONCURRENCY_KEY, new SharedArrayBuffer(8));
   const h = await harness(t);
@@ -36,7 +35,7 @@ test('short jobs do not wait in a thread behind a long one-shot run while a slot
   t.false(longFinished, `the long run ended first: ${COUNT - finished.size} short jobs waited for it, one slot idle`);
 });
 
-test('short jobs do not wait in a thread behind a continuous run while a slot is free', async (t) => {
+testInModes('short jobs do not wait in a thread behind a continuous run while a slot is free', async (t) => {
   t.timeout(120_000);
   setEnvironmentData(CONCURRENCY_KEY, new SharedArrayBuffer(8));
   const h = await harness(t);

@@ -6,11 +6,10 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import test from 'ava';
 import type { HandlerJob } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, harness, nextEvent } from './scheduler-harness.js';
+import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
-test("a handler's result is stored apart from the job's input, which stays its data", async (t) => {
+testInModes("a handler's result is stored apart from the job's input, which stays its data", async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('thumb', 'noop');
   const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'a');
@@ -19,7 +18,7 @@ test("a handler's result is stored apart from the job's input, which stays its d
   t.like(await h.jobs.getJob('thumb', 'a'), { state: 'finished', outcome: 'succeeded', data: { n: 7 }, result: { done: true, n: 7 } });
 });
 
-test('a handler that resolves with nothing, undefined or null, leaves no result', async (t) => {
+testInModes('a handler that resolves with nothing, undefined or null, leaves no result', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('quiet', 'returns-nothing');
   const finished = Promise.all(['u', 'n'].map((id) => nextEvent(scheduler, 'job:finished', (event) => event.id === id)));
@@ -33,7 +32,7 @@ test('a handler that resolves with nothing, undefined or null, leaves no result'
   }
 });
 
-test('a job given up after its attempts ends failed, its input intact and its error and history readable', async (t) => {
+testInModes('a job given up after its attempts ends failed, its input intact and its error and history readable', async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const scheduler = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });
@@ -59,7 +58,7 @@ test('a job given up after its attempts ends failed, its input intact and its er
   t.like(await h.jobs.getJob('fragile', 'x'), { state: 'pending', attempts: 0, data: { keep: 'me' } });
 });
 
-test('a job added again while it runs runs again with its input, not with its last result', async (t) => {
+testInModes('a job added again while it runs runs again with its input, not with its last result', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('again', 'held-until-released');
   const finishes: string[] = [];
@@ -73,7 +72,7 @@ test('a job added again while it runs runs again with its input, not with its la
   t.like(await h.jobs.getJob('again', 'a'), { outcome: 'succeeded', data: { dir: h.dir }, result: { ranWith: { dir: h.dir } } });
 });
 
-test("a run's attempt number comes from the store, and a job that used up its attempts elsewhere fails at its next crash", async (t) => {
+testInModes("a run's attempt number comes from the store, and a job that used up its attempts elsewhere fails at its next crash", async (t) => {
   const h = await harness(t);
   await h.jobs.setTypeTimeout('echo', 3);
   await h.jobs.setTypeTimeout('fragile', 3);
@@ -96,7 +95,7 @@ test("a run's attempt number comes from the store, and a job that used up its at
   t.like(await h.jobs.getJob('fragile', 'f'), { outcome: 'failed', attempts: 3, data: { input: 'f' } });
 });
 
-test('a new scheduler carries on from the attempts a stopped one counted in the store', async (t) => {
+testInModes('a new scheduler carries on from the attempts a stopped one counted in the store', async (t) => {
   const h = await harness(t);
   const clock = new SkippingClock();
   const first = await h.start('fragile', 'crash', { attempts: 2, clock, acceptWaitMs: 100 });

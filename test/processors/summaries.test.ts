@@ -1,8 +1,7 @@
 // The scheduler reports its jobs like CouchDB's _scheduler/jobs, and stats.
-import test from 'ava';
-import { eventually, harness, nextEvent } from './scheduler-harness.js';
+import { eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
-test('a running job is summarised with its state, thread, history and node', async (t) => {
+testInModes('a running job is summarised with its state, thread, history and node', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('sum', 'abort-marker');
   const started = nextEvent(scheduler, 'job:started');
@@ -27,7 +26,7 @@ test('a running job is summarised with its state, thread, history and node', asy
   t.deepEqual(JSON.parse(JSON.stringify(all)), all);
 });
 
-test('progress a handler reports is stored and survives a rotation', async (t) => {
+testInModes('progress a handler reports is stored and survives a rotation', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('prog', 'progress', { maxJobs: 1, interval: 200, acceptWaitMs: 100 });
   await h.jobs.add('prog', 'p1', { runs: 0, ticks: 0 }, { continuous: true });

@@ -2,7 +2,7 @@
 // of the first. A client runs app.process handlers in its own process, its
 // takes and finishes going to the owner; its subscriptions are served by
 // the owner's notifiers, which push the events; and the periodic actors
-// (activity monitors, notifiers) run once per store, in the owner, even for
+// (activity monitors, notifiers, the pruner) run once per store, in the owner, even for
 // a type whose timeout a client set. The app's cancel and retry in a
 // client reach the owner's store.
 
@@ -110,3 +110,30 @@ async function eventually(check: () => boolean | Promise<boolean>, ms: number): 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test("only the owner prunes a shared store: a client app's pruner removes nothing, whatever its retention", async (t) => {
+  const dir = await tempDataDir(t, 'app-prune');
+  const app = await startJobs({ path: dir, threads: 1, logLevel: 'silent', retention: false });
+  t.teardown(() => app.close());
+  await app.setTypeTimeout('kept', 30);
+  const ids = ['a', 'b', 'c', 'd'];
+  await app.addMany(
+    'kept',
+    ids.map((id) => ({ id })),
+  );
+  await app.jobs.completeMany((await app.jobs.acceptMany('kept', ids.length)).map((job) => ({ job })));
+  const client = await Peer.start(t, {
+    kind: 'app',
+    path: dir,
+    options: { retention: { default: { succeeded: { maxCount: 0 }, failed: { maxCount: 0 }, cancelled: { maxCount: 0 } }, intervalSeconds: 0.05 } },
+  });
+  t.is(client.role, 'client');
+  // Rounds go by in the client's pruner; none finds a type to prune.
+  const stats = `return app.system.call('pruner', { type: 'stats' })`;
+  for (let waited = 0; ((await client.run(stats)) as { rounds: number }).rounds < 3; waited += 50) {
+    if (waited > 15_000) throw new Error("the client's pruner ran no rounds");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.like(await client.run(stats), { removed: { succeeded: 0, failed: 0, cancelled: 0 }, batches: 0 });
+  t.deepEqual((await app.getJobs('kept', { outcome: 'succeeded' })).map((job) => job.id).sort(), ids);
+});

@@ -43,11 +43,35 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner['retry a succeeded job'], { error: { code: 'not_retryable' } });
   const ids = (step: string): unknown => ((asOwner[step] as { value: { id: string }[] }).value ?? []).map((job) => job.id);
   t.deepEqual(ids('getJobs that failed'), ['o2', 'o4']);
+  t.like(asOwner['pruneFinished: succeeded jobs past a count of 0, one a call'], { value: { removed: 1, indexed: 0, more: true } });
+  t.deepEqual(asOwner['pruneFinished: failed jobs kept forever'], { value: { removed: 0, indexed: 0, more: false } });
+  t.deepEqual(asOwner['pruneFinished: cancelled jobs a day old'], { value: { removed: 0, indexed: 0, more: false } });
+  for (const bad of ['a bad outcome', 'a bad limit', 'an unknown limit', 'a bad batch size']) {
+    t.like(asOwner[`pruneFinished with ${bad}`], { error: { className: 'JobsError', code: 'invalid_option' } }, bad);
+  }
+  t.like(asOwner['pruneFinished with a bad type'], { error: { className: 'JobsError', code: 'invalid_job_type' } });
   const retry = { attempts: 4, backoff: { type: 'exponential', delayMs: 500, maxDelayMs: 8_000, jitter: 0.2 }, maxRunMs: 1_000 };
   t.like(asOwner['getJob with a retry policy'], { value: { id: 'r1', data: { n: 1 }, retry } });
   t.like(asOwner['accept: the retry policy on the handle'], { value: { id: 'r1', retry } });
   t.like(asOwner['add with a backoff function as retry policy'], { error: { code: 'invalid_option' } });
   t.like(asOwner['add with a bad retry policy'], { error: { code: 'invalid_option' } });
+  t.deepEqual(asOwner.isPaused, { value: true });
+  t.like(asOwner['pause of a bad type'], { error: { code: 'invalid_job_type' } });
+  t.deepEqual(asOwner.getPausedTypes, { value: [{ type: 'paused', pausedAt: 'number' }] });
+  t.deepEqual(asOwner['add to a paused type'], { value: 'pending' });
+  t.deepEqual(asOwner['accept of a paused type'], { value: undefined });
+  t.deepEqual(asOwner['acceptMany of a paused type'], { value: [] });
+  t.deepEqual(asOwner['isPaused after resume'], { value: false });
+  t.like(asOwner['accept after resume'], { value: { id: 'p1' } });
+  t.like(asOwner.setSchedule, { value: { name: 'nightly', lastTick: null } });
+  t.like(asOwner['setSchedule with a bad spec'], { error: { code: 'invalid_schedule' } });
+  t.like(asOwner['setSchedule with a bad backfill'], { error: { code: 'invalid_schedule' } });
+  t.deepEqual(asOwner.addScheduleTicks, { value: ['nightly@2026-01-05T10:00:01.000Z'] });
+  t.deepEqual(asOwner['addScheduleTicks again'], { value: [] });
+  t.deepEqual(asOwner['addScheduleTicks of a stale setting'], { value: undefined });
+  t.like(asOwner["a tick's job"], { value: { state: 'pending', data: { n: 1 } } });
+  t.deepEqual(asOwner.removeSchedule, { value: true });
+  t.deepEqual(asOwner['removeSchedule again'], { value: false });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

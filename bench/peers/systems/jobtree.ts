@@ -2,7 +2,8 @@
 // `openJobs` from @jobtree/core with in-process workers (N concurrent
 // accept -> finish loops), the batch calls and the core's LocalQueue when
 // the core has them, and the scheduler of jobtree's processors (handlers in
-// worker threads) when it exports one.
+// worker threads, and a handler function on the main thread) when it
+// exports one.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -221,15 +222,18 @@ interface RunningProcessors {
   stop(): Promise<void>;
 }
 
-/** Starts processors for `type` on `jobs`' store, with `handler` (a module URL) and at most `maxJobs` running. */
-type StartProcessors = (jobs: Jobs, type: string, handler: string, maxJobs: number) => Promise<RunningProcessors>;
+/** A handler function: it runs on the main thread. */
+type HandlerFunction = (job: { id: string }) => unknown;
+
+/** Starts processors for `type` on `jobs`' store, with `handler` (a module URL, or a function) and at most `maxJobs` running. */
+type StartProcessors = (jobs: Jobs, type: string, handler: string | HandlerFunction, maxJobs: number) => Promise<RunningProcessors>;
 
 /** The scheduler of jobtree's processors, as far as this benchmark uses it. */
 interface SchedulerSlice {
   events: { on(event: 'job:finished', listener: (event: { id: string; state: string }) => void): unknown };
   stop(): Promise<void>;
 }
-type StartScheduler = (options: { jobs: Jobs; type: string; handler: string; maxJobs: number }) => Promise<SchedulerSlice>;
+type StartScheduler = (options: { jobs: Jobs; type: string; handler: string | HandlerFunction; maxJobs: number }) => Promise<SchedulerSlice>;
 
 /**
  * How this build of jobtree runs handlers in worker threads: its exported
@@ -258,6 +262,8 @@ export async function findProcessors(): Promise<StartProcessors | string> {
  * gets `maxJobs: workers` and the default `threads` (at most the core count),
  * against BullMQ's one thread per concurrent job: the same number of handlers
  * at once, on as many threads as there are cores (see the README's threads row).
+ * In the drain rows the handler is a function on the main thread (as
+ * BullMQ's Worker runs its processor), `maxJobs: workers`.
  */
 export class JobtreeProcessorsSystem implements BenchSystem {
   readonly label = 'jobtree processors';
@@ -270,19 +276,31 @@ export class JobtreeProcessorsSystem implements BenchSystem {
     this.#start = start;
   }
 
-  async threadedDrain(count: number, workers: number): Promise<DrainResult> {
+  /** Handlers on the main thread: each run is counted by the handler itself. */
+  drain(count: number, workers: number): Promise<DrainResult> {
+    return this.#drain(count, workers, 'm', undefined);
+  }
+
+  threadedDrain(count: number, workers: number): Promise<DrainResult> {
+    return this.#drain(count, workers, 'p', new URL('../handlers/jobtree-noop.mjs', import.meta.url).href);
+  }
+
+  /** Fills the queue, then drains it with `workers` handlers: the module `handlerUrl` in threads, else a function on the main thread. */
+  async #drain(count: number, workers: number, prefix: string, handlerUrl: string | undefined): Promise<DrainResult> {
     return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
-      const ledger = new CompletionLedger('p', count);
-      const runs = listenToHandlerRuns(ledger);
+      const ledger = new CompletionLedger(prefix, count);
+      const runs = handlerUrl === undefined ? undefined : listenToHandlerRuns(ledger);
       let processors: RunningProcessors | undefined;
       try {
         const cpu = new CpuMeter([]);
         cpu.start();
         await fillJobs(jobs, ledger, batchCalls(jobs));
-        processors = await this.#start(jobs, TYPE, new URL('../handlers/jobtree-noop.mjs', import.meta.url).href, workers);
+        const handler = handlerUrl ?? ((job: { id: string }) => void ledger.markRun(job.id));
+        processors = await this.#start(jobs, TYPE, handler, workers);
         processors.onFinished?.((id) => ledger.markComplete(id));
-        const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
-        await watchRun(what, Promise.all([runs.allRun(), ledger.allComplete()]), deadlineMs(count), ledger);
+        const where = handlerUrl === undefined ? 'main thread' : 'threads';
+        const what = `${this.label} (${where}), drain ${count.toLocaleString('en-US')} @ ${workers}`;
+        await watchRun(what, Promise.all([runs?.allRun(), ledger.allComplete()]), deadlineMs(count), ledger);
         const seconds = (performance.now() - ledger.firstRunAt) / 1000;
         const cpuSeconds = cpu.elapsed();
         ledger.verify(this.label);
@@ -290,7 +308,7 @@ export class JobtreeProcessorsSystem implements BenchSystem {
         if (states !== count) throw new PeerBenchError('not_exactly_once', `${what}: ${states} of ${count} jobs finished in the store`);
         return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
       } finally {
-        runs.close();
+        runs?.close();
         await processors?.stop();
       }
     });

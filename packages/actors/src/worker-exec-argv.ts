@@ -55,3 +55,28 @@ function defaultTsxUrl(): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * The parent's execArgv without its tsx loader flags (`--import tsx` and
+ * the like), for threads that run built JavaScript only; undefined when
+ * there is none to drop (Node's default inheritance then applies).
+ */
+export function execArgvWithoutTsx(parentArgv: readonly string[] = process.execArgv): string[] | undefined {
+  const argv: string[] = [];
+  let dropped = false;
+  for (let i = 0; i < parentArgv.length; i++) {
+    const arg = parentArgv[i] as string;
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    if (LOADER_FLAGS.has(flag)) {
+      const value = eq > 0 ? arg.slice(eq + 1) : parentArgv[i + 1];
+      if (value?.includes('tsx')) {
+        dropped = true;
+        if (eq < 0) i++;
+        continue;
+      }
+    }
+    argv.push(arg);
+  }
+  return dropped ? argv : undefined;
+}

@@ -124,6 +124,8 @@ export type JobsErrorCode =
   | 'not_found'
   /** `retry` of a job that did not end failed or cancelled (it is pending, running, or succeeded). */
   | 'not_retryable'
+  /** A schedule's spec (a cron expression, a time zone, an interval) or backfill policy is not one. */
+  | 'invalid_schedule'
   | 'closed'
   /**
    * @jobtree/supervisor: the jobs app stopped because its root supervisor

@@ -48,6 +48,9 @@ export type { ServedCall, ServedConnection, ServedMethod } from './sharing/store
 export { servedJobsCalls } from './sharing/served-jobs-calls.js';
 export type { OwnerConnection } from './sharing/owner-connection.js';
 export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
+export type { PausedType } from './jobs/type-pauses.js';
+export { tickJobId, checkScheduleSpecShape, MAX_TICKS_PER_CALL } from './jobs/schedules.js';
+export type { ScheduleBackfill, ScheduleInput, ScheduleRecord, ScheduleSpec } from './jobs/schedules.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export { LocalQueue, DEFAULT_LOCAL_QUEUE_SIZE } from './jobs/local-queue.js';
 export type {
@@ -92,6 +95,8 @@ export type {
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export type { TypeLimits } from './jobs/type-limits.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
+export { MAX_PRUNE_BATCH } from './jobs/prune-finished.js';
+export type { PruneLimits, PruneOptions, PruneResult } from './jobs/prune-finished.js';
 export { checkJobsConsistency } from './jobs/consistency.js';
 export type { ConsistencyAnomaly, ConsistencyAnomalyKind, ConsistencyReport, RunningJobEntry } from './jobs/consistency.js';
 

@@ -38,6 +38,7 @@ export async function runBodies(
     if (outcome.status === 'rejected' && !(outcome.reason instanceof JobsError)) throw outcome.reason;
   }
   if (handover !== undefined) await handover.serve(tx, batch.length, reads);
+  reads.writeOnceWrites();
   return outcomes;
 }
 

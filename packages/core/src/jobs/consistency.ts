@@ -8,10 +8,15 @@
 //   pending job  <-> exactly one (pending, type, -prio, stime, id) key, with its priority and time; no activity row
 //   running job  <-> exactly one (activity, type, seq) row holding its id, at its current seq; no pending key
 //   finished job <-> no pending key, no activity row; exactly the outcome row its record claims (none, or
-//                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one
+//                    (outcomes, its outcome, type, id)), and a failed or cancelled job always claims one;
+//                    an entry in a (finished_log, type, its outcome, its finish time, seq) row when its
+//                    record has a finish time (none before the log existed); each type's count of those
+//                    jobs is what (finished_count, outcome, type) holds. A log entry of a job no longer
+//                    finished so is allowed (stale: retention drops it).
 
 import type { Subspace } from '../keys/subspace.js';
 import type { Database } from '../storage/interfaces.js';
+import { unpackIds } from './finish-log.js';
 import { JobKeys } from './job-keys.js';
 import { decodeJobRecord, type JobRecord, type JobState } from './job-record.js';
 
@@ -38,7 +43,11 @@ export type ConsistencyAnomalyKind =
   /** A finished job whose record claims an outcome row that is not there, or a failed or cancelled job that claims none. */
   | 'outcome_row_missing'
   /** A type with a concurrency limit whose running counter differs from its activity rows (see type-limits.ts). */
-  | 'running_count_mismatch';
+  | 'running_count_mismatch'
+  /** A finished job whose record has a finish time but no finish log entry at it. */
+  | 'finish_row_missing'
+  /** A type's count of finished jobs with a finish time that is not how many there are. */
+  | 'finish_count_mismatch';
 
 export interface ConsistencyAnomaly {
   kind: ConsistencyAnomalyKind;
@@ -81,17 +90,28 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts, finishRows, countRows } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity, outcomes, limits, counts] = await Promise.all([
+    const [data, pending, activity, outcomes, limits, running, finished, counts] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
       snapshot.getRange(keys.outcomes.range().begin, keys.outcomes.range().end),
       snapshot.getRange(keys.typeLimits.range().begin, keys.typeLimits.range().end),
       snapshot.getRange(keys.typeRunning.range().begin, keys.typeRunning.range().end),
+      snapshot.getRange(keys.finishLog.range().begin, keys.finishLog.range().end),
+      snapshot.getRange(keys.finishedCount.range().begin, keys.finishedCount.range().end),
     ]);
-    return { dataRows: data, pendingRows: pending, activityRows: activity, outcomeRows: outcomes, limitRows: limits, runningCounts: counts };
+    return {
+      dataRows: data,
+      pendingRows: pending,
+      activityRows: activity,
+      outcomeRows: outcomes,
+      limitRows: limits,
+      runningCounts: running,
+      finishRows: finished,
+      countRows: counts,
+    };
   });
 
   const anomalies: ConsistencyAnomaly[] = [];
@@ -181,9 +201,47 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     outcomeRowsOf.add(key);
   }
 
+  // Finish log entries: every finished job with a finish time has one (stale ones are allowed).
+  const loggedAt = new Set<string>();
+  for (const row of finishRows) {
+    const [type, outcome, finishedAt] = tryUnpack(keys.finishLog, row.key);
+    let ids: string[] | undefined;
+    try {
+      ids = unpackIds(row.value);
+    } catch {
+      ids = undefined;
+    }
+    if (typeof outcome !== 'string' || typeof type !== 'string' || typeof finishedAt !== 'number' || ids === undefined) {
+      report('corrupt_row', typeof type === 'string' ? type : '?', undefined, `finish log row ${row.key.toString('hex')} is not (type, outcome, time, seq) -> ids`);
+      continue;
+    }
+    for (const id of ids) loggedAt.add(JSON.stringify([type, id, outcome, finishedAt]));
+  }
+  const rowCounts = new Map<string, number>();
+  for (const { type, record } of jobs.values()) {
+    if (record.state !== 'finished' || record.outcome === undefined || record.finishedAt === undefined) continue;
+    const counted = JSON.stringify([record.outcome, type]);
+    rowCounts.set(counted, (rowCounts.get(counted) ?? 0) + 1);
+  }
+  const storedCounts = new Map<string, number>();
+  for (const row of countRows) {
+    const [outcome, type] = tryUnpack(keys.finishedCount, row.key);
+    storedCounts.set(JSON.stringify([outcome, type]), row.value.length >= 8 ? Number(row.value.readBigInt64LE(0)) : Number.NaN);
+  }
+  for (const counted of new Set([...rowCounts.keys(), ...storedCounts.keys()])) {
+    const rows = rowCounts.get(counted) ?? 0;
+    const stored = storedCounts.get(counted) ?? 0;
+    if (rows === stored) continue;
+    const [outcome, type] = JSON.parse(counted) as [unknown, unknown];
+    report('finish_count_mismatch', String(type), undefined, `${rows} ${String(outcome)} logged jobs, counted ${stored}`);
+  }
+
   const running: RunningJobEntry[] = [];
   for (const [key, { type, id, record }] of jobs) {
     if (record.state === 'finished') {
+      if (record.finishedAt !== undefined && !loggedAt.has(JSON.stringify([type, id, record.outcome, record.finishedAt]))) {
+        report('finish_row_missing', type, id, `a job finished at ${record.finishedAt} without its finish log entry`);
+      }
       const claims = record.outcomeRow || record.outcome === 'failed' || record.outcome === 'cancelled';
       if (claims && !outcomeRowsOf.has(key)) report('outcome_row_missing', type, id, `a ${record.outcome} job without its outcome row`);
     }

@@ -11,11 +11,19 @@
 //   (outcomes, outcome, type, id)       -> JSON what a finished job's run left apart from its
 //                                               data: its result (succeeded), its error (failed),
 //                                               null (cancelled); see outcome-rows.ts
+//   (finished_log, type, outcome, time, seq) -> ids  jobs that finished so at that time (epoch seconds),
+//                                               a row per write batch: the log retention prunes by,
+//                                               oldest first; see finish-log.ts
+//   (finished_count, outcome, type)     -> int64 LE how many of the type's jobs are finished so (an atomic counter)
+//   (finished_scan, type)               -> how far the logging of jobs finished before the log
+//                                               existed has got; see finish-log.ts
 //   (retry_policies, type, id)          -> JSON a job's own retry policy, given to add; see job-retry-policy.ts
 //   (trace_contexts, type, id)          -> JSON the trace context an add carried; see job-trace-context.ts
 //   (type_limits, type)                 -> JSON the type's limits; see type-limits.ts
 //   (type_running, type)                -> counter of the type's running jobs (every take adds, every end subtracts)
 //   (type_rate_windows, type)           -> the start of the type's current rate window and the starts in it
+//   (paused, type)                      -> float64 when the type was paused (ms); see type-pauses.ts
+//   (schedules, name)                   -> JSON a recurring job's schedule; see schedules.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -57,8 +65,16 @@ export class TypeKeys {
   readonly limits: Buffer;
   readonly runningCount: Buffer;
   readonly rateWindow: Buffer;
+  /** (paused, type): present while the type is paused (no take starts a run). */
+  readonly paused: Buffer;
   /** (outcomes, outcome, type) for each outcome: the rows of this type's finished jobs that ended so. */
   readonly outcomes: Readonly<Record<JobOutcome, Subspace>>;
+  /** (finished_log, type, outcome) for each outcome: this type's finish log (finish-log.ts). */
+  readonly finishLog: Readonly<Record<JobOutcome, Subspace>>;
+  /** (finished_count, outcome, type) for each outcome: how many of this type's jobs are finished so. */
+  readonly finishedCount: Readonly<Record<JobOutcome, Buffer>>;
+  /** (finished_scan, type): see finish-log.ts. */
+  readonly finishedScan: Buffer;
   /** (retry_policies, type): the rows of this type's jobs that have their own retry policy. */
   readonly retryPolicies: Subspace;
   /** (trace_contexts, type): the rows of this type's jobs that carry a trace context. */
@@ -82,11 +98,23 @@ export class TypeKeys {
     this.limits = root.typeLimits.pack(type);
     this.runningCount = root.typeRunning.pack(type);
     this.rateWindow = root.typeRateWindows.pack(type);
+    this.paused = root.paused.pack(type);
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
       failed: root.outcomes.subspace('failed', type),
       cancelled: root.outcomes.subspace('cancelled', type),
     };
+    this.finishLog = {
+      succeeded: root.finishLog.subspace(type, 'succeeded'),
+      failed: root.finishLog.subspace(type, 'failed'),
+      cancelled: root.finishLog.subspace(type, 'cancelled'),
+    };
+    this.finishedCount = {
+      succeeded: root.finishedCount.pack(['succeeded', type]),
+      failed: root.finishedCount.pack(['failed', type]),
+      cancelled: root.finishedCount.pack(['cancelled', type]),
+    };
+    this.finishedScan = root.finishedScan.pack(type);
     this.retryPolicies = root.retryPolicies.subspace(type);
     this.traceContexts = root.traceContexts.subspace(type);
     const element = versionstampElement(0);
@@ -340,9 +368,17 @@ export class JobKeys {
   readonly typeLimits: Subspace;
   readonly typeRunning: Subspace;
   readonly typeRateWindows: Subspace;
+  /** (paused, type): see the top of this file. */
+  readonly paused: Subspace;
+  /** (schedules, name): see the top of this file. */
+  readonly schedules: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
+  /** (finished_log, type, outcome, time, seq), (finished_count, outcome, type), (finished_scan, type): see the top of this file. */
+  readonly finishLog: Subspace;
+  readonly finishedCount: Subspace;
+  readonly finishedScan: Subspace;
   /** (retry_policies, type, id): see the top of this file. */
   readonly retryPolicies: Subspace;
   /** (trace_contexts, type, id): see the top of this file. */
@@ -359,8 +395,13 @@ export class JobKeys {
     this.typeLimits = root.subspace('type_limits');
     this.typeRunning = root.subspace('type_running');
     this.typeRateWindows = root.subspace('type_rate_windows');
+    this.paused = root.subspace('paused');
+    this.schedules = root.subspace('schedules');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
+    this.finishLog = root.subspace('finished_log');
+    this.finishedCount = root.subspace('finished_count');
+    this.finishedScan = root.subspace('finished_scan');
     this.retryPolicies = root.subspace('retry_policies');
     this.traceContexts = root.subspace('trace_contexts');
   }

@@ -29,7 +29,7 @@ import {
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
 import {
-  clearOutcomeRow,
+  clearFinishedRows,
   countCancellation,
   pendingRecord,
   readRecord,
@@ -43,6 +43,7 @@ import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
+import { logFinish } from './finish-log.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun } from './type-limits.js';
@@ -106,7 +107,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
     countCancellation(tx, keys);
     countEndedRun(tx, keys);
   }
-  clearOutcomeRow(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record, once);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
   clearTraceContext(tx, keys, id, record.traceContext);
   tx.clear(keys.job(id));
@@ -226,7 +227,8 @@ export function finishJobRead(
   }
   // Only the header changes (and the data, when given): no decode; without
   // new data, no copy either (the value read is this call's own buffer).
-  setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value) : finishedRecordBytes(value, data));
+  const finishedAt = logFinish(tx, keys, 'succeeded', job.id, once);
+  setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value, 'succeeded', false, finishedAt) : finishedRecordBytes(value, data, finishedAt));
   touchActivity(tx, keys, once);
   return 'finished';
 }

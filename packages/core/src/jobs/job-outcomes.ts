@@ -19,11 +19,12 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
 import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordResubmit, withAttempts } from './job-record.js';
-import { clearOutcomeRow, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
+import { clearFinishedRows, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
 import { countEndedRun } from './type-limits.js';
+import { logFinish } from './finish-log.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';
@@ -59,7 +60,8 @@ export function endJobRead(
   // Only the header changes: no decode, no copy (the value read is this call's own buffer).
   const counted = outcome === 'failed' ? withAttempts(value, Math.min(recordAttempts(value) + 1, MAX_ATTEMPTS)) : value;
   if (row !== undefined) setHandedOver(tx, keys.outcomeKey(outcome, job.id), row);
-  setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined));
+  const finishedAt = logFinish(tx, keys, outcome, job.id, once);
+  setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined, finishedAt));
   touchActivity(tx, keys, once);
   return 'finished';
 }
@@ -105,9 +107,19 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
     countCancellation(tx, keys);
     countEndedRun(tx, keys);
   }
+  const finishedAt = logFinish(tx, keys, 'cancelled', id, once);
   tx.set(
     keys.job(id),
-    encodeJobRecord({ ...record, state: 'finished', seq: undefined, lock: undefined, resubmit: false, outcome: 'cancelled', outcomeRow: true }),
+    encodeJobRecord({
+      ...record,
+      state: 'finished',
+      seq: undefined,
+      lock: undefined,
+      resubmit: false,
+      outcome: 'cancelled',
+      outcomeRow: true,
+      finishedAt,
+    }),
   );
   tx.set(keys.outcomeKey('cancelled', id), CANCELLED_ROW);
   touchActivity(tx, keys, once);
@@ -130,7 +142,7 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
       `job ${describe(id)} of type ${describe(keys.type)} is ${what}: only a failed or cancelled job is retried (add it again to run it anew)`,
     );
   }
-  clearOutcomeRow(tx, keys, id, record);
+  clearFinishedRows(tx, keys, id, record, once);
   writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext), once);
   touchActivity(tx, keys, once);
 }

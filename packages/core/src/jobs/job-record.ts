@@ -37,6 +37,14 @@ const SEQ_OFFSET = 1;
 const LOCK_OFFSET = SEQ_OFFSET + TUPLE_VERSIONSTAMP_LENGTH; // 13
 const LOCK_BYTES = 16;
 /**
+ * A finished record has no sequence and no lock: where its lock was, it
+ * holds the time it finished (epoch seconds, float64), the time of its entry
+ * in the finish log (finish-log.ts), so that a prune tells a job still
+ * finished so from one whose entry went stale. 0 in records finished before
+ * the log existed (these bytes were zeroed): such a job has no entry yet.
+ */
+const FINISHED_AT_OFFSET = LOCK_OFFSET;
+/**
  * One byte of flags: bit 0 resubmit, bit 1 continuous, bits 2-3 a finished
  * job's outcome (0 succeeded, 1 failed, 2 cancelled), bit 4 the job has a
  * row in the outcomes subspace (a result, an error, a cancellation), bit 5
@@ -95,6 +103,8 @@ export interface JobRecord {
   outcome: JobOutcome | undefined;
   /** Finished jobs only: the job has a row in the outcomes subspace (its result, error or cancellation). */
   outcomeRow: boolean;
+  /** Finished jobs only: when it finished (epoch seconds), the time of its finish log entry; `undefined` when it has no entry yet. */
+  finishedAt: number | undefined;
   /** The job has its own retry policy, a row in the retry policies subspace. */
   retryPolicy: boolean;
   /** The job carries a trace context, a row in the trace contexts subspace. */
@@ -104,8 +114,8 @@ export interface JobRecord {
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy' | 'traceContext'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'retryPolicy' | 'traceContext'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -159,7 +169,10 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     (record.continuous ? CONTINUOUS_FLAG : 0) |
     (record.retryPolicy ? RETRY_POLICY_FLAG : 0) |
     (record.traceContext ? TRACE_CONTEXT_FLAG : 0);
-  if (record.state === 'finished') flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
+  if (record.state === 'finished') {
+    flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
+    if (record.finishedAt !== undefined) value.writeDoubleBE(record.finishedAt, FINISHED_AT_OFFSET);
+  }
   value[FLAGS_OFFSET] = flags;
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
   value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
@@ -248,6 +261,13 @@ export function recordHasOutcomeRow(value: Buffer): boolean {
   return ((value[0] ?? 0) & STATE_MASK) === STATE_BYTES.finished && ((value[FLAGS_OFFSET] ?? 0) & OUTCOME_ROW_FLAG) !== 0;
 }
 
+/** When an encoded finished record finished (its finish log entry's time), `undefined` when it has none or is not finished. */
+export function recordFinishedAt(value: Buffer): number | undefined {
+  if (((value[0] ?? 0) & STATE_MASK) !== STATE_BYTES.finished) return undefined;
+  const at = value.readDoubleBE(FINISHED_AT_OFFSET);
+  return at === 0 ? undefined : at;
+}
+
 /** The running sequence of an encoded running record (a view, not a copy). */
 export function recordSeq(value: Buffer): Buffer {
   return value.subarray(SEQ_OFFSET, LOCK_OFFSET);
@@ -313,13 +333,13 @@ export function updatedRecordBytes(running: Buffer, data: Buffer | undefined, us
 }
 
 /**
- * A running record's bytes made finished with outcome `succeeded`, with
- * `data` when given (else its own): as `encodeJobRecord` of the finished
- * record (in the record's own format), with no sequence, lock or resubmit
- * flag.
+ * A running record's bytes made finished with outcome `succeeded` at
+ * `finishedAt`, with `data` when given (else its own): as `encodeJobRecord`
+ * of the finished record (in the record's own format), with no sequence,
+ * lock or resubmit flag.
  */
-export function finishedRecordBytes(running: Buffer, data: Buffer | undefined): Buffer {
-  return markFinished(withData(running, data), 'succeeded', false);
+export function finishedRecordBytes(running: Buffer, data: Buffer | undefined, finishedAt: number): Buffer {
+  return markFinished(withData(running, data), 'succeeded', false, finishedAt);
 }
 
 /** A copy of a record's header (in its own format) followed by `data`, or of the whole record. */
@@ -336,10 +356,17 @@ function withData(record: Buffer, data: Buffer | undefined): Buffer {
  * {@link finishedRecordBytes} without new data, made in `running` itself
  * (a record a transaction read is the caller's own copy): no allocation.
  * `outcome` and `outcomeRow`: how the job ended, and whether the caller
- * writes a row in the outcomes subspace for it.
+ * writes a row in the outcomes subspace for it; `finishedAt`: when (the
+ * caller logs it: finish-log.ts).
  */
-export function finishRecordInPlace(running: Buffer, outcome: JobOutcome = 'succeeded', outcomeRow = false): Buffer {
-  return markFinished(running, outcome, outcomeRow);
+export function finishRecordInPlace(running: Buffer, outcome: JobOutcome, outcomeRow: boolean, finishedAt: number): Buffer {
+  return markFinished(running, outcome, outcomeRow, finishedAt);
+}
+
+/** A finished record's bytes (the caller's own copy) given the finish time `finishedAt`, in place. */
+export function setRecordFinishedAt(value: Buffer, finishedAt: number): Buffer {
+  value.writeDoubleBE(finishedAt, FINISHED_AT_OFFSET);
+  return value;
 }
 
 /**
@@ -353,10 +380,11 @@ export function withAttempts(value: Buffer, attempts: number): Buffer {
   return value;
 }
 
-/** Makes a record's header finished: no sequence, lock or resubmit flag; its outcome bits set. */
-function markFinished(value: Buffer, outcome: JobOutcome, outcomeRow: boolean): Buffer {
+/** Makes a record's header finished at `finishedAt`: no sequence, lock or resubmit flag; its outcome bits set. */
+function markFinished(value: Buffer, outcome: JobOutcome, outcomeRow: boolean, finishedAt: number): Buffer {
   value[0] = ((value[0] as number) & ~STATE_MASK) | STATE_BYTES.finished;
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
+  value.writeDoubleBE(finishedAt, FINISHED_AT_OFFSET);
   value[FLAGS_OFFSET] = ((value[FLAGS_OFFSET] as number) & KEPT_FLAGS) | outcomeFlags(outcome, outcomeRow);
   return value;
 }
@@ -383,6 +411,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     attempts: header === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
+    finishedAt: finished ? recordFinishedAt(value) : undefined,
     retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
     data: value.subarray(header),

@@ -39,9 +39,11 @@ import type { JobRecord, JobState } from './job-record.js';
 import { dequeuePending, enqueuePending, removePending, takePending } from './pending-queue.js';
 import type { DequeuedJob, OncePerAttempt, PendingClaims } from './pending-queue.js';
 import type { Job } from './interfaces.js';
+import { uncountFinished } from './finish-log.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun, takeUnderLimits } from './type-limits.js';
+import { isPausedIn } from './type-pauses.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -88,6 +90,7 @@ export function pendingRecord(
     attempts,
     outcome: undefined,
     outcomeRow: false,
+    finishedAt: undefined,
     retryPolicy,
     traceContext,
     data: data ?? NULL_JOB_DATA,
@@ -135,9 +138,15 @@ function idBytes(id: string): Buffer {
   return bytes;
 }
 
-/** Clears the outcome row of a finished job's record, if it has one (see job-outcomes.ts). */
-export function clearOutcomeRow(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord): void {
-  if (record.outcomeRow && record.outcome !== undefined) tx.clear(keys.outcomeKey(record.outcome, id));
+/**
+ * Clears what a finished job's record has apart from it: its outcome row, if
+ * it has one (see job-outcomes.ts); and uncounts it when it is logged (its
+ * log entry goes stale: see finish-log.ts). Nothing for a job that is not finished.
+ */
+export function clearFinishedRows(tx: Transaction, keys: TypeKeys, id: string, record: JobRecord, once?: OncePerAttempt): void {
+  if (record.outcome === undefined) return;
+  if (record.outcomeRow) tx.clear(keys.outcomeKey(record.outcome, id));
+  if (record.finishedAt !== undefined) uncountFinished(tx, keys, record.outcome, once);
 }
 
 /** Re-stamps `watches_activity`: notifiers and type monitors watch it. */
@@ -181,7 +190,7 @@ export function resubmitRecord(
       // trace context is of the add it has just had only when that add
       // gave one (else its next run would join a finished trace).
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
-      clearOutcomeRow(tx, keys, id, current);
+      clearFinishedRows(tx, keys, id, current, once);
       if (changes.traceContext === undefined) clearTraceContext(tx, keys, id, current.traceContext);
       const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined);
       writePending(tx, keys, id, record, once);
@@ -323,6 +332,9 @@ async function takeJobs(
   const budget = shared?.bytesBudget ?? ACCEPT_BYTES_BUDGET;
   const userVersionBase = shared?.userVersionBase ?? 0;
   const once = shared?.once;
+  // A paused type starts nothing: one read per take, answered at once on the embedded engine.
+  const paused = isPausedIn(tx, keys);
+  if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
     const dequeue = dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
@@ -410,6 +422,16 @@ async function takeJobs(
       bytes,
     };
   }
+}
+
+/**
+ * What a take of a paused type gets: no job, and (when a request would wait)
+ * a watch on the pending counter, which a resume bumps.
+ */
+async function pausedBatch(tx: Transaction, keys: TypeKeys, watchUnder: number): Promise<AcceptBatch> {
+  if (watchUnder <= 0) return { jobs: [], watch: undefined, nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
+  await tx.snapshot().get(keys.watchesPending);
+  return { jobs: [], watch: tx.watch(keys.watchesPending), nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
 }
 
 export async function reEnqueuePage(

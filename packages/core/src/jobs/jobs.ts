@@ -49,7 +49,9 @@ import {
 } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import type { JobState } from './job-record.js';
+import type { JobOutcome, JobState } from './job-record.js';
+import { checkPruneArguments, MAX_PRUNE_BATCH, pruneFinished } from './prune-finished.js';
+import type { PruneLimits, PruneOptions, PruneResult } from './prune-finished.js';
 import { flagOwnJob, removeJob, resubmitJob } from './job-operations.js';
 import { cancelJob, retryJob } from './job-outcomes.js';
 import { JobsInTransaction } from './jobs-in-transaction.js';
@@ -60,6 +62,8 @@ import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
 import { TypeLimitsCalls } from './type-limits-calls.js';
 import type { TypeLimits } from './type-limits.js';
+import { type PausedType, TypePauseCalls } from './type-pauses.js';
+import { type ScheduleInput, type ScheduleRecord, ScheduleCalls } from './schedules.js';
 import { WriteBatcher } from './write-batcher.js';
 import type { WriteCounter, WriteRequest } from './write-requests.js';
 import {
@@ -113,6 +117,8 @@ export class JobsHandle {
   readonly #batches: BatchCalls;
   readonly #typeTimeouts: TypeTimeoutCalls;
   readonly #typeLimits: TypeLimitsCalls;
+  readonly #pauses: TypePauseCalls;
+  readonly #schedules: ScheduleCalls;
   /** Turns in which this handle's batchers answered calls (see SettleTurn). */
   readonly #turn = new SettleTurn();
   /** The view of each application transaction given to `in()`: one per transaction. */
@@ -151,6 +157,8 @@ export class JobsHandle {
     this.#batches = new BatchCalls(handle, this.#writes);
     this.#typeTimeouts = new TypeTimeoutCalls(handle, this.#keys);
     this.#typeLimits = new TypeLimitsCalls(handle);
+    this.#pauses = new TypePauseCalls(handle, this.#keys);
+    this.#schedules = new ScheduleCalls(handle, this.#keys, (tx) => this.in(tx));
   }
 
   /** The database this handle runs its transactions on. */
@@ -228,6 +236,69 @@ export class JobsHandle {
   /** A type's limits, or `undefined` when it has none. */
   getTypeLimits(type: string): Promise<TypeLimits | undefined> {
     return this.#typeLimits.getTypeLimits(type);
+  }
+
+  // --- pausing -------------------------------------------------------------
+
+  /**
+   * Pauses a type in the store: from the commit on, no take (`accept`,
+   * `acceptMany`, a local queue's, a processor's) in any process starts a
+   * job of it. Running jobs go on and finish; `add` still adds. Pausing a
+   * paused type changes nothing.
+   */
+  pause(type: string): Promise<void> {
+    return this.#pauses.pause(type);
+  }
+
+  /** Resumes a paused type: accepts waiting for its jobs wake at once, as for a new job. */
+  resume(type: string): Promise<void> {
+    return this.#pauses.resume(type);
+  }
+
+  /** Whether the type is paused. */
+  isPaused(type: string): Promise<boolean> {
+    return this.#pauses.isPaused(type);
+  }
+
+  /** The paused types, in key order, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#pauses.getPausedTypes();
+  }
+
+  // --- schedules (recurring jobs; see schedules.ts) --------------------------
+
+  /**
+   * Stores the schedule `input.name` (replacing one of that name, which
+   * keeps how far its ticks went). The times in it are the caller's: this
+   * layer reads no cron expression (the app's `schedule` does).
+   */
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#schedules.setSchedule(input);
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#schedules.getSchedule(name);
+  }
+
+  /** Every schedule, by name. */
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#schedules.getSchedules();
+  }
+
+  /** Removes a schedule (its ticks' jobs stay). Resolves with whether it existed. */
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#schedules.removeSchedule(name);
+  }
+
+  /**
+   * Adds the jobs of a schedule's due ticks not added yet and records how
+   * far its ticks went, in one transaction: each tick's job is added once
+   * however many processes tick at the same time. Resolves with the ids
+   * added, or `undefined` when the schedule is gone or was set again after
+   * `setAt`.
+   */
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    return this.#schedules.addScheduleTicks(name, setAt, ticks, upTo, nextTick);
   }
 
   // --- creation ------------------------------------------------------------
@@ -310,6 +381,24 @@ export class JobsHandle {
       bytes: writeBytes(keys, id, undefined),
       body: (tx, _userVersion, shared) => retryJob(tx, keys, id, now, shared),
     });
+  }
+
+  /**
+   * Removes finished jobs of `type` that ended as `outcome` beyond `limits`
+   * (`maxAgeSeconds`: older than this at `options.now`; `maxCount`: past
+   * this many, the oldest), oldest first, at most `options.batchSize` (500)
+   * in this call's one transaction. Call it again while it resolves with
+   * `more: true`. A type's jobs finished before the store kept its finish
+   * index are first given their place in it, a page per call (`indexed`),
+   * as if they finished then. Nothing is removed unless it is called: a
+   * store keeps its finished jobs as long as nobody prunes them.
+   */
+  async pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    const keys = this.#typeKeys(type);
+    checkPruneArguments(outcome, limits, options);
+    const now = options?.now ?? nowSeconds();
+    const batchSize = options?.batchSize ?? MAX_PRUNE_BATCH;
+    return this.#run((tx) => pruneFinished(tx, keys, outcome, limits, now, batchSize));
   }
 
   /**

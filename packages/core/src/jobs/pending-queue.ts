@@ -13,6 +13,7 @@ import { hasPrefix } from '../keys/has-prefix.js';
 import { TUPLE_DOUBLE_BYTES, TUPLE_STRING_CODE } from '../keys/tuple-append.js';
 import { parsePendingKey, readTupleDoubleElement } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
+import type { JobOutcome } from './job-record.js';
 
 /**
  * Writes that the calls sharing one transaction attempt need only once
@@ -23,6 +24,19 @@ import type { TypeKeys } from './job-keys.js';
 export interface OncePerAttempt {
   /** True the first time `key` is asked about in this attempt. */
   first(key: Buffer): boolean;
+  /**
+   * Adds `delta` to the counter at `key` (a little-endian int64) at the end
+   * of the attempt: the calls' changes to one counter summed into one
+   * atomic add, not an add per job (see finish-log.ts).
+   */
+  add?(key: Buffer, delta: number): void;
+  /**
+   * Logs the finish of job `id` of the type as `outcome` in the attempt's
+   * one log row for them, written at its end, and returns the attempt's
+   * finish time, which every finish of the attempt is stamped with (see
+   * finish-log.ts).
+   */
+  logFinish?(keys: TypeKeys, outcome: JobOutcome, id: string): number;
   /**
    * Told of every job the attempt enqueues: a write batch serves the
    * accepts parked on its types before it commits (see parked-accepts.ts).

@@ -2,7 +2,9 @@
 // reads many of them make of one key, and the writes they need only once.
 
 import type { Transaction } from '../storage/interfaces.js';
+import { finishTime, writeLogRows } from './finish-log.js';
 import type { TypeKeys } from './job-keys.js';
+import type { JobOutcome } from './job-record.js';
 import type { Handover } from './parked-accepts.js';
 import type { OncePerAttempt } from './pending-queue.js';
 
@@ -16,6 +18,10 @@ export class SharedReads implements OncePerAttempt {
   readonly #tx: Transaction;
   readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
   readonly #written = new Set<Buffer>();
+  #counts: Map<Buffer, number> | undefined;
+  #finishedAt: number | undefined;
+  /** The ids finished in this attempt, by their type and outcome's count key (one stable buffer each). */
+  #finished: Map<Buffer, { keys: TypeKeys; outcome: JobOutcome; ids: string[] }> | undefined;
   readonly #handover: Handover | undefined;
 
   constructor(tx: Transaction, handover?: Handover) {
@@ -36,6 +42,33 @@ export class SharedReads implements OncePerAttempt {
     if (this.#written.has(key)) return false;
     this.#written.add(key);
     return true;
+  }
+
+  add(key: Buffer, delta: number): void {
+    if (this.#counts === undefined) this.#counts = new Map();
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + delta);
+  }
+
+  logFinish(keys: TypeKeys, outcome: JobOutcome, id: string): number {
+    this.#finishedAt ??= finishTime();
+    this.#finished ??= new Map();
+    const key = keys.finishedCount[outcome];
+    const log = this.#finished.get(key);
+    if (log === undefined) this.#finished.set(key, { keys, outcome, ids: [id] });
+    else log.ids.push(id);
+    return this.#finishedAt;
+  }
+
+  /** Writes the counters' summed changes (see add) and the finish log rows (see logFinish): once every call of the attempt has made its writes. */
+  writeOnceWrites(): void {
+    if (this.#counts !== undefined) {
+      for (const [key, delta] of this.#counts) if (delta !== 0) this.#tx.atomicAdd(key, delta);
+      this.#counts = undefined;
+    }
+    if (this.#finished !== undefined && this.#finishedAt !== undefined) {
+      for (const { keys, outcome, ids } of this.#finished.values()) writeLogRows(this.#tx, keys, outcome, this.#finishedAt, ids);
+      this.#finished = undefined;
+    }
   }
 
   enqueued(keys: TypeKeys, scheduledTime: number): void {

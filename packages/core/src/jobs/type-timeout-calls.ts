@@ -7,6 +7,7 @@ import type { HandleContext } from './handle-context.js';
 import { checkTypeTimeout } from './job-input.js';
 import type { JobKeys } from './job-keys.js';
 import { float64 } from './jobs-in-transaction.js';
+import { SCAN_DONE } from './finish-log.js';
 
 /** The type timeout calls of one `Jobs` handle: each method is the `Jobs` method of the same name. */
 export class TypeTimeoutCalls {
@@ -21,7 +22,15 @@ export class TypeTimeoutCalls {
   async setTypeTimeout(type: string, seconds: number): Promise<void> {
     const keys = this.#handle.typeKeys(type);
     const value = float64(checkTypeTimeout(seconds));
-    await this.#handle.run((tx) => tx.set(keys.typeTimeout, value));
+    await this.#handle.run(async (tx) => {
+      // A type that has never had a job has nothing finished before the
+      // finish log existed: nothing for retention to scan (finish-log.ts).
+      const scan = await tx.get(keys.finishedScan);
+      if (scan === undefined && (await tx.getRange(keys.data.range().begin, keys.data.range().end, { limit: 1 })).length === 0) {
+        tx.set(keys.finishedScan, SCAN_DONE);
+      }
+      tx.set(keys.typeTimeout, value);
+    });
   }
 
   async getTypeTimeout(type: string): Promise<number | undefined> {

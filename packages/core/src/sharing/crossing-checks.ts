@@ -35,6 +35,7 @@ import type {
 } from '../jobs/interfaces.js';
 import { encodeJobError } from '../jobs/outcome-rows.js';
 import { checkFailAttemptValues, jobChanges } from '../jobs/write-calls.js';
+import { checkPruneArguments } from '../jobs/prune-finished.js';
 
 /** `add`'s arguments, as the owner checks them before it writes. */
 export function checkAdd(type: unknown, id: unknown, data: unknown, options: AddOptions | undefined): void {
@@ -52,6 +53,12 @@ export function checkAddMany(type: unknown, jobs: readonly JobSpec[]): void {
     checkId(checked.id);
     jobChanges(checked.data, checked);
   }
+}
+
+/** `pruneFinished`'s arguments. */
+export function checkPrune(type: unknown, outcome: unknown, limits: unknown, options: unknown): void {
+  checkType(type);
+  checkPruneArguments(outcome, limits, options);
 }
 
 /** A job creator's `resubmit(type, id, options)`. */

@@ -24,8 +24,11 @@ import type { Versionstamp } from '../keys/versionstamp.js';
 import type { Database, Watch } from '../storage/interfaces.js';
 import { FINISH_COUNTED } from '../jobs/counted-finish.js';
 import { checkFunction, checkJobShape, checkId, checkType } from '../jobs/job-input.js';
-import type { JobState } from '../jobs/job-record.js';
+import type { JobOutcome, JobState } from '../jobs/job-record.js';
+import type { PruneLimits, PruneOptions, PruneResult } from '../jobs/prune-finished.js';
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
+import type { PausedType } from '../jobs/type-pauses.js';
+import type { ScheduleInput, ScheduleRecord } from '../jobs/schedules.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
@@ -60,6 +63,7 @@ import {
   checkFailItem,
   checkJobFail,
   checkJobWrite,
+  checkPrune,
   checkResubmit,
   checkWorkerItem,
 } from './crossing-checks.js';
@@ -154,6 +158,47 @@ export class SharedJobs implements Jobs {
     return this.#run('getTypeLimits', [type], RETRIED) as Promise<TypeLimits | undefined>;
   }
 
+  // --- pausing -------------------------------------------------------------
+
+  pause(type: string): Promise<void> {
+    return this.#run('pause', [type], RETRIED) as Promise<void>;
+  }
+
+  resume(type: string): Promise<void> {
+    return this.#run('resume', [type], RETRIED) as Promise<void>;
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#run('isPaused', [type], RETRIED) as Promise<boolean>;
+  }
+
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#run('getPausedTypes', [], RETRIED) as Promise<PausedType[]>;
+  }
+
+  // --- schedules -----------------------------------------------------------
+
+  setSchedule(input: ScheduleInput): Promise<ScheduleRecord> {
+    return this.#run('setSchedule', [input], RETRIED) as Promise<ScheduleRecord>;
+  }
+
+  getSchedule(name: string): Promise<ScheduleRecord | undefined> {
+    return this.#run('getSchedule', [name], RETRIED) as Promise<ScheduleRecord | undefined>;
+  }
+
+  getSchedules(): Promise<ScheduleRecord[]> {
+    return this.#run('getSchedules', [], RETRIED) as Promise<ScheduleRecord[]>;
+  }
+
+  removeSchedule(name: string): Promise<boolean> {
+    return this.#run('removeSchedule', [name], !RETRIED) as Promise<boolean>;
+  }
+
+  addScheduleTicks(name: string, setAt: number, ticks: readonly number[], upTo: number, nextTick: number | null): Promise<string[] | undefined> {
+    // Made again on a new owner: a tick already added is not added twice.
+    return this.#run('addScheduleTicks', [name, setAt, ticks, upTo, nextTick], RETRIED) as Promise<string[] | undefined>;
+  }
+
   // --- creation ------------------------------------------------------------
 
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
@@ -188,6 +233,14 @@ export class SharedJobs implements Jobs {
 
   retry(type: string, id: string): Promise<void> {
     return this.#run('retry', [type, id], !RETRIED) as Promise<void>;
+  }
+
+  pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    const local = this.handle;
+    if (local !== undefined) return local.pruneFinished(type, outcome, limits, options);
+    // Made again on a next owner: a prune removes what is beyond the policy then, which is what was asked.
+    const check = (): void => checkPrune(type, outcome, limits, options);
+    return this.#remoteChecked(check, 'pruneFinished', [type, outcome, limits, options], RETRIED) as Promise<PruneResult>;
   }
 
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;

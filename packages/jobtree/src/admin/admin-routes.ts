@@ -69,11 +69,37 @@ export function adminRoutes(sources: RouteSources): Route[] {
       method: 'GET',
       path: 'api/types',
       mutates: false,
-      summary: 'job types with their timeout, counts per state and totals since start',
+      summary: 'job types with their timeout, whether paused, counts per state and totals since start',
       handle: async () => {
-        const sample = await sources.queues.sample();
+        const [sample, paused] = await Promise.all([sources.queues.sample(), app.getPausedTypes()]);
         const totals = sources.activity.totals();
-        return { at: sample.at, types: sample.types.map((queue) => ({ ...queue, totals: totals[queue.type] ?? null })) };
+        const pausedTypes = new Set(paused.map((each) => each.type));
+        return {
+          at: sample.at,
+          types: sample.types.map((queue) => ({ ...queue, paused: pausedTypes.has(queue.type), totals: totals[queue.type] ?? null })),
+        };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/types/:type/pause',
+      mutates: true,
+      summary: 'pause a type: no process starts its jobs until resumed (running ones finish)',
+      handle: async ({ params }) => {
+        const type = params[0] as string;
+        await app.pause(type);
+        return { type, paused: true };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/types/:type/resume',
+      mutates: true,
+      summary: 'resume a paused type: its backlog starts at once',
+      handle: async ({ params }) => {
+        const type = params[0] as string;
+        await app.resume(type);
+        return { type, paused: false };
       },
     },
     {
@@ -109,6 +135,13 @@ export function adminRoutes(sources: RouteSources): Route[] {
         await app.clearTypeTimeout(type);
         return { type, timeout: null };
       },
+    },
+    {
+      method: 'GET',
+      path: 'api/schedules',
+      mutates: false,
+      summary: 'the schedules (recurring jobs), each with its last and next tick (ms since the epoch)',
+      handle: async () => ({ at: Date.now(), schedules: await app.schedules() }),
     },
     {
       method: 'GET',

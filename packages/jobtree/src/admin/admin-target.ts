@@ -1,7 +1,8 @@
 // What the admin endpoint needs of a jobs app, by shape (the app passes
 // itself), so that the endpoint does not depend on the app's module.
 
-import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue, TypeLimits } from '@jobtree/core';
+import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue, PausedType, TypeLimits } from '@jobtree/core';
+import type { ScheduleInfo } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
@@ -12,6 +13,10 @@ export interface AdminTarget {
   clearTypeTimeout(type: string): Promise<void>;
   /** A type's limits (read-only here): an app that has none to show leaves it out. */
   getLimits?(type: string): Promise<TypeLimits | undefined>;
+  pause(type: string): Promise<void>;
+  resume(type: string): Promise<void>;
+  getPausedTypes(): Promise<PausedType[]>;
+  schedules(): Promise<ScheduleInfo[]>;
   getJob(type: string, id: string): Promise<JobInfo | undefined>;
   foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A>;
   pendingCount(type: string): Promise<number>;
@@ -46,6 +51,10 @@ export function adminTarget(app: AdminApp): AdminTarget {
     setTypeTimeout: (type, seconds) => app.setTypeTimeout(type, seconds),
     clearTypeTimeout: (type) => app.clearTypeTimeout(type),
     ...(app.getLimits === undefined ? {} : { getLimits: (type: string) => (app.getLimits as NonNullable<AdminApp['getLimits']>)(type) }),
+    pause: (type) => app.pause(type),
+    resume: (type) => app.resume(type),
+    getPausedTypes: () => app.getPausedTypes(),
+    schedules: () => app.schedules(),
     getJob: (type, id) => app.getJob(type, id),
     foldJobs: (type, fold, initial, filter) => app.foldJobs(type, fold, initial, filter),
     pendingCount: (type) => app.pendingCount(type),

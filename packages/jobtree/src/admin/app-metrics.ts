@@ -17,6 +17,8 @@ export interface MetricsSources {
   queues: QueueSampler;
   threads(): number;
   scheduler(): SchedulerView | undefined;
+  /** The paused types, read from the store. */
+  pausedTypes(): Promise<string[]>;
 }
 
 /** add -> start waits and run times span sub-millisecond no-ops to hour-long jobs. */
@@ -39,6 +41,13 @@ export class AppMetrics {
     const removed = new Counter({ name: 'jobtree_jobs_removed_total', help: 'Jobs removed.', labelNames: ['type'], registers });
     const wait = new Histogram({ name: 'jobtree_job_wait_seconds', help: 'From add (or the scheduled time, if later) to accept, for jobs added and accepted in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
     const run = new Histogram({ name: 'jobtree_job_run_seconds', help: 'From accept to finish, whatever the run ended with, for jobs accepted and finished in this process.', labelNames: ['type'], buckets: TIME_BUCKETS, registers });
+    const blocked = new Histogram({
+      name: 'jobtree_event_loop_blocked_seconds',
+      help: "How long the main thread's event loop was held up, each time in-process handlers of the type held it longer than their processor's blockedLoopMs.",
+      labelNames: ['type'],
+      buckets: TIME_BUCKETS,
+      registers,
+    });
     this.#restarts = new Counter({ name: 'jobtree_restarts_total', help: 'Restarts of a child by its supervisor.', labelNames: ['supervisor', 'child'], registers });
     new Gauge({
       name: 'jobtree_jobs',
@@ -51,6 +60,16 @@ export class AppMetrics {
         for (const queue of sample.types) {
           for (const state of ['pending', 'running', 'finished'] as const) this.set({ type: queue.type, state }, queue[state]);
         }
+      },
+    });
+    new Gauge({
+      name: 'jobtree_type_paused',
+      help: 'Paused job types, one series each (value 1): no process starts their jobs until resumed.',
+      labelNames: ['type'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const type of await sources.pausedTypes()) this.set({ type }, 1);
       },
     });
     new Gauge({
@@ -103,6 +122,7 @@ export class AppMetrics {
     });
     events.on('reEnqueued', (type, ids) => reEnqueued.inc({ type }, ids.length));
     events.on('removed', (type) => removed.inc({ type }));
+    events.on('loopBlocked', (type, lagMs) => blocked.observe({ type }, lagMs / 1000));
   }
 
   recordRestart(supervisor: string, child: string): void {

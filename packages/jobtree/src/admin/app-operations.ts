@@ -49,6 +49,9 @@ export class AppOperations {
     this.activity.events.on('reEnqueued', (type, ids) => {
       this.logger.info({ type, count: ids.length, ids: ids.slice(0, LOGGED_IDS) }, 're-enqueued jobs whose worker went silent');
     });
+    this.activity.events.on('loopBlocked', (type, lagMs, ids) => {
+      this.logger.warn({ type, lagMs, ids }, 'in-process handlers held the event loop up: a handler that computes for long belongs in threads');
+    });
   }
 
   /** Logs and counts a supervisor's restarts, crashes and intensity; `nameOf` turns a child id into its actor name. */
@@ -85,6 +88,7 @@ export class AppOperations {
    */
   followScheduler(scheduler: Scheduler): void {
     scheduler.events.on('job:crashed', ({ id }) => this.activity.recordCrashed(scheduler.type, id));
+    scheduler.events.on('loop:blocked', ({ lagMs, jobs }) => this.activity.recordLoopBlocked(scheduler.type, lagMs, jobs));
   }
 
   /** Starts the admin endpoint, when the options asked for one. */
@@ -97,11 +101,15 @@ export class AppOperations {
       queues,
       threads: () => target.threads().length,
       scheduler: () => target.scheduler(),
+      pausedTypes: async () => (await target.getPausedTypes()).map((each) => each.type),
     });
     this.#feed = new LiveFeed(
       {
         tree: () => ({ threads: target.threads(), tree: target.tree() }),
-        queues: async () => ({ ...(await queues.sample()), totals: this.activity.totals() }),
+        queues: async () => {
+          const [sample, paused, schedules] = await Promise.all([queues.sample(), target.getPausedTypes(), target.schedules()]);
+          return { ...sample, totals: this.activity.totals(), paused: paused.map((each) => each.type), schedules };
+        },
         scheduler: () => {
           const view = target.scheduler();
           return view === undefined ? undefined : { stats: statsByType(view), jobs: view.jobs() };

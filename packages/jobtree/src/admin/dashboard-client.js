@@ -1,6 +1,6 @@
 // The dashboard's browser script: listens to /api/events (server-sent
 // events) and redraws the tree, the queues, the jobs of the selected type
-// and the failed ones, and the scheduler; kill and retry buttons post to the
+// and the failed ones, the schedules, and the scheduler; kill, retry, pause and resume buttons post to the
 // API with the token from the page's #token=… fragment (kept in
 // sessionStorage, never sent in a URL).
 
@@ -13,6 +13,7 @@ const state = {
   now: Date.now(),
   clockSkew: 0,
   queues: [],
+  paused: new Set(), // the paused types
   totals: {},
   lastTotals: undefined,
   samples: [], // recent { at, totals }, for rates over RATE_WINDOW_MS
@@ -229,6 +230,7 @@ function renderQueues() {
         { 'data-queue': queue.type, class: queue.type === state.selectedType ? 'selected' : '', onclick: () => selectType(queue.type) },
         el('td', {}, queue.type),
         el('td', {}, `${queue.timeout === undefined || queue.timeout === null ? '—' : `${queue.timeout}s`}${limitsText(queue.limits)}`),
+        el('td', {}, pauseButton(queue.type, state.paused.has(queue.type))),
         el('td', { 'data-count': 'pending' }, String(queue.pending)),
         el('td', { 'data-count': 'running' }, String(queue.running)),
         el('td', { 'data-count': 'finished' }, String(queue.finished)),
@@ -247,6 +249,28 @@ function renderQueues() {
   }
   if (!state.selectedType && types.length > 0) state.selectedType = types[0];
   select.value = state.selectedType;
+}
+
+function renderSchedules(schedules) {
+  $('#schedules-empty').hidden = schedules.length > 0;
+  const time = (ms) => (ms === null || ms === undefined ? '—' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+  const every = (ms) => (ms % 1000 === 0 ? duration(ms) : `${ms} ms`);
+  const when = (spec) => (spec.everyMs !== undefined ? `every ${every(spec.everyMs)}` : spec.timezone ? `${spec.cron} (${spec.timezone})` : spec.cron);
+  const backfill = (policy) => (typeof policy === 'string' ? policy : `within ${duration(policy.withinMs)}`);
+  $('#schedules tbody').replaceChildren(
+    ...schedules.map((schedule) =>
+      el(
+        'tr',
+        { 'data-schedule': schedule.name },
+        el('td', {}, schedule.name),
+        el('td', {}, when(schedule.spec)),
+        el('td', {}, schedule.type),
+        el('td', {}, backfill(schedule.backfill)),
+        el('td', { 'data-tick': 'last' }, time(schedule.lastTick)),
+        el('td', { 'data-tick': 'next' }, time(schedule.nextTick)),
+      ),
+    ),
+  );
 }
 
 // --- jobs -------------------------------------------------------------------------
@@ -342,6 +366,35 @@ function retryButton(type, id) {
   );
 }
 
+function pauseButton(type, paused) {
+  return el(
+    'button',
+    {
+      type: 'button',
+      title: paused ? `${type} is paused: resume it (its backlog starts at once)` : `pause ${type}: no process starts its jobs until resumed`,
+      'data-pause': type,
+      class: paused ? 'paused' : '',
+      onclick: (event) => {
+        event.stopPropagation();
+        void setPaused(type, !paused);
+      },
+    },
+    paused ? 'resume' : 'pause',
+  );
+}
+
+async function setPaused(type, paused) {
+  try {
+    await api('POST', `/api/types/${encodeURIComponent(type)}/${paused ? 'pause' : 'resume'}`);
+    if (paused) state.paused.add(type);
+    else state.paused.delete(type);
+    toast(`${type}: ${paused ? 'paused' : 'resumed'}`);
+  } catch (error) {
+    toast(`${paused ? 'pause' : 'resume'} ${type}: ${error.message}`);
+  }
+  renderQueues();
+}
+
 async function retry(type, id) {
   try {
     await api('POST', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}/retry`);
@@ -420,7 +473,9 @@ function connect() {
     const value = JSON.parse(event.data);
     updateRates(value);
     state.queues = value.types;
+    state.paused = new Set(value.paused || []);
     renderQueues();
+    renderSchedules(value.schedules || []);
     void refreshJobs();
   });
   source.addEventListener('scheduler', (event) => renderScheduler(JSON.parse(event.data)));

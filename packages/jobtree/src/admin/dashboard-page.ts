@@ -82,7 +82,7 @@ const PAGE = `<!doctype html>
   <section id="queues-section">
     <h2>Queues</h2>
     <table id="queues">
-      <thead><tr><th>type</th><th>timeout</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>succeeded/s</th><th title="since the app started: jobs that finished, not given up">succeeded</th><th title="since the app started: runs that crashed, their jobs run again">crashed</th><th title="since the app started: jobs given up once out of attempts">failed</th><th>last minute</th></tr></thead>
+      <thead><tr><th>type</th><th>timeout</th><th title="a paused type starts no job in any process until resumed">paused</th><th>pending</th><th>running</th><th>finished</th><th>accepted/s</th><th>succeeded/s</th><th title="since the app started: jobs that finished, not given up">succeeded</th><th title="since the app started: runs that crashed, their jobs run again">crashed</th><th title="since the app started: jobs given up once out of attempts">failed</th><th>last minute</th></tr></thead>
       <tbody></tbody>
     </table>
     <p class="muted" id="queues-empty">no job types yet</p>
@@ -105,6 +105,12 @@ const PAGE = `<!doctype html>
     <p class="muted">Given up once out of attempts. Click one for its error and history; retry runs it again with its input.</p>
     <table id="failed"><thead><tr><th>id</th><th>attempts</th><th>error</th><th></th></tr></thead><tbody></tbody></table>
     <p class="muted" id="failed-empty">no failed jobs</p>
+  </section>
+  <section class="wide" id="schedules-section">
+    <h2>Schedules</h2>
+    <p class="muted">Recurring jobs: each tick adds one job, named after the schedule and the tick.</p>
+    <table id="schedules"><thead><tr><th>name</th><th>when</th><th>type</th><th>backfill</th><th>last tick</th><th>next tick</th></tr></thead><tbody></tbody></table>
+    <p class="muted" id="schedules-empty">no schedules</p>
   </section>
   <section class="wide" id="scheduler-section" hidden>
     <h2>Scheduler</h2>

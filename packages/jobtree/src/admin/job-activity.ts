@@ -3,7 +3,7 @@
 // finishes by what they left (with the run time when the accept happened
 // here, and each job given up with its error), crashed runs the scheduler
 // retries, cancels, retries of failed or cancelled jobs, re-enqueues and
-// removes.
+// removes; and the main thread's event loop held up by in-process handlers.
 // Metrics, logs and the live views read it; nothing here touches the store.
 
 import type { JobError } from '@jobtree/core';
@@ -29,6 +29,8 @@ export interface JobActivityEventTypes {
   ran: [type: string, runs: number[]];
   reEnqueued: [type: string, ids: string[]];
   removed: [type: string, id: string];
+  /** In-process handlers of `type` held the main thread's event loop up for `lagMs` while `ids` ran. */
+  loopBlocked: [type: string, lagMs: number, ids: string[]];
 }
 
 /** Running totals of one type since the app started. */
@@ -145,6 +147,10 @@ export class JobActivity {
     if (ids.length === 0) return;
     this.#of(type).reEnqueued += ids.length;
     this.events.emit('reEnqueued', type, [...ids]);
+  }
+
+  recordLoopBlocked(type: string, lagMs: number, ids: readonly string[]): void {
+    this.events.emit('loopBlocked', type, lagMs, [...ids]);
   }
 
   recordRemoved(type: string, id: string): void {

@@ -3,7 +3,8 @@
 // (admin/job-activity.ts), which every change made in this process goes
 // through: the app's own calls, its actors' bridge and its processors. A
 // job given up or cancelled by another process sharing the store is that
-// process's event.
+// process's event. Beside them, `loop:blocked`: in-process handlers that held
+// up this process's event loop.
 
 import type { JobError } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
@@ -21,6 +22,14 @@ export interface JobsAppEventTypes {
   'job:failed': [event: { type: string; id: string; error: JobError; attempts: number }];
   /** A pending or running job was ended as cancelled (`app.cancel`, or an actor's `cancel` through the bridge). */
   'job:cancelled': [event: { type: string; id: string }];
+  /**
+   * In-process handlers of `type` (`runIn: 'main'`) held the main thread's
+   * event loop up for `lagMs`, longer than their processor's
+   * `blockedLoopMs`, while the jobs `ids` ran (a handler that held it is
+   * one of them). Also logged as a warning and counted in
+   * `jobtree_event_loop_blocked_seconds`.
+   */
+  'loop:blocked': [event: { type: string; lagMs: number; ids: string[] }];
 }
 
 /**
@@ -34,10 +43,11 @@ export function appEvents(activity: JobActivity, logger: Logger): EventEmitter<J
     try {
       (events.emit as (name: K, event: JobsAppEventTypes[K][0]) => boolean)(name, event);
     } catch (error) {
-      logger.error({ err: error, event: name, type: event.type, id: event.id }, 'an app.events listener threw');
+      logger.error({ err: error, event: name, type: event.type, id: 'id' in event ? event.id : undefined }, 'an app.events listener threw');
     }
   };
   activity.events.on('gaveUp', (type, id, error, attempts) => emit('job:failed', { type, id, error, attempts }));
   activity.events.on('cancelled', (type, id) => emit('job:cancelled', { type, id }));
+  activity.events.on('loopBlocked', (type, lagMs, ids) => emit('loop:blocked', { type, lagMs, ids }));
   return events;
 }

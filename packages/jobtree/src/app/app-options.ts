@@ -3,6 +3,7 @@
 
 import { availableParallelism } from 'node:os';
 import { type Database, type EmbeddedOptions, type FoundationDbOptions, JobsError, OptionNames, type SharingOptions, checkSharingOptions } from '@jobtree/core';
+import { checkRetentionOptions, type RetentionOptions, type RetentionSettings } from './retention-options.js';
 import { OPERATIONS_OPTION_NAMES, type OperationsOptions, type OperationsSettings, checkOperationsOptions } from '../admin/admin-options.js';
 
 /** Where the jobs live: the embedded store (default), a FoundationDB cluster, or a database you opened. */
@@ -16,6 +17,14 @@ export interface JobsAppSettings {
    * @default os.availableParallelism()
    */
   threads: number;
+  /**
+   * Worker threads running the handlers of `app.process`: one pool for every
+   * job type (each type's `maxJobs` is its share of the runs, its `threads`
+   * the most of these threads its runs spread over). They start with the
+   * first `process`.
+   * @default os.availableParallelism()
+   */
+  handlerThreads: number;
   /** How often the jobs server looks for new and removed types (couch_jobs' type_check_period_msec). @default 15000 */
   typeCheckPeriodMs: number;
   /** Random extra delay of each type check, up to this (type_check_max_jitter_msec). @default 5000 */
@@ -28,6 +37,13 @@ export interface JobsAppSettings {
   typeMonitorHoldoffMs: number;
   /** The longest single wait of a type monitor on its type's activity; it is then renewed. @default 60000 */
   typeMonitorPollMs: number;
+  /**
+   * The longest the schedule ticker sleeps between two looks at the stored
+   * schedules: a schedule set in another process is found within this (one
+   * set in this app at once). Ticks themselves come on time, whatever this is.
+   * @default 5000
+   */
+  schedulePollMs: number;
   /** Pause of a periodic actor before it retries after a retryable storage error. @default 100 */
   retryDelayMs: number;
   /** How long a subscription waits for a dead notifier's successor before it ends with `unavailable`. @default 30000 */
@@ -63,20 +79,33 @@ export interface JobsAppSettings {
    * @default 'stop'
    */
   onRootExit: RootExitAction;
+  /** Retention as `startJobs({ retention })` resolved it, or false when every finished job is kept (see retention-options.ts). */
+  retention: RetentionSettings | false;
 }
 
 /** What the process does once the app stopped because jobs_sup ended: keep running, or exit non-zero. */
 export type RootExitAction = 'stop' | 'exit';
 
-export type StartJobsOptions = JobsStoreOptions & Partial<JobsAppSettings> & OperationsOptions;
+export type StartJobsOptions = JobsStoreOptions &
+  Partial<Omit<JobsAppSettings, 'retention'>> &
+  OperationsOptions & {
+    /**
+     * How long and how many finished jobs of each type and outcome are kept;
+     * a pruner removes the rest. On by default (DEFAULT_RETENTION_POLICY:
+     * succeeded and cancelled jobs a day, failed ones a week, at most 10,000
+     * of each per type); `false` keeps every finished job.
+     */
+    retention?: RetentionOptions | false;
+  };
 
-export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRootExit'>> = {
+export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handlerThreads' | 'onRootExit' | 'retention'>> = {
   typeCheckPeriodMs: 15_000,
   typeCheckMaxJitterMs: 5_000,
   activityMonitorMaxJitterMs: 10_000,
   missingTimeoutCheckMs: 5_000,
   typeMonitorHoldoffMs: 50,
   typeMonitorPollMs: 60_000,
+  schedulePollMs: 5_000,
   retryDelayMs: 100,
   resubscribeTimeoutMs: 30_000,
   userIntensity: 3,
@@ -85,10 +114,10 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'onRoo
   clockSpeed: 1,
 };
 
-const SETTING_NAMES = new Set<string>(['threads', ...Object.keys(DEFAULT_SETTINGS)]);
+const SETTING_NAMES = new Set<string>(['threads', 'handlerThreads', ...Object.keys(DEFAULT_SETTINGS)]);
 const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
 /** For the message about an unknown option: every name, and the one meant. */
-const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit'], {
+const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit', 'retention'], {
   concurrency: 'threads',
   workers: 'threads',
   dir: 'path',
@@ -103,9 +132,10 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   }
   const given = options as Record<string, unknown>;
   const store: Record<string, unknown> = {};
-  const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism() };
+  const settings: Record<string, number> = { ...DEFAULT_SETTINGS, threads: availableParallelism(), handlerThreads: availableParallelism() };
   const operations: Record<string, unknown> = {};
   let onRootExit: RootExitAction = 'stop';
+  let retention = checkRetentionOptions(undefined);
   for (const [name, value] of Object.entries(given)) {
     if (value === undefined) continue;
     if (STORE_NAMES.has(name)) {
@@ -121,9 +151,14 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
       onRootExit = value;
       continue;
     }
+    if (name === 'retention') {
+      retention = checkRetentionOptions(value);
+      continue;
+    }
     if (!SETTING_NAMES.has(name)) throw new JobsError('invalid_option', START_OPTIONS.unknownIn({ [name]: value }) ?? `startJobs has no option ${show(name)}`);
-    const least = name === 'threads' || name === 'userPeriodMs' || name === 'typeMonitorPollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (name === 'threads' && !Number.isInteger(value))) {
+    const whole = name === 'threads' || name === 'handlerThreads';
+    const least = whole || name === 'userPeriodMs' || name === 'typeMonitorPollMs' || name === 'schedulePollMs' ? 1 : name === 'clockSpeed' ? Number.MIN_VALUE : 0;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < least || (whole && !Number.isInteger(value))) {
       throw new JobsError('invalid_option', `startJobs option ${name} must be a finite number >= ${least}, got ${show(value)}`);
     }
     settings[name] = value;
@@ -131,7 +166,7 @@ export function checkStartOptions(options: unknown): { store: JobsStoreOptions; 
   checkSharingOptions(store);
   return {
     store: store as JobsStoreOptions,
-    settings: { ...settings, onRootExit } as unknown as JobsAppSettings,
+    settings: { ...settings, onRootExit, retention } as unknown as JobsAppSettings,
     operations: checkOperationsOptions(operations, store.path),
   };
 }

@@ -30,6 +30,8 @@ import {
   type JobSpec,
   type JobStateEntry,
   type JobsInTransaction,
+  type PausedType,
+  type ScheduleSpec,
   type PendingCountOptions,
   type Settled,
   type StoreRole,
@@ -41,7 +43,7 @@ import {
   type WorkerResubmitOptions,
   openDatabase,
 } from '@jobtree/core';
-import type { ClockSpec } from '../clock.js';
+import { type ClockSpec, clockFromSpec } from '../clock.js';
 import { tracedAdd, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
@@ -65,6 +67,8 @@ import { findNotifier } from './notifier-lookup.js';
 import { type AppScheduler, ProcessorRegistry } from './processor-registry.js';
 import { RemoteSubscriptions } from './remote-subscriptions.js';
 import { servedAppCalls } from './served-app-calls.js';
+import { type ScheduleInfo, type ScheduleOptions, scheduleInput, withNextTicks } from './app-schedules.js';
+import type { ScheduleTickerMessage } from './schedule-ticker.js';
 import type { JobStateChange, Subscription } from './subscription.js';
 import { SubscriptionHub } from './subscription-hub.js';
 import { waitForEvent } from './subscription-wait.js';
@@ -145,7 +149,7 @@ export class JobsApp {
   readonly system: JobsAppSystem;
   /** The schedulers that `process` started, by job type, and what they report. */
   readonly scheduler: AppScheduler;
-  /** `job:failed` and `job:cancelled`, as they happen in this process (see {@link JobsAppEventTypes}). */
+  /** `job:failed` and `job:cancelled`, as they happen in this process, and `loop:blocked` (see {@link JobsAppEventTypes}). */
   readonly events: EventEmitter<JobsAppEventTypes>;
 
   /** @internal use startJobs */
@@ -170,6 +174,7 @@ export class JobsApp {
       jobs: () => this.#core.current,
       userChildren: this.#userChildren,
       operations: this.#operations,
+      handlerThreads: settings.handlerThreads,
     });
     this.scheduler = this.#processors.scheduler;
     this.events = appEvents(this.#operations.activity, this.#operations.logger);
@@ -302,9 +307,64 @@ export class JobsApp {
     return this.#call((jobs) => jobs.getTypeLimits(type));
   }
 
+  /**
+   * Pauses a type in the store: no process that shares it (nor any node on
+   * FoundationDB) starts a job of it until `resume`, also after restarts.
+   * Running jobs finish; `add` still adds.
+   */
+  pause(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.pause(type));
+  }
+
+  /** Resumes a paused type: its waiting processors and accepts take its backlog at once. */
+  resume(type: string): Promise<void> {
+    return this.#call((jobs) => jobs.resume(type));
+  }
+
+  isPaused(type: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.isPaused(type));
+  }
+
+  /** The paused types, each with when it was paused (ms since the epoch). */
+  getPausedTypes(): Promise<PausedType[]> {
+    return this.#call((jobs) => jobs.getPausedTypes());
+  }
+
   /** Adds a job (see `Jobs.add`), under an OpenTelemetry span whose context the job carries to its runs when a tracer records. */
   add<T extends string>(type: T, id: string, data?: JobInputOf<T>, options?: AddOptions): Promise<JobState> {
     return tracedAdd(type, id, options, (traced) => this.#call((jobs) => jobs.add(type, id, data, traced)));
+  }
+
+  /**
+   * Stores a recurring job: at each tick of `spec` (a cron expression, 5
+   * fields or 6 with seconds first, in `options.timezone`; or `{ everyMs }`)
+   * a job of `options.type` is added with id `<name>@<tick ISO time>`, once
+   * per tick however many processes or nodes run the app. Setting a name
+   * again replaces its schedule. A bad cron expression or time zone rejects
+   * with JobsError `invalid_schedule`. Resolves with the stored schedule.
+   */
+  async schedule(name: string, spec: string | ScheduleSpec, options: ScheduleOptions): Promise<ScheduleInfo> {
+    const input = scheduleInput(name, spec, options, clockFromSpec(this.#clock).now());
+    const record = await this.#call((jobs) => jobs.setSchedule(input));
+    this.#wakeScheduleTicker();
+    return record;
+  }
+
+  /** Removes a schedule (the jobs its ticks added stay). Resolves with whether it existed. */
+  unschedule(name: string): Promise<boolean> {
+    return this.#call((jobs) => jobs.removeSchedule(name));
+  }
+
+  /** The stored schedules, by name, each with its next tick (`nextTick`) as of now and its last (`lastTick`), in ms. */
+  async schedules(): Promise<ScheduleInfo[]> {
+    const records = await this.#call((jobs) => jobs.getSchedules());
+    return withNextTicks(records, clockFromSpec(this.#clock).now());
+  }
+
+  #wakeScheduleTicker(): void {
+    // A restarting ticker looks at the schedules when it starts anyway.
+    if (this.#actors.whereis(SYSTEM_NAMES.scheduleTicker) === undefined) return;
+    this.#actors.cast<ScheduleTickerMessage>(SYSTEM_NAMES.scheduleTicker, { type: 'check' });
   }
 
   remove(type: string, id: string): Promise<boolean> {
@@ -457,7 +517,9 @@ export class JobsApp {
   /**
    * Runs the jobs of `type` with a handler: a scheduler (couch_replicator's,
    * see the processors section of the README) takes them in batches and runs
-   * the handler module's default export in a pool of worker threads. The
+   * the handler: a function on the main thread's event loop, a
+   * `defineHandler` definition or module in a pool of worker threads
+   * (`runIn` chooses for a definition). The
    * scheduler lives in the tree as `processor:<type>` under `user_sup`: if it
    * is killed, its handlers are cut off, their jobs go back to the queue and
    * a new scheduler starts. `app.close()` stops it gracefully first.
@@ -497,6 +559,7 @@ export class JobsApp {
     this.#remote?.close();
     await this.#hub?.close();
     if (this.#root !== undefined) await this.#root.stop().catch(() => {});
+    await this.#processors.close();
     await this.#actors.shutdown();
     await this.#core.closeAll();
     await this.#closeStore();
@@ -543,7 +606,7 @@ export class JobsApp {
       () => this.#withdraw(),
       async () => this.#remote?.close(error),
       async () => this.#hub?.close(error),
-      () => this.#processors.stopAll(),
+      () => this.#processors.close(),
       () => this.#actors.shutdown(),
       () => this.#core.closeAll(),
       // Last but the store: the answer to the request that killed the root (a kill route) goes out first.

@@ -6,7 +6,21 @@
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
 import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
-import type { AcceptOptions, Job, JobErrorInput, JobInfo, JobState, Jobs, JsonValue, Versionstamp } from '@jobtree/core';
+import { ScheduleTimesCache, tickSchedules } from './schedule-ticks.js';
+import type {
+  AcceptOptions,
+  Job,
+  JobErrorInput,
+  JobInfo,
+  JobOutcome,
+  JobState,
+  Jobs,
+  JsonValue,
+  PruneLimits,
+  PruneOptions,
+  PruneResult,
+  Versionstamp,
+} from '@jobtree/core';
 
 /** One job as a notifier needs it: its state and data, or `not_found`. */
 export interface JobSnapshot {
@@ -42,6 +56,8 @@ export class JobsBridge {
   readonly #jobs: Jobs;
   /** Waiting accepts by owner actor, so an owner's death cancels them. */
   readonly #acceptsByOwner = new Map<string, Set<AbortController>>();
+  /** The schedules' parsed times, kept across the ticker's passes. */
+  readonly #scheduleTimes = new ScheduleTimesCache();
   /** Called after setTypeTimeout/clearTypeTimeout, so the jobs server checks types at once. */
   readonly #onTypesChanged: () => void;
 
@@ -73,6 +89,16 @@ export class JobsBridge {
     return this.#jobs.role === 'owner' ? this.#jobs.getTypes() : [];
   }
 
+  /**
+   * The schedule ticker's pass at `now` (app clock ms): adds the jobs of the
+   * due ticks and resolves with when the next is due. Only while this
+   * process owns the store (in a client, none: the owner ticks).
+   */
+  async tickSchedules(now: number): Promise<number | undefined> {
+    if (this.#jobs.role !== 'owner') return undefined;
+    return (await tickSchedules(this.#jobs, now, this.#scheduleTimes)).nextAt;
+  }
+
   getTypeTimeout(type: string): Promise<number | undefined> {
     return this.#jobs.getTypeTimeout(type);
   }
@@ -98,6 +124,11 @@ export class JobsBridge {
 
   retry(type: string, id: string): Promise<void> {
     return this.#jobs.retry(type, id);
+  }
+
+  /** One prune transaction (see Jobs.pruneFinished): the pruner's. */
+  pruneFinished(type: string, outcome: JobOutcome, limits: PruneLimits, options?: PruneOptions): Promise<PruneResult> {
+    return this.#jobs.pruneFinished(type, outcome, limits, options);
   }
 
   getJob(type: string, id: string): Promise<JobInfo | undefined> {

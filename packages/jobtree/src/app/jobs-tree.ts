@@ -6,7 +6,9 @@
 //    ├─ user_sup             (one_for_one) your actors and supervisors
 //    ├─ activity_monitor_sup (one_for_one, 10 per 3 s) activity_monitor:<type>, temporary
 //    ├─ notifier_sup         (one_for_one, 10 per 3 s) notifier:<type> (+ linked type_monitor:<type>), temporary
-//    └─ jobs_server          starts/stops the per-type children, crashes when one dies
+//    ├─ jobs_server          starts/stops the per-type children, crashes when one dies
+//    ├─ schedule_ticker      adds the jobs of the stored schedules' due ticks
+//    └─ pruner               removes finished jobs beyond their retention (when the app has one)
 //
 // with the events of each supervisor and how its children are named, for the
 // live tree and the logs to follow. The app starts jobs_sup from it.
@@ -17,6 +19,9 @@ import type { ClockSpec } from '../clock.js';
 import type { JobsAppSettings } from './app-options.js';
 import coreServer, { type CoreServerArgs } from './core-server.js';
 import jobsServer from './jobs-server.js';
+import pruner from './pruner.js';
+import type { RetentionSettings } from './retention-options.js';
+import scheduleTicker from './schedule-ticker.js';
 
 /** The registered names of the jobs tree's own actors. */
 export const SYSTEM_NAMES = {
@@ -26,6 +31,8 @@ export const SYSTEM_NAMES = {
   activityMonitorSup: 'activity_monitor_sup',
   notifierSup: 'notifier_sup',
   server: 'jobs_server',
+  pruner: 'pruner',
+  scheduleTicker: 'schedule_ticker',
 } as const;
 
 /** A supervisor of the tree, as the live tree and the logs follow it. */
@@ -84,13 +91,30 @@ export function jobsTree({ settings: s, clock, core, userChildren }: JobsTreeOpt
       { name: SYSTEM_NAMES.server, placement: 'main' },
     ),
   };
+  const ticker: ChildSpec = {
+    id: SYSTEM_NAMES.scheduleTicker,
+    start: actorStart(
+      scheduleTicker,
+      { supervisor: SYSTEM_NAMES.root, clock, pollMs: s.schedulePollMs },
+      { name: SYSTEM_NAMES.scheduleTicker, placement: 'main' },
+    ),
+  };
   return {
     root: {
       spec: {
         strategy: 'rest_for_one',
         intensity: 3,
         period: 10_000,
-        children: [{ id: SYSTEM_NAMES.core, start: actorStart(coreServer, core, { name: SYSTEM_NAMES.core, placement: 'main' }) }, user, monitors, notifiers, server],
+        children: [
+          { id: SYSTEM_NAMES.core, start: actorStart(coreServer, core, { name: SYSTEM_NAMES.core, placement: 'main' }) },
+          user,
+          monitors,
+          notifiers,
+          server,
+          ticker,
+          // Last: under rest_for_one its crash restarts it alone.
+          ...(s.retention === false || s.retention === undefined ? [] : [prunerChild(s.retention, clock)]),
+        ],
       },
       events: createSupervisorEvents(),
     },
@@ -105,6 +129,14 @@ export function jobsTree({ settings: s, clock, core, userChildren }: JobsTreeOpt
         companion: (name) => `type_monitor:${name.slice('notifier:'.length)}`,
       },
     ],
+  };
+}
+
+/** The pruner, which keeps finished jobs within the app's retention. */
+function prunerChild(retention: RetentionSettings, clock: ClockSpec): ChildSpec {
+  return {
+    id: SYSTEM_NAMES.pruner,
+    start: actorStart(pruner, { supervisor: SYSTEM_NAMES.root, retention, clock }, { name: SYSTEM_NAMES.pruner, placement: 'main' }),
   };
 }
 

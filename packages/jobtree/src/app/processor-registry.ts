@@ -8,18 +8,17 @@ import type { ActorId, ActorSystem, ExitReason } from '@jobtree/actors';
 import { type JobDataOf, type Jobs, JobsError } from '@jobtree/core';
 import type { AppOperations } from '../admin/app-operations.js';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
+import { HandlerThreads } from '../processors/handler-threads.js';
 import {
   DEFAULT_GRACE_MS,
   type HandlerFor,
   type JobSummary,
   type ProcessorOptions,
-  type Scheduler,
   type SchedulerJobs,
   type SchedulerStats,
-  startScheduler,
 } from '../processors/index.js';
 import { resolveProcessorOptions } from '../processors/processor-options.js';
-import { checkSchedulerStart } from '../processors/scheduler.js';
+import { Scheduler, checkSchedulerStart } from '../processors/scheduler.js';
 import { SYSTEM_NAMES } from './jobs-tree.js';
 import { nameReleased } from './name-change.js';
 import processorServer from './processor-server.js';
@@ -44,6 +43,8 @@ export interface ProcessorRegistryOptions {
   jobs(): Jobs;
   userChildren: UserChildren;
   operations: Pick<AppOperations, 'followScheduler'>;
+  /** Threads of the handler pool every type's processor shares. */
+  handlerThreads: number;
 }
 
 export class ProcessorRegistry {
@@ -52,6 +53,8 @@ export class ProcessorRegistry {
   readonly #current = new Map<string, { scheduler: Scheduler; actor: ActorId }>();
   /** Every scheduler started and not stopped yet, the orphans of killed processors included. */
   readonly #live = new Set<Scheduler>();
+  /** The handler threads of every type's processor, started by the first `process`. */
+  #threads: HandlerThreads | undefined;
   readonly scheduler: AppScheduler;
 
   constructor(options: ProcessorRegistryOptions) {
@@ -77,10 +80,20 @@ export class ProcessorRegistry {
     // Checked here, not only in the child's start: a mistake is the caller's
     // SchedulerError, and no processor starts (to fail, or to fail its jobs).
     resolveProcessorOptions(options);
-    await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
+    const checked = await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
+    // A handler in threads: the threads start now, and the module loads in
+    // them before any job waits for it (a module that does not load is the
+    // caller's error). A handler on the main thread needs no thread.
+    let threads: HandlerThreads | undefined;
+    if (typeof checked.handler === 'string') {
+      this.#threads ??= new HandlerThreads({ threads: this.#options.handlerThreads });
+      threads = this.#threads;
+      await threads.load(checked.handler);
+    }
     let previous: Scheduler | undefined;
     const start = async (actor: ActorId): Promise<Scheduler> => {
-      const scheduler = await startScheduler<T, D, R>({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof startScheduler<T, D, R>>[0]);
+      const started = await checkSchedulerStart({ clock, ...options, jobs: jobs(), type, handler } as Parameters<typeof checkSchedulerStart>[0]);
+      const scheduler = new Scheduler(jobs(), type, started.handler, started.settings, threads);
       // A restarted processor keeps the crash records of the one it replaces (attempts, backoffs).
       if (previous !== undefined) scheduler.continueFrom(previous);
       previous = scheduler;
@@ -113,6 +126,12 @@ export class ProcessorRegistry {
   /** Stops every scheduler not stopped yet at once: what a dead tree leaves behind. */
   async stopAll(): Promise<void> {
     await Promise.all([...this.#live].map((scheduler) => this.#stopAtOnce(scheduler)));
+  }
+
+  /** Stops every scheduler left at once, then the handler threads. */
+  async close(): Promise<void> {
+    await this.stopAll();
+    await this.#threads?.close();
   }
 
   /** A processor actor died: a killed one never ran its stop, so its scheduler is stopped now. */

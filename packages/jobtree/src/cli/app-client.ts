@@ -1,7 +1,7 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
 import type { AddOptions, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypesView } from './backend.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 /** A request that takes longer than this means the app is stuck, not busy. */
@@ -64,6 +64,14 @@ export class AppClient implements Backend {
 
   async limits(type: string): Promise<{ type: string; limits: TypeLimits | null }> {
     return this.#request('GET', `/api/types/${encodeURIComponent(type)}/limits`);
+  }
+
+  async schedules(): Promise<SchedulesView> {
+    return this.#request('GET', '/api/schedules');
+  }
+
+  async setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }> {
+    return this.#request('POST', `/api/types/${encodeURIComponent(type)}/${paused ? 'pause' : 'resume'}`);
   }
 
   async scheduler(): Promise<SchedulerReport> {

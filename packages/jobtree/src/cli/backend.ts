@@ -5,9 +5,12 @@
 import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { JobTotals } from '../admin/job-activity.js';
 import type { TypeQueue } from '../admin/queue-sampler.js';
+import type { ScheduleInfo } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 
 export interface TypeView extends TypeQueue {
+  /** Whether the type is paused (no process starts its jobs). */
+  paused: boolean;
   /** Totals since the app started; null when read from a closed store. */
   totals: JobTotals | null;
 }
@@ -17,6 +20,13 @@ export interface TypesView {
   /** Epoch ms when the counts were read. */
   at: number;
   types: TypeView[];
+}
+
+/** The schedules, as `GET /api/schedules` answers them (and `schedules --json` prints them). */
+export interface SchedulesView {
+  /** Epoch ms when they were read. */
+  at: number;
+  schedules: ScheduleInfo[];
 }
 
 export interface StatusView {
@@ -77,6 +87,9 @@ export interface Backend {
   setTimeout(type: string, seconds: number | undefined): Promise<{ type: string; timeout: number | null }>;
   /** A type's limits (`GET /api/types/:type/limits`); null when it has none. */
   limits(type: string): Promise<{ type: string; limits: TypeLimits | null }>;
+  schedules(): Promise<SchedulesView>;
+  /** Pauses (`paused` true) or resumes a type. */
+  setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }>;
   scheduler(): Promise<SchedulerReport>;
   kill(name: string): Promise<KillReport>;
   /** The dashboard's URL, with the token in its fragment when known. */

@@ -2,7 +2,7 @@
 
 import type { JobError, JobInfo } from '@jobtree/core';
 import type { TreeNode } from '../app/live-tree.js';
-import type { JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView } from './backend.js';
+import type { JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView } from './backend.js';
 
 export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms) || ms < 0) return '-';
@@ -62,10 +62,11 @@ const TOTALS_NOTE = 'accepted, succeeded, crashed, failed: since the app started
 export function formatTypes(types: TypeView[]): string {
   const total = (t: TypeView, name: 'accepted' | 'finished' | 'crashed' | 'failed') => (t.totals === null ? '-' : String(t.totals[name]));
   const rows = table(
-    ['type', 'timeout', 'pending', 'running', 'finished', 'accepted', 'succeeded', 'crashed', 'failed'],
+    ['type', 'timeout', 'paused', 'pending', 'running', 'finished', 'accepted', 'succeeded', 'crashed', 'failed'],
     types.map((t) => [
       t.type,
       t.timeout === undefined || t.timeout === null ? '-' : `${t.timeout}s`,
+      t.paused ? 'paused' : '-',
       String(t.pending),
       String(t.running),
       String(t.finished),
@@ -76,6 +77,22 @@ export function formatTypes(types: TypeView[]): string {
     ]),
   );
   return types.some((t) => t.totals !== null) ? `${rows}\n${TOTALS_NOTE}` : rows;
+}
+
+export function formatSchedules(view: SchedulesView): string {
+  if (view.schedules.length === 0) return 'no schedules';
+  const time = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+  return table(
+    ['name', 'when', 'type', 'backfill', 'last tick', 'next tick'],
+    view.schedules.map((schedule) => [
+      schedule.name,
+      'everyMs' in schedule.spec ? `every ${schedule.spec.everyMs} ms` : `${schedule.spec.cron}${schedule.spec.timezone === undefined ? '' : ` (${schedule.spec.timezone})`}`,
+      schedule.type,
+      typeof schedule.backfill === 'string' ? schedule.backfill : `within ${schedule.backfill.withinMs} ms`,
+      time(schedule.lastTick),
+      time(schedule.nextTick),
+    ]),
+  );
 }
 
 export function formatJobs(view: JobsView): string {

@@ -8,7 +8,7 @@ import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
 import { type TargetOptions, connect } from './connect.js';
 import { runDemo } from './demo.js';
-import { formatJob, formatJobs, formatKill, formatScheduler, formatStatus, formatTypes } from './output.js';
+import { formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes } from './output.js';
 import { openUrl } from './open-url.js';
 
 /** Where the command writes; tests pass their own. */
@@ -35,6 +35,8 @@ Examples:
   $ jobtree jobs email --failed --path ./.data/app       the jobs given up, with their errors
   $ jobtree retry email welcome-42 --path ./.data/app    run a failed or cancelled job again
   $ jobtree set-timeout email 30 --path ./.data/app
+  $ jobtree pause email --path ./.data/app              no new email job starts anywhere until resume
+  $ jobtree schedules --path ./.data/app                 recurring jobs with their last and next ticks
   $ jobtree add email welcome-43 '{"to":"ada@example.com"}' --priority 5 --path ./.data/app
   $ jobtree kill notifier:email --path ./.data/app      fault injection: watch it restart
   $ jobtree dashboard --open --path ./.data/app
@@ -113,7 +115,7 @@ function buildProgram(io: CliIo): Command {
       }),
     );
 
-  command('types', 'job types: timeout, jobs per state, totals since the app started').action((options: CommonOptions) =>
+  command('types', 'job types: timeout, paused, jobs per state, totals since the app started').action((options: CommonOptions) =>
     run(options, false, async (backend) => {
       // The shape of GET /api/types, so that a script reads either the same way.
       const view = await backend.types();
@@ -216,6 +218,28 @@ function buildProgram(io: CliIo): Command {
         return { json: result, text: `${type}: ${describeLimits(result.limits)}` };
       }),
     );
+
+  command('schedules', 'the schedules (recurring jobs): when, the job type, the backfill policy, the last and next ticks').action((options: CommonOptions) =>
+    run(options, false, async (backend) => {
+      // The shape of GET /api/schedules, so that a script reads either the same way.
+      const view = await backend.schedules();
+      return { json: view, text: formatSchedules(view) };
+    }),
+  );
+
+  for (const [name, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    command(name, paused ? 'pause a type: no process starts its jobs until resumed (running ones finish, adds go on)' : 'resume a paused type: its backlog starts at once')
+      .argument('<type>')
+      .action((type: string, options: CommonOptions) =>
+        run(options, false, async (backend) => {
+          const result = await backend.setPaused(type, paused);
+          return { json: result, text: `${type}: ${result.paused ? 'paused' : 'resumed'}` };
+        }),
+      );
+  }
 
   command('scheduler', "the scheduler's stats and jobs (like CouchDB's _scheduler/jobs); needs a running app").action((options: CommonOptions) =>
     run(options, true, async (backend) => {

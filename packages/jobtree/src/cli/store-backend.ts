@@ -6,7 +6,8 @@
 
 import { existsSync } from 'node:fs';
 import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs, type TypeLimits } from '@jobtree/core';
-import type { Backend, JobView, JobsView, KillReport, SchedulerReport, StatusView, TypeView, TypesView } from './backend.js';
+import { withNextTicks } from '../app/app-schedules.js';
+import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
 export class StoreBackend implements Backend {
@@ -45,6 +46,7 @@ export class StoreBackend implements Backend {
     return this.#wrap(async () => {
       const at = Date.now();
       const out: TypeView[] = [];
+      const paused = new Set((await this.#jobs.getPausedTypes()).map((each) => each.type));
       for (const type of await this.#jobs.getTypes()) {
         const counts = await this.#jobs.foldJobs(
           type,
@@ -54,7 +56,7 @@ export class StoreBackend implements Backend {
           },
           { pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
         );
-        out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), ...counts, finishedAt: Date.now(), totals: null });
+        out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), paused: paused.has(type), ...counts, finishedAt: Date.now(), totals: null });
       }
       return { at, types: out };
     });
@@ -112,6 +114,16 @@ export class StoreBackend implements Backend {
 
   async limits(type: string): Promise<{ type: string; limits: TypeLimits | null }> {
     return { type, limits: (await this.#wrap(() => this.#jobs.getTypeLimits(type))) ?? null };
+  }
+
+  async schedules(): Promise<SchedulesView> {
+    const at = Date.now();
+    return { at, schedules: withNextTicks(await this.#wrap(() => this.#jobs.getSchedules()), at) };
+  }
+
+  async setPaused(type: string, paused: boolean): Promise<{ type: string; paused: boolean }> {
+    await this.#wrap(() => (paused ? this.#jobs.pause(type) : this.#jobs.resume(type)));
+    return { type, paused };
   }
 
   async scheduler(): Promise<SchedulerReport> {

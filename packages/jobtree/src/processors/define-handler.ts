@@ -24,6 +24,35 @@ export function defineHandler<D = JsonValue, R = unknown>(url: string | URL, run
   return Object.freeze({ url: String(url), run });
 }
 
+/** Where handlers run: `main` on the main thread's event loop, `threads` in worker threads. */
+export type HandlerPlace = 'main' | 'threads';
+
+/**
+ * What a scheduler runs: the handler function itself when it runs on the
+ * main thread, else the URL of the module its threads load. A plain
+ * function runs on the main thread (no thread could load it); a definition
+ * or a module runs in threads unless `runIn` is `main` (a module is then
+ * imported here, once). Refuses a module file that is not there.
+ */
+export async function resolveHandler(
+  handler: HandlerDefinition<never, unknown> | Handler<never, unknown> | string | URL,
+  runIn: HandlerPlace | undefined,
+): Promise<string | Handler<JsonValue, unknown>> {
+  if (typeof handler === 'function') {
+    if (runIn === 'threads') {
+      throw new SchedulerError('invalid_option', "a handler function runs on the main thread: to run it in threads, export it from a module with defineHandler(import.meta.url, fn)");
+    }
+    return handler as Handler<JsonValue, unknown>;
+  }
+  const url = handlerUrl(handler);
+  await checkHandlerModule(url);
+  if (runIn !== 'main') return url;
+  if (typeof handler === 'object' && handler !== null && !(handler instanceof URL) && typeof handler.run === 'function') {
+    return handler.run as Handler<JsonValue, unknown>;
+  }
+  return loadHandler(url);
+}
+
 /** The URL a handler option points at (a definition's, or a module's given by URL or absolute path). */
 export function handlerUrl(handler: HandlerDefinition<never, unknown> | string | URL): string {
   if (handler instanceof URL) return handler.href;
@@ -33,7 +62,7 @@ export function handlerUrl(handler: HandlerDefinition<never, unknown> | string |
     throw new SchedulerError('invalid_handler', `a handler module is a URL or an absolute path, got ${JSON.stringify(handler)}`);
   }
   if (typeof handler === 'object' && handler !== null && typeof handler.url === 'string') return handler.url;
-  throw new SchedulerError('invalid_handler', 'a handler is a defineHandler() definition, or a module URL or path');
+  throw new SchedulerError('invalid_handler', 'a handler is a function, a defineHandler() definition, or a module URL or path');
 }
 
 /**
@@ -57,4 +86,19 @@ export async function checkHandlerModule(url: string): Promise<void> {
   } catch {
     throw new SchedulerError('invalid_handler', `the handler module ${fileURLToPath(url)} does not exist`);
   }
+}
+
+/** A handler module's handler: its default export's function (a definition's `run`, or the export itself). */
+export async function loadHandler(url: string): Promise<Handler<JsonValue, unknown>> {
+  return handlerOfModule(await import(url), url);
+}
+
+/** A loaded handler module's handler, or `invalid_handler` when its default export is none. */
+export function handlerOfModule(module: { default?: unknown }, url: string): Handler<JsonValue, unknown> {
+  const exported = module.default;
+  if (typeof exported === 'function') return exported as Handler<JsonValue, unknown>;
+  if (typeof exported === 'object' && exported !== null && 'run' in exported && typeof exported.run === 'function') {
+    return exported.run as Handler<JsonValue, unknown>;
+  }
+  throw new SchedulerError('invalid_handler', `${url} has no default export made by defineHandler() or a function`);
 }

@@ -27,11 +27,19 @@ export interface Held extends TracedRun {
   losses: number;
 }
 
+/**
+ * Run serials are the process's, not a scheduler's: the handler threads
+ * run every type's handlers, and know a run by its serial alone. They fit
+ * the lanes' 32-bit status word, so they wrap (a run would have to outlive
+ * two billion others to meet its serial again).
+ */
+let nextSerial = 1;
+const MAX_SERIAL = 0x7fffffff;
+
 export class HeldJobs {
   readonly #clock: Clock;
   readonly #byId = new Map<string, Held>();
   readonly #bySerial = new Map<number, Held>();
-  #nextSerial = 1;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -69,7 +77,8 @@ export class HeldJobs {
 
   /** A new run of `held`: its serial, by which the handler pool reports on it. */
   startRun(held: Held, attempt: number): number {
-    const serial = this.#nextSerial++;
+    const serial = nextSerial;
+    nextSerial = nextSerial === MAX_SERIAL ? 1 : nextSerial + 1;
     held.serial = serial;
     held.attempt = attempt;
     this.#bySerial.set(serial, held);

@@ -28,7 +28,9 @@ export interface HandlerContext<D = JsonValue> {
    * it out for a waiting job (`rotation`), when the scheduler stops
    * (`shutdown`) or when the run has lasted its `maxRunMs` (`timeout`: the
    * run counts as a failed attempt); `signal.reason` is a {@link HandlerAbort}. A handler that
-   * ignores it longer than the grace period loses its thread.
+   * ignores it longer than the grace period loses its thread (in threads),
+   * or its run (on the main thread, where nothing can end it: the run
+   * counts as lost and whatever the handler does later is ignored).
    */
   readonly signal: AbortSignal;
   /**
@@ -40,7 +42,12 @@ export interface HandlerContext<D = JsonValue> {
   update(data: D): Promise<void>;
 }
 
-/** A handler: runs one job in a worker thread and resolves with its result (stored apart from the job's data). */
+/**
+ * A handler: runs one job and resolves with its result (stored apart from
+ * the job's data; JSON, as job data is). On the main thread it gets the
+ * scheduler's own copy of the job: read it, do not change it (progress goes
+ * through `ctx.update`).
+ */
 export type Handler<D = JsonValue, R = unknown> = (job: HandlerJob<D>, ctx: HandlerContext<D>) => Promise<R> | R;
 
 /**
@@ -58,8 +65,8 @@ export interface HandlerDefinition<D = JsonValue, R = unknown> {
  * declaration merging), a handler typed for other data is a type error.
  */
 export type HandlerFor<T extends string, D, R> = T extends keyof JobTypes
-  ? HandlerDefinition<JobDataOf<T>, R> | string | URL
-  : HandlerDefinition<D, R> | string | URL;
+  ? Handler<JobDataOf<T>, R> | HandlerDefinition<JobDataOf<T>, R> | string | URL
+  : Handler<D, R> | HandlerDefinition<D, R> | string | URL;
 
 /** How many crashes in a row a job may have before it is given up. */
 export interface Attempts {
@@ -138,8 +145,28 @@ export interface ProcessorOptions extends SchedulerOptions {
    */
   maxRunMs?: number;
   /**
-   * Worker threads running handlers. Jobs share threads: each thread runs
-   * many handlers concurrently.
+   * Where the handlers run: `main`, on the main thread's event loop, beside
+   * the application's own objects (for I/O-bound handlers); `threads`, in
+   * worker threads (for CPU-bound or untrusted code: a stuck handler costs
+   * its thread, not the application). Only a handler given by definition
+   * or module can run in threads.
+   * @default `main` for a handler function, `threads` for a definition or a module
+   */
+  runIn?: 'main' | 'threads';
+  /**
+   * Milliseconds the main thread's event loop may be held up while
+   * handlers run on it (`runIn: 'main'`) before it is reported: a
+   * `loop:blocked` event naming the jobs that were running, a warning in
+   * the app's log and its metrics.
+   * @default 200
+   */
+  blockedLoopMs?: number;
+  /**
+   * Worker threads running handlers (`runIn: 'threads'`). Jobs share threads: each thread runs
+   * many handlers concurrently. In an app, the handler threads are one pool
+   * for every type (`startJobs({ handlerThreads })`): this is the most of
+   * them this type's runs spread over. A scheduler started alone starts
+   * this many threads of its own.
    * @default min(maxJobs, available parallelism), at least 1
    */
   threads?: number;
@@ -150,7 +177,7 @@ export interface ProcessorOptions extends SchedulerOptions {
    */
   graceMs?: number;
   /**
-   * Milliseconds a handler thread may go without returning to its event loop
+   * Milliseconds a handler thread (`runIn: 'threads'`) may go without returning to its event loop
    * (a synchronous loop) before it is terminated and the handler that held it
    * counts as crashed. `Infinity` turns the check off.
    * @default 10_000
@@ -182,8 +209,12 @@ export interface StartSchedulerOptions<D = JsonValue, R = unknown, T extends str
   /** The jobs API the scheduler accepts, heartbeats and finishes through (main thread). */
   jobs: Jobs;
   type: T;
-  /** A handler definition, or the URL or path of a module whose default export is one (or a handler function). */
-  handler: HandlerDefinition<D, R> | string | URL;
+  /**
+   * A handler function (it runs on the main thread), a handler definition,
+   * or the URL or path of a module whose default export is one (or a
+   * handler function); see `runIn`.
+   */
+  handler: Handler<D, R> | HandlerDefinition<D, R> | string | URL;
 }
 
 /** One history event as JSON. */
@@ -233,6 +264,12 @@ export interface SchedulerEventTypes {
   'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel' | 'timeout'> | 'thread_lost' }];
   /** The job was removed (or taken over) while this scheduler held it. */
   'job:cancelled': [event: { id: string }];
+  /**
+   * Handlers on the main thread (`runIn: 'main'`) held its event loop up
+   * longer than `blockedLoopMs`: for `lagMs`, while these jobs ran (or
+   * ended); the one that held it is among them.
+   */
+  'loop:blocked': [event: { lagMs: number; jobs: string[] }];
   /** A store operation failed in the background (the scheduler carries on). */
   error: [error: Error];
 }

@@ -1,5 +1,6 @@
-// The messages between the scheduler and a handler lane: one long piscina
-// task per worker thread that runs many handlers at once. Jobs, results and
+// The messages between the handler threads and a lane: one long piscina
+// task per worker thread that runs many handlers at once, of any job type
+// (each handler module loaded once per thread, on first use). Jobs, results and
 // progress travel in batches over the task's own MessagePort (jobs and
 // results as flat arrays of plain values, see PackedRuns); the lane's
 // liveness and the job it is executing are published in a small shared
@@ -12,11 +13,15 @@ import type { AbortCause, HandlerJob } from './interfaces.js';
 
 /** The piscina task of one lane. */
 export interface LaneTask {
-  handlerUrl: string;
-  /** The job type every job of this lane has (sent once, not with each job). */
-  jobType: string;
   port: MessagePort;
   status: SharedArrayBuffer;
+  /**
+   * tsx's register API, when the lane's own code is JavaScript but a handler
+   * module may be TypeScript: the lane registers tsx before it loads the
+   * first such module, and only then (a JavaScript handler's thread carries
+   * no loader).
+   */
+  tsxApi: string | undefined;
 }
 
 /**
@@ -83,30 +88,33 @@ export interface SerializedError {
 }
 
 export type ToLane =
-  | { kind: 'start'; runs: PackedRuns }
+  /** Load a handler module (answered `loaded` or `broken`); a lane loads each URL once. */
+  | { kind: 'load'; url: string }
+  /** Start runs of the handler at `url` (asked to load first), jobs of `type`, for the processor `share`. */
+  | { kind: 'start'; url: string; type: string; share: number; runs: PackedRuns }
   | { kind: 'abort'; serials: number[]; cause: AbortCause }
   /** The answer to a `ctx.update`: `error` set when the job is no longer the processor's. */
   | { kind: 'updated'; request: number; error?: SerializedError & { code: string } }
   /** End the task once no handler runs. */
   | { kind: 'close' };
 
-/** A lane's time from its first run to running dry, and the runs that ended in it. */
-export interface BusySpell {
-  ms: number;
-  runs: number;
-}
+/**
+ * A processor's busy spells on a lane, SPELL_FIELDS values each: the
+ * processor's share number, how long the lane had runs of it (ms, from its
+ * first run after it last had none) and how many of them ended in that time.
+ */
+export type PackedSpells = number[];
+export const SPELL_FIELDS = 3;
 
 export type FromLane =
-  /** The handler module loaded; the lane ticks from now on. */
+  /** The lane runs and ticks from now on. */
   | { kind: 'ready'; threadId: number }
-  /** The handler module did not load: every job sent to this lane is answered with this error. */
-  | { kind: 'broken'; error: SerializedError }
-  /**
-   * Runs that ended. `spell`, when the lane ran out of runs with these: how
-   * long it had been busy (ms, from its first run after it last ran dry)
-   * and how many runs ended in that time.
-   */
-  | { kind: 'settled'; results: PackedResults; spell?: BusySpell }
+  /** A handler module loaded. */
+  | { kind: 'loaded'; url: string }
+  /** A handler module did not load: every run of it sent to this lane is answered with this error. */
+  | { kind: 'broken'; url: string; error: SerializedError }
+  /** Runs that ended, and the busy spells that ended with them. */
+  | { kind: 'settled'; results: PackedResults; spells?: PackedSpells }
   | { kind: 'update'; request: number; serial: number; data: JsonValue };
 
 export function serializeError(error: unknown): SerializedError {

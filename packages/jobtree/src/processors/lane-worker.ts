@@ -1,20 +1,24 @@
 // One handler lane: the piscina task that runs in a worker thread for as
-// long as its lane lives, running every handler the scheduler sends it
-// concurrently. See lane-protocol.ts for the messages and lane-status.ts for
+// long as its lane lives, running every handler the processors send it
+// concurrently, of any job type: it loads each handler module once, when
+// first asked, and keeps it by URL. See lane-protocol.ts for the messages and lane-status.ts for
 // the shared status words.
 
 import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import { SchedulerError } from './errors.js';
-import type { Handler, HandlerContext } from './interfaces.js';
+import { handlerOfModule } from './define-handler.js';
+import { type UpdateReply, handlerContext } from './handler-context.js';
+import type { Handler } from './interfaces.js';
 import {
-  type BusySpell,
   type FromLane,
   type HandlerJobOf,
   type LaneTask,
   type PackedResults,
+  type PackedSpells,
   RESULT_FIELDS,
+  RUN_FIELDS,
+  type SerializedError,
   type ToLane,
   serializeError,
   unpackRuns,
@@ -43,77 +47,85 @@ createHook({
   },
 }).enable();
 
+/** A handler module as the lane knows it: loading, loaded, or broken. */
+interface LoadedHandler {
+  run: Handler<JsonValue, unknown> | undefined;
+  error: SerializedError | undefined;
+  /** Starts that came before the module loaded. */
+  waiting: Extract<ToLane, { kind: 'start' }>[];
+}
+
+/** One processor's busy spell on this lane: its runs going, since when, and how many ended. */
+interface Spell {
+  running: number;
+  since: number;
+  ended: number;
+}
+
 export default async function runLane(task: LaneTask): Promise<void> {
   const port = task.port;
   status = new Int32Array(task.status);
   Atomics.store(status, CURRENT, NO_JOB);
-  let handler: Handler<JsonValue, unknown>;
-  try {
-    handler = await loadHandler(task.handlerUrl);
-  } catch (error) {
-    send(port, { kind: 'broken', error: serializeError(error) });
-    await closed(port);
-    return;
-  }
   const view = status;
   const ticker = setInterval(() => Atomics.add(view, TICK, 1), TICK_MS);
+  const handlers = new Map<string, LoadedHandler>();
+  const spells = new Map<number, Spell>();
   const running = new Map<number, RunSignal>();
-  const updates = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  const updates = new Map<number, UpdateReply>();
   let nextRequest = 1;
   let results: PackedResults = [];
-  // The lane's busy spell: since when it has had runs, how many ended, and the last spell that ended (to report).
-  let spellStart = 0;
-  let spellRuns = 0;
-  let spell: BusySpell | undefined;
+  let ended: PackedSpells = [];
   let flushing = false;
   let closing = false;
   let end: () => void = () => {};
-  const ended = new Promise<void>((resolve) => {
+  const closed = new Promise<void>((resolve) => {
     end = resolve;
   });
 
   const flush = (): void => {
     flushing = false;
     if (results.length === 0) return;
-    sendResults(port, results, spell);
+    sendResults(port, results, ended);
     results = [];
-    spell = undefined;
+    ended = [];
     if (closing && running.size === 0) end();
   };
-  const settle = (serial: number, ok: boolean, outcome: unknown): void => {
-    running.delete(serial);
-    results.push(serial, ok, outcome);
-    spellRuns++;
-    if (running.size === 0) spell = { ms: performance.now() - spellStart, runs: spellRuns };
+  const queueFlush = (): void => {
     // Results of handlers that end in the same turn go back in one message.
     if (!flushing) {
       flushing = true;
       setImmediate(flush);
     }
   };
+  const settle = (serial: number, share: number, spell: Spell, ok: boolean, outcome: unknown): void => {
+    running.delete(serial);
+    results.push(serial, ok, outcome);
+    spell.ended++;
+    if (--spell.running === 0) ended.push(share, performance.now() - spell.since, spell.ended);
+    queueFlush();
+  };
 
-  const start = (serial: number, job: HandlerJobOf): void => {
-    if (running.size === 0) {
-      spellStart = performance.now();
-      spellRuns = 0;
+  const start = (handler: Handler<JsonValue, unknown>, share: number, spell: Spell, serial: number, job: HandlerJobOf): void => {
+    if (spell.running++ === 0) {
+      spell.since = performance.now();
+      spell.ended = 0;
     }
-    const run = new RunSignal();
-    running.set(serial, run);
-    const ctx: HandlerContext<JsonValue> = {
-      get signal() {
-        return run.signal;
+    // A run that waited for its module has its signal already (an abort may have come meanwhile).
+    let run = running.get(serial);
+    if (run === undefined) {
+      run = new RunSignal();
+      running.set(serial, run);
+    }
+    const ctx = handlerContext(
+      run,
+      job.id,
+      () => running.has(serial),
+      (data, reply) => {
+        const request = nextRequest++;
+        updates.set(request, reply);
+        send(port, { kind: 'update', request, serial, data });
       },
-      update: (data) =>
-        new Promise<void>((resolve, reject) => {
-          if (!running.has(serial)) {
-            reject(new SchedulerError('halt', `job ${JSON.stringify(job.id)} has ended`));
-            return;
-          }
-          const request = nextRequest++;
-          updates.set(request, { resolve, reject });
-          send(port, { kind: 'update', request, serial, data });
-        }),
-    };
+    );
     let outcome: Promise<unknown>;
     Atomics.store(view, CURRENT, serial);
     try {
@@ -124,25 +136,78 @@ export default async function runLane(task: LaneTask): Promise<void> {
       Atomics.store(view, CURRENT, executing.at(-1) ?? NO_JOB);
     }
     outcome.then(
-      (value) => settle(serial, true, value),
-      (error: unknown) => settle(serial, false, serializeError(error)),
+      (value) => settle(serial, share, spell, true, value),
+      (error: unknown) => settle(serial, share, spell, false, serializeError(error)),
     );
+  };
+
+  const startRuns = (loaded: LoadedHandler, message: Extract<ToLane, { kind: 'start' }>): void => {
+    if (loaded.run === undefined) {
+      if (loaded.error === undefined) {
+        // Its runs wait for the module, abortable meanwhile.
+        for (let i = 0; i < message.runs.length; i += RUN_FIELDS) running.set(message.runs[i] as number, new RunSignal());
+        loaded.waiting.push(message);
+        return;
+      }
+      // A module that did not load answers each of its runs with its error.
+      const error = loaded.error;
+      unpackRuns(message.runs, message.type, (serial) => {
+        running.delete(serial);
+        results.push(serial, false, error);
+      });
+      queueFlush();
+      return;
+    }
+    let spell = spells.get(message.share);
+    if (spell === undefined) {
+      spell = { running: 0, since: 0, ended: 0 };
+      spells.set(message.share, spell);
+    }
+    const handler = loaded.run;
+    const share = message.share;
+    const of = spell;
+    unpackRuns(message.runs, message.type, (serial, job) => start(handler, share, of, serial, job));
+  };
+
+  const load = (url: string): LoadedHandler => {
+    const known = handlers.get(url);
+    if (known !== undefined) return known;
+    const loaded: LoadedHandler = { run: undefined, error: undefined, waiting: [] };
+    handlers.set(url, loaded);
+    loadHandler(url, task.tsxApi).then(
+      (run) => {
+        loaded.run = run;
+        send(port, { kind: 'loaded', url });
+      },
+      (error: unknown) => {
+        loaded.error = serializeError(error);
+        // Asked again later, the lane tries again (the file may have been fixed).
+        handlers.delete(url);
+        send(port, { kind: 'broken', url, error: loaded.error });
+      },
+    ).finally(() => {
+      const waiting = loaded.waiting;
+      loaded.waiting = [];
+      for (const message of waiting) startRuns(loaded, message);
+    });
+    return loaded;
   };
 
   port.on('message', (message: ToLane) => {
     switch (message.kind) {
+      case 'load':
+        load(message.url);
+        break;
       case 'start':
-        unpackRuns(message.runs, task.jobType, start);
+        startRuns(load(message.url), message);
         break;
       case 'abort':
         for (const serial of message.serials) running.get(serial)?.abort(message.cause);
         break;
       case 'updated': {
-        const waiter = updates.get(message.request);
+        const reply = updates.get(message.request);
         updates.delete(message.request);
-        if (message.error === undefined) waiter?.resolve();
-        else if (message.error.code === 'halt') waiter?.reject(new SchedulerError('halt', message.error.message));
-        else waiter?.reject(Object.assign(new Error(message.error.message), { name: message.error.name, code: message.error.code }));
+        reply?.(message.error);
         break;
       }
       case 'close':
@@ -152,15 +217,15 @@ export default async function runLane(task: LaneTask): Promise<void> {
     }
   });
   send(port, { kind: 'ready', threadId });
-  await ended;
+  await closed;
   clearInterval(ticker);
   port.close();
 }
 
 /** Sends results in one message; a result that cannot be cloned becomes that handler's error, the others go as they are. */
-function sendResults(port: MessagePort, results: PackedResults, spell: BusySpell | undefined): void {
+function sendResults(port: MessagePort, results: PackedResults, spells: PackedSpells): void {
   try {
-    send(port, spell === undefined ? { kind: 'settled', results } : { kind: 'settled', results, spell });
+    send(port, spells.length === 0 ? { kind: 'settled', results } : { kind: 'settled', results, spells });
   } catch {
     const safe = results.slice();
     for (let i = 0; i < safe.length; i += RESULT_FIELDS) {
@@ -172,7 +237,7 @@ function sendResults(port: MessagePort, results: PackedResults, spell: BusySpell
         safe[i + 2] = serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`));
       }
     }
-    send(port, spell === undefined ? { kind: 'settled', results: safe } : { kind: 'settled', results: safe, spell });
+    send(port, spells.length === 0 ? { kind: 'settled', results: safe } : { kind: 'settled', results: safe, spells });
   }
 }
 
@@ -180,23 +245,34 @@ function send(port: MessagePort, message: FromLane): void {
   port.postMessage(message);
 }
 
-function closed(port: MessagePort): Promise<void> {
-  return new Promise((resolve) => {
-    port.on('message', (message: ToLane) => {
-      if (message.kind === 'close') {
-        port.close();
-        resolve();
-      }
-    });
-  });
+/** Whether tsx is registered in this thread (by the lane, for a TypeScript handler). */
+let tsxRegistered = false;
+
+const TYPESCRIPT_FILE = /\.(?:[cm]?ts|tsx)$/;
+
+/**
+ * Imports a handler module. The thread of a built jobtree starts with no
+ * TypeScript loader: a TypeScript module (or one the import cannot find or
+ * read as it is: tsx also maps `.js` to `.ts`) gets tsx registered first,
+ * when the app offers it.
+ */
+async function importHandler(url: string, tsxApi: string | undefined): Promise<{ default?: unknown }> {
+  if (tsxApi !== undefined && !tsxRegistered && TYPESCRIPT_FILE.test(new URL(url).pathname)) await registerTsx(tsxApi);
+  try {
+    return await import(url);
+  } catch (error) {
+    if (tsxApi === undefined || tsxRegistered) throw error;
+    await registerTsx(tsxApi);
+    return await import(url);
+  }
 }
 
-async function loadHandler(url: string): Promise<Handler<JsonValue, unknown>> {
-  const module: { default?: unknown } = await import(url);
-  const exported = module.default;
-  if (typeof exported === 'function') return exported as Handler<JsonValue, unknown>;
-  if (typeof exported === 'object' && exported !== null && 'run' in exported && typeof exported.run === 'function') {
-    return exported.run as Handler<JsonValue, unknown>;
-  }
-  throw new SchedulerError('invalid_handler', `${url} has no default export made by defineHandler() or a function`);
+async function registerTsx(tsxApi: string): Promise<void> {
+  const { register } = (await import(tsxApi)) as { register(): unknown };
+  register();
+  tsxRegistered = true;
+}
+
+async function loadHandler(url: string, tsxApi: string | undefined): Promise<Handler<JsonValue, unknown>> {
+  return handlerOfModule(await importHandler(url, tsxApi), url);
 }

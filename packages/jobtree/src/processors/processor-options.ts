@@ -15,6 +15,7 @@ import { type TypeRetryPolicy, checkMaxRunMs, checkRetryIf, resolveBackoff } fro
 export const DEFAULT_ONE_SHOT_ATTEMPTS = 3;
 export const DEFAULT_GRACE_MS = 5_000;
 export const DEFAULT_STUCK_THREAD_MS = 10_000;
+export const DEFAULT_BLOCKED_LOOP_MS = 200;
 const MAX_ACCEPT_WAIT_MS = 1_000;
 
 export type ResolvedSchedulerOptions = Required<SchedulerOptions>;
@@ -29,6 +30,9 @@ export const DEFAULT_SCHEDULER_OPTIONS: Readonly<ResolvedSchedulerOptions> = Obj
 
 /** Every processor option with its default. */
 export interface ResolvedProcessorOptions extends Readonly<ResolvedSchedulerOptions>, TypeRetryPolicy {
+  /** Undefined: by the handler (a function on the main thread, a definition or module in threads). */
+  readonly runIn: 'main' | 'threads' | undefined;
+  readonly blockedLoopMs: number;
   readonly threads: number;
   readonly graceMs: number;
   readonly stuckThreadMs: number;
@@ -56,6 +60,8 @@ const PROCESSOR_OPTION_NAMES = [
   'backoff',
   'retryIf',
   'maxRunMs',
+  'runIn',
+  'blockedLoopMs',
   'threads',
   'graceMs',
   'stuckThreadMs',
@@ -147,6 +153,12 @@ export function resolveProcessorOptions(options: ProcessorOptions = {}, names: O
   const backoff = resolveBackoff(options.backoff);
   const retryIf = checkRetryIf(options.retryIf);
   const maxRunMs = checkMaxRunMs(options.maxRunMs);
+  const runIn = options.runIn;
+  if (runIn !== undefined && runIn !== 'main' && runIn !== 'threads') {
+    throw new SchedulerError('invalid_option', `runIn is 'main' or 'threads', got ${describe(runIn)}`);
+  }
+  const blockedLoopMs = options.blockedLoopMs ?? DEFAULT_BLOCKED_LOOP_MS;
+  checkNumber('blockedLoopMs', blockedLoopMs, 1);
   const threads = options.threads ?? Math.max(1, Math.min(scheduling.maxJobs, availableParallelism()));
   checkInteger('threads', threads, 1);
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
@@ -160,7 +172,7 @@ export function resolveProcessorOptions(options: ProcessorOptions = {}, names: O
   if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function' || typeof clock.clearTimeout !== 'function') {
     throw new SchedulerError('invalid_option', 'clock needs now(), setTimeout(), and clearTimeout()');
   }
-  return resolved({ ...scheduling, attempts, backoff, retryIf, maxRunMs, threads, graceMs, stuckThreadMs, heartbeatMs: options.heartbeatMs, acceptWaitMs, clock });
+  return resolved({ ...scheduling, attempts, backoff, retryIf, maxRunMs, runIn, blockedLoopMs, threads, graceMs, stuckThreadMs, heartbeatMs: options.heartbeatMs, acceptWaitMs, clock });
 }
 
 /** The settings of a scheduler of a type whose activity timeout is `typeTimeoutMs`. */

@@ -82,10 +82,12 @@ export class RunOutcomes {
    * culprit named, the loss counts, and a job on MAX_UNEXPLAINED_LOSSES such
    * threads in a row is taken for their cause.
    */
-  lost(serial: number, culprit: number | undefined, reason: string): void {
+  lost(serial: number, culprit: number | undefined, reason: string, culpritJob?: string): void {
     const context = this.#context;
     // Looked up first: the pool reports the culprit's own loss after its bystanders'.
-    const cause = culprit === undefined || culprit === serial ? undefined : context.held.bySerial(culprit)?.job.id;
+    const ownCause = culprit === undefined || culprit === serial ? undefined : context.held.bySerial(culprit)?.job.id;
+    // Threads run every type's handlers: the culprit may be another type's job.
+    const cause = ownCause === undefined ? culpritJob : `job ${JSON.stringify(ownCause)}`;
     const held = context.held.endRun(serial);
     if (held === undefined) return;
     if (culprit === undefined) held.losses++;
@@ -94,7 +96,7 @@ export class RunOutcomes {
       return;
     }
     const blame =
-      culprit === undefined ? 'no culprit named' : cause === undefined ? 'taken down by code an ended run left behind' : `taken down by job ${JSON.stringify(cause)}`;
+      culprit === undefined ? 'no culprit named' : cause === undefined ? 'taken down by code an ended run left behind' : `taken down by ${cause}`;
     const now = context.settings.clock.now();
     if (context.table.get(held.job.id)?.running) context.table.lose(held.job.id, now, `thread lost (${blame}): ${reason}`);
     endRunSpan(held, 'lost', { name: 'ThreadLost', message: `thread lost (${blame}): ${reason}` });
@@ -142,6 +144,7 @@ export class RunOutcomes {
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
             const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
+            events.emit('job:failed', { id: held.job.id, error: error.message, attempts: held.attempt });
             this.#track(this.#giveUp(held, error, []));
           } else this.#context.emitError(outcome.reason);
         }

@@ -1,7 +1,8 @@
 // Re-creates couch_replicator_scheduler's gen_server on the main thread: it
 // takes jobs of one type from the jobs store through a local queue (batched
 // accepts, see LocalQueue in @jobtree/core), runs their handlers in worker
-// threads (see handler-pool.ts) and, every interval, reschedules: stops
+// threads (see handler-pool.ts) or on the main thread (main-thread-runner.ts)
+// and, every interval, reschedules: stops
 // excess runs, starts pending jobs, rotates continuous jobs out for waiting
 // ones. What happens when a run ends is run-outcomes.ts'; heartbeats,
 // progress and cancellation are heartbeats.ts', hearing at once of a job
@@ -11,16 +12,18 @@
 import { type Job, type Jobs, type JsonValue, LocalQueue } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
 import { systemClock } from '../clock.js';
-import { checkHandlerModule, handlerUrl } from './define-handler.js';
+import { resolveHandler } from './define-handler.js';
 import { SchedulerError } from './errors.js';
 import { CancellationWatch } from './cancellation-watch.js';
-import { HandlerPool } from './handler-pool.js';
+import { HandlerPool, type HandlerPoolEvents } from './handler-pool.js';
 import type { HandlerRunner } from './handler-runner.js';
 import { startRunSpan } from '../job-tracing.js';
+import type { HandlerThreads } from './handler-threads.js';
 import { Heartbeats } from './heartbeats.js';
 import { type Held, HeldJobs } from './held-jobs.js';
 import type {
   AbortCause,
+  Handler,
   HandlerFor,
   JobSummary,
   SchedulerEventTypes,
@@ -30,6 +33,7 @@ import type {
 } from './interfaces.js';
 import { jobSummary } from './job-summary.js';
 import type { LaneRun } from './lane-protocol.js';
+import { MainThreadRunner } from './main-thread-runner.js';
 import { START_SCHEDULER_OPTIONS, type SchedulerSettings, checkStopOptions, resolveProcessorOptions, schedulerSettings } from './processor-options.js';
 import { maxRunMsOf } from './retry-policy.js';
 import { RunOutcomes } from './run-outcomes.js';
@@ -37,34 +41,39 @@ import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedu
 
 /**
  * Starts a scheduler for one job type. The type must have an activity
- * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it.
+ * timeout (`jobs.setTypeTimeout`): heartbeats go at a third of it. Started
+ * alone, a scheduler runs its handlers on `threads` threads of its own,
+ * closed when it stops (an app's schedulers share the app's threads
+ * instead: a pool shared without an app would have no owner to close it).
  */
 export async function startScheduler<T extends string, D = JsonValue, R = unknown>(
-  options: StartSchedulerOptions<D, R, T> & { handler: HandlerFor<T, D, R> },
+  options: Omit<StartSchedulerOptions<D, R, T>, 'handler'> & { handler: HandlerFor<T, D, R> },
 ): Promise<Scheduler> {
-  const { url, settings } = await checkSchedulerStart(options);
-  return new Scheduler(options.jobs, options.type, url, settings);
+  const { handler, settings } = await checkSchedulerStart(options);
+  return new Scheduler(options.jobs, options.type, handler, settings);
 }
 
 /**
  * Everything `startScheduler` checks before it starts anything: the
  * options (an unknown key, a bad value: `invalid_option`), the handler
  * (`invalid_handler`, also for a module file that does not exist) and the
- * type's activity timeout (`invalid_option` without one). Resolves with the
- * handler's URL and the settings the scheduler runs on.
+ * type's activity timeout (`invalid_option` without one). Resolves with
+ * what the scheduler runs (the handler function on the main thread, else
+ * its module's URL, see resolveHandler) and the settings it runs on.
  */
-export async function checkSchedulerStart(options: StartSchedulerOptions<never, unknown>): Promise<{ url: string; settings: SchedulerSettings }> {
+export async function checkSchedulerStart(
+  options: StartSchedulerOptions<never, unknown>,
+): Promise<{ handler: string | Handler<JsonValue, unknown>; settings: SchedulerSettings }> {
   if (typeof options !== 'object' || options === null || typeof options.jobs?.acceptMany !== 'function') {
     throw new SchedulerError('invalid_option', 'startScheduler needs { jobs, type, handler }');
   }
   const resolved = resolveProcessorOptions(options, START_SCHEDULER_OPTIONS);
-  const url = handlerUrl(options.handler);
-  await checkHandlerModule(url);
+  const handler = await resolveHandler(options.handler, resolved.runIn);
   const timeout = await options.jobs.getTypeTimeout(options.type);
   if (timeout === undefined) {
     throw new SchedulerError('invalid_option', `job type ${JSON.stringify(options.type)} has no activity timeout: call setTypeTimeout first`);
   }
-  return { url, settings: schedulerSettings(resolved, timeout * 1000) };
+  return { handler, settings: schedulerSettings(resolved, timeout * 1000) };
 }
 
 export class Scheduler {
@@ -88,8 +97,13 @@ export class Scheduler {
   #pumpQueued = false;
   #tickTimer: unknown;
 
-  /** Prefer {@link startScheduler}, which checks the options and the type and resolves the settings. */
-  constructor(jobs: Jobs, type: string, handler: string, settings: SchedulerSettings) {
+  /**
+   * Prefer {@link startScheduler}, which checks the options and the type and
+   * resolves the settings. `handler`: a function runs on the main thread, a
+   * module URL in handler threads. `shared`: the handler threads it runs on
+   * with other types' schedulers (an app's); without, it starts its own.
+   */
+  constructor(jobs: Jobs, type: string, handler: string | Handler<JsonValue, unknown>, settings: SchedulerSettings, shared?: HandlerThreads) {
     this.type = type;
     this.#jobs = jobs;
     this.#settings = settings;
@@ -125,17 +139,15 @@ export class Scheduler {
       emitError: (error: unknown) => this.#emitError(error),
     };
     this.#outcomes = new RunOutcomes(parts);
-    this.#pool = new HandlerPool({
-      handlerUrl: handler,
-      jobType: type,
-      threads: settings.threads,
-      stuckThreadMs: settings.stuckThreadMs,
-      events: {
-        settled: (serial, ok, outcome) => this.#outcomes.settled(serial, ok, outcome),
-        update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
-        lost: (serial, culprit, reason) => this.#outcomes.lost(serial, culprit, reason),
-      },
-    });
+    const events: HandlerPoolEvents = {
+      settled: (serial, ok, outcome) => this.#outcomes.settled(serial, ok, outcome),
+      update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
+      lost: (serial, culprit, reason, culpritJob) => this.#outcomes.lost(serial, culprit, reason, culpritJob),
+    };
+    this.#pool =
+      typeof handler === 'function'
+        ? new MainThreadRunner({ handler, jobType: type, events, blockedLoopMs: settings.blockedLoopMs, blocked: (event) => this.events.emit('loop:blocked', event) })
+        : new HandlerPool({ handlerUrl: handler, jobType: type, threads: settings.threads, stuckThreadMs: settings.stuckThreadMs, shared, events });
     this.#scheduleTick();
     this.#heartbeats = new Heartbeats(parts);
     this.#cancellations = new CancellationWatch({

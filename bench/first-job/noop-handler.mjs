@@ -1,0 +1,4 @@
+// A no-op job handler in plain JavaScript.
+import { defineHandler } from 'jobtree';
+
+export default defineHandler(import.meta.url, async () => null);

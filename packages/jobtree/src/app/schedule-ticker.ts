@@ -1,0 +1,78 @@
+// The schedule ticker: one periodic actor under jobs_sup (as Oban's cron
+// plugin) that adds the jobs of the stored schedules' due ticks
+// (schedule-ticks.ts). It wakes at the earliest next tick, at least every
+// `pollMs` (a schedule another process set is found then), and at once when
+// this app sets one. In a shared embedded store only the owner ticks (as its
+// other periodic actors run once per store); on FoundationDB every node
+// ticks, and the store's transactions keep each tick's job to one.
+
+import { defineActor } from '@jobtree/actors';
+import { badMessage, hasType, onExit, refuseCall } from './bad-message.js';
+import { type JobsCore, jobsCore } from './bridge-client.js';
+import { type ClockSpec, clockFromSpec } from '../clock.js';
+import { isTransient } from './retry-guard.js';
+
+export interface ScheduleTickerArgs {
+  /** The registered name of its supervisor, the one process whose exit signal it obeys. */
+  supervisor: string;
+  /** The app's clock: ticks are in its time. */
+  clock?: ClockSpec;
+  /** The longest it sleeps between two looks at the schedules (app clock ms). */
+  pollMs: number;
+}
+
+export type ScheduleTickerMessage =
+  /** cast: the schedules changed in this process; look now. */
+  { type: 'check' };
+
+interface ScheduleTickerState {
+  args: ScheduleTickerArgs;
+  core: JobsCore;
+  /** Its supervisor, whose exit signal it obeys. */
+  parent: string | undefined;
+  /** Cancels the pending wake-up. */
+  cancelWake: (() => void) | undefined;
+}
+
+const WAKE = 'tick';
+
+export default defineActor<ScheduleTickerMessage, ScheduleTickerArgs, ScheduleTickerState>(import.meta.url, {
+  async init(args, ctx) {
+    ctx.trapExit(true);
+    const state: ScheduleTickerState = { args, core: jobsCore(ctx), parent: ctx.whereis(args.supervisor), cancelWake: undefined };
+    state.cancelWake = ctx.sendAfter(0, WAKE);
+    return state;
+  },
+  handleCall: refuseCall,
+  async handleCast(msg, state, ctx) {
+    if (!hasType(msg, 'check')) {
+      ctx.stop(badMessage('bad_cast', msg));
+      return state;
+    }
+    state.cancelWake?.();
+    state.cancelWake = ctx.sendAfter(0, WAKE);
+    return state;
+  },
+  async handleInfo(msg, state, ctx) {
+    if (msg.type === 'EXIT') {
+      onExit(msg, [state.parent], ctx);
+      return state;
+    }
+    if (msg.type === 'TIMEOUT' && msg.tag === WAKE) {
+      const clock = clockFromSpec(state.args.clock);
+      const now = clock.now();
+      let nextAt: number | undefined;
+      try {
+        nextAt = await state.core.tickSchedules(now);
+      } catch (error) {
+        if (!isTransient(error)) throw error;
+      }
+      const wait = Math.max(0, Math.min(state.args.pollMs, nextAt === undefined ? state.args.pollMs : nextAt - now));
+      // One ms more: a timer may fire a hair early, before the tick it waits for.
+      state.cancelWake = ctx.sendAfter(Math.ceil(clock.realMs(wait)) + 1, WAKE);
+      return state;
+    }
+    ctx.stop(badMessage('bad_info', msg));
+    return state;
+  },
+});

@@ -1,0 +1,39 @@
+// The times of a schedule's ticks, from its spec: a cron expression read by
+// croner (5 fields, or 6 with seconds first; its time zone, DST included),
+// or a fixed interval, whose ticks are the multiples of `everyMs` since the
+// epoch (so every process computes the same ones, whenever it started).
+
+import { JobsError, type ScheduleSpec } from '@jobtree/core';
+import { Cron } from 'croner';
+
+export interface ScheduleTimes {
+  /** The first tick strictly after `ms`, or undefined when none comes. */
+  after(ms: number): number | undefined;
+  /** The latest tick at or before `ms`, or undefined when none was. */
+  atOrBefore(ms: number): number | undefined;
+}
+
+/** The times of `spec`; a bad cron expression or time zone is JobsError `invalid_schedule`. */
+export function scheduleTimes(spec: ScheduleSpec): ScheduleTimes {
+  if ('everyMs' in spec) {
+    const every = spec.everyMs;
+    return {
+      after: (ms) => (Math.floor(ms / every) + 1) * every,
+      atOrBefore: (ms) => Math.floor(ms / every) * every,
+    };
+  }
+  let cron: Cron;
+  try {
+    cron = new Cron(spec.cron, { ...(spec.timezone !== undefined ? { timezone: spec.timezone } : {}), mode: '5-or-6-parts', paused: true });
+    // A bad time zone shows only when a time is computed.
+    cron.nextRun(new Date(0));
+  } catch (error) {
+    const where = spec.timezone === undefined ? '' : ` in time zone ${JSON.stringify(spec.timezone)}`;
+    throw new JobsError('invalid_schedule', `${JSON.stringify(spec.cron)}${where} is not a cron expression croner reads: ${(error as Error).message}`, { cause: error });
+  }
+  return {
+    after: (ms) => cron.nextRun(new Date(ms))?.getTime(),
+    // previousRuns counts a run in the reference's own second as before it: one ms later includes `ms` itself.
+    atOrBefore: (ms) => cron.previousRuns(1, new Date(ms + 1))[0]?.getTime(),
+  };
+}

@@ -1,0 +1,539 @@
+// The handler threads: a piscina pool whose every thread runs one lane (a
+// long task running many handlers, of any job type, see lane-worker.ts).
+// An app has one, shared by the processors of every type (each has a share
+// of it, see handler-pool.ts): threads are a cost of the machine, not of
+// the number of types. The lanes start with the pool and load a handler
+// module as soon as a processor of it joins, so a first job finds its
+// thread up and its module loaded.
+//
+// A batch of one processor's jobs goes in one message per lane: whole to
+// the least busy lane when the lanes run through it quickly, else spread
+// job by job over the least busy lanes (see ONE_LANE_BATCH_MS). A lane
+// whose thread dies, or that stops ticking for the `stuckThreadMs` of a
+// processor it runs, is gone with its thread; every run on it is reported
+// lost to its own processor with the culprit named (the run the thread was
+// executing, or the one it was ended for, whatever its type), and a new
+// lane starts in its place.
+
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import type { JsonValue } from '@jobtree/core';
+import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry } from '@jobtree/actors';
+import { Piscina } from 'piscina';
+import { SchedulerError } from './errors.js';
+import type { HandlerPoolEvents } from './handler-pool.js';
+import type { AbortCause } from './interfaces.js';
+import {
+  type FromLane,
+  type LaneRun,
+  type LaneTask,
+  type PackedRuns,
+  RESULT_FIELDS,
+  SPELL_FIELDS,
+  type SerializedError,
+  type ToLane,
+  packRun,
+} from './lane-protocol.js';
+import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
+
+/**
+ * A batch that one lane runs through within this long (by the processor's
+ * measured time per run) goes to that lane whole. Every message to a lane
+ * whose thread sleeps costs the main thread a wake-up of that thread, more
+ * than a second thread would save on so little work.
+ * Longer batches, and every batch until a lane has first run dry, are spread
+ * job by job over the least busy lanes.
+ */
+export const ONE_LANE_BATCH_MS = 5;
+
+/** One processor's part of the handler threads: what it runs, and what the threads learn about its runs. */
+export interface Share {
+  readonly id: number;
+  readonly handlerUrl: string;
+  readonly jobType: string;
+  /** The most lanes its runs spread over. */
+  readonly maxLanes: number;
+  readonly stuckThreadMs: number;
+  readonly oneLaneBatchMs: number;
+  readonly events: HandlerPoolEvents;
+  /** The live lanes its runs went to (at most maxLanes). */
+  readonly lanes: Set<Lane>;
+  /** How long a run keeps a lane busy (ms, averaged over its busy spells); unknown until a lane first runs dry of it. */
+  runMs: number;
+  /** Its runs on lanes now. */
+  runs: number;
+  /** Called when its last run on the lanes ends (while it leaves). */
+  emptied: (() => void) | undefined;
+}
+
+export type ShareOptions = Pick<Share, 'handlerUrl' | 'jobType' | 'maxLanes' | 'stuckThreadMs' | 'oneLaneBatchMs' | 'events'>;
+
+export interface Lane {
+  readonly port: MessagePort;
+  readonly status: Int32Array;
+  readonly controller: AbortController;
+  /** Runs sent and not ended, of every processor. */
+  jobs: number;
+  threadId: number | undefined;
+  /** Handler modules the lane was asked to load, by URL: true once loaded. */
+  readonly modules: Map<string, boolean>;
+  /** Modules it is loading now: a thread busy importing is not stuck. */
+  loading: number;
+  /** The processors whose runs it got (their stuckThreadMs watch it). */
+  readonly shares: Set<Share>;
+  ready: boolean;
+  lastTick: number;
+  lastTickAt: number;
+  /** Why the main thread ended it, when it did. */
+  killReason: string | undefined;
+  /** The run the main thread ended it for, when it was one job's fault. */
+  killedFor: number | undefined;
+  dead: boolean;
+}
+
+/** Where a run is: its lane, its processor, its job. */
+interface Placed {
+  readonly lane: Lane;
+  readonly share: Share;
+  readonly id: string;
+}
+
+/** A handler module being loaded for a processor about to start. */
+interface ModuleLoad {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(error: Error): void;
+  settled: boolean;
+}
+
+/** Each handler thread runs the lane (see lane-worker.ts). */
+const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
+/** From TypeScript sources the lane itself needs tsx; built, it does not. */
+const LANE_IS_TYPESCRIPT = import.meta.url.endsWith('.ts');
+
+/**
+ * The app's flags without tsx, when a Worker takes them: flags given
+ * explicitly must all be valid in a Worker (`--expose-gc` is not, for one),
+ * where inherited ones are filtered by Node. Checked once, on a Worker that
+ * is ended at once; when they are not valid, the threads inherit the flags
+ * as they are (tsx then in their execArgv, as before).
+ */
+let checkedExecArgv: { argv: string[] | undefined } | undefined;
+function workerExecArgvWithoutTsx(): string[] | undefined {
+  if (checkedExecArgv !== undefined) return checkedExecArgv.argv;
+  let argv = execArgvWithoutTsx(process.execArgv);
+  if (argv !== undefined) {
+    try {
+      void new Worker('', { eval: true, execArgv: argv }).terminate();
+    } catch {
+      argv = undefined;
+    }
+  }
+  checkedExecArgv = { argv };
+  return argv;
+}
+
+function tsxApiOrUndefined(): string | undefined {
+  try {
+    return import.meta.resolve('tsx/esm/api');
+  } catch {
+    return undefined;
+  }
+}
+
+export class HandlerThreads {
+  /** How many threads (and lanes) the pool keeps. */
+  readonly size: number;
+  readonly #pool: Piscina<LaneTask, void>;
+  /** tsx's API for a lane that meets a TypeScript handler, when the lane code itself is built JavaScript. */
+  readonly #tsxApi: string | undefined;
+  readonly #lanes = new Set<Lane>();
+  readonly #placed = new Map<number, Placed>();
+  readonly #shares = new Map<number, Share>();
+  readonly #loads = new Map<string, ModuleLoad>();
+  #nextShare = 1;
+  #watchdog: NodeJS.Timeout | undefined;
+  #watchEvery = Number.POSITIVE_INFINITY;
+  #closed = false;
+
+  constructor(options: { threads: number }) {
+    this.size = options.threads;
+    // Built, a JavaScript handler's thread starts with no TypeScript loader
+    // (tsx in the app's own flags is left to its main thread); the lane
+    // registers tsx itself for a TypeScript handler, when the app has it.
+    const withoutTsx = LANE_IS_TYPESCRIPT ? undefined : workerExecArgvWithoutTsx();
+    this.#tsxApi = LANE_IS_TYPESCRIPT ? undefined : tsxApiOrUndefined();
+    this.#pool = new Piscina<LaneTask, void>({
+      filename: THREAD_ENTRY.href,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      // One lane per thread: a lane's thread is what a stuck handler costs.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: { entry: LANE_IS_TYPESCRIPT ? LANE_ENTRY : { ...LANE_ENTRY, tsxApi: undefined } },
+      ...(withoutTsx === undefined ? {} : { execArgv: withoutTsx }),
+    });
+    for (let i = 0; i < options.threads; i++) this.#newLane();
+  }
+
+  /** The pool's worker threads (for monitoring and fault injection). */
+  get threads(): readonly Worker[] {
+    return this.#pool.threads;
+  }
+
+  /**
+   * Loads a handler module in every lane; resolves once one lane has it
+   * (the others load it alongside), rejects with SchedulerError
+   * `invalid_handler` when it does not load.
+   */
+  load(url: string): Promise<void> {
+    if (this.#closed) return Promise.reject(new SchedulerError('stopped', 'the handler threads are closed'));
+    let load = this.#loads.get(url);
+    if (load === undefined || (load.settled && this.#loadedNowhere(url))) {
+      let resolve!: () => void;
+      let reject!: (error: Error) => void;
+      const promise = new Promise<void>((yes, no) => {
+        resolve = yes;
+        reject = no;
+      });
+      load = { promise, resolve, reject, settled: false };
+      this.#loads.set(url, load);
+    }
+    for (const lane of this.#lanes) this.#ask(lane, url);
+    return load.promise;
+  }
+
+  /** A processor joins: its module starts loading in every lane. */
+  join(options: ShareOptions): Share {
+    const share: Share = { ...options, id: this.#nextShare++, lanes: new Set(), runMs: Number.POSITIVE_INFINITY, runs: 0, emptied: undefined };
+    this.#shares.set(share.id, share);
+    this.load(share.handlerUrl).catch(() => {
+      // A module that does not load fails each run sent to it, with its error.
+    });
+    this.#watch();
+    return share;
+  }
+
+  /**
+   * A processor leaves: a run of it still going ignored its abort signal
+   * through the grace period, so its lane is ended (the other runs there,
+   * of any processor, are its bystanders). Resolves when none of its runs
+   * is left on the lanes.
+   */
+  async leave(share: Share, reason: string): Promise<void> {
+    for (const [serial, placed] of this.#placed) {
+      if (placed.share !== share || placed.lane.killReason !== undefined) continue;
+      placed.lane.killedFor = serial;
+      this.#kill(placed.lane, reason);
+    }
+    if (share.runs > 0) await new Promise<void>((resolve) => (share.emptied = resolve));
+    this.#shares.delete(share.id);
+    for (const lane of this.#lanes) lane.shares.delete(share);
+    this.#watch();
+  }
+
+  /** The thread id running a run, once its handler has started (its module loaded there). */
+  threadIdOf(serial: number): number | undefined {
+    return this.isStarted(serial) ? this.#placed.get(serial)?.lane.threadId : undefined;
+  }
+
+  /** Whether a run's lane has loaded its handler module (so its handler has been called or is about to be). */
+  isStarted(serial: number): boolean {
+    const placed = this.#placed.get(serial);
+    return placed !== undefined && placed.lane.modules.get(placed.share.handlerUrl) === true;
+  }
+
+  /**
+   * Sends runs to lanes, one message per lane: a batch short enough to the
+   * least busy lane whole (see ONE_LANE_BATCH_MS), any other each run to the
+   * least busy lane.
+   */
+  start(share: Share, runs: readonly LaneRun[]): void {
+    if (runs.length === 0) return;
+    if (runs.length * share.runMs <= share.oneLaneBatchMs) {
+      const lane = this.#pickLane(share);
+      const packed: PackedRuns = [];
+      for (const run of runs) {
+        this.#place(run, lane, share);
+        packRun(packed, run);
+      }
+      this.#sendRuns(lane, share, packed);
+      return;
+    }
+    const batches = new Map<Lane, PackedRuns>();
+    for (const run of runs) {
+      const lane = this.#pickLane(share);
+      this.#place(run, lane, share);
+      const batch = batches.get(lane);
+      if (batch === undefined) {
+        const packed: PackedRuns = [];
+        packRun(packed, run);
+        batches.set(lane, packed);
+      } else packRun(batch, run);
+    }
+    for (const [lane, batch] of batches) this.#sendRuns(lane, share, batch);
+  }
+
+  /** Aborts the signals of running handlers. */
+  abort(serials: readonly number[], cause: AbortCause): void {
+    const byLane = new Map<Lane, number[]>();
+    for (const serial of serials) {
+      const lane = this.#placed.get(serial)?.lane;
+      if (lane === undefined) continue;
+      const list = byLane.get(lane);
+      if (list === undefined) byLane.set(lane, [serial]);
+      else list.push(serial);
+    }
+    for (const [lane, list] of byLane) send(lane, { kind: 'abort', serials: list, cause });
+  }
+
+  /** Terminates the thread running a run, that run's fault (its other runs are reported lost as bystanders). */
+  killThreadOf(serial: number, reason: string): void {
+    const lane = this.#placed.get(serial)?.lane;
+    if (lane === undefined || lane.dead || lane.killReason !== undefined) return;
+    lane.killedFor = serial;
+    this.#kill(lane, reason);
+  }
+
+  /** Terminates every thread at once; running jobs are reported lost. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    for (const load of this.#loads.values()) if (!load.settled) load.reject(new SchedulerError('stopped', 'the handler threads closed'));
+    for (const lane of this.#lanes) {
+      lane.killReason ??= 'the handler threads closed';
+      send(lane, { kind: 'close' });
+    }
+    await this.#pool.destroy();
+  }
+
+  #place(run: LaneRun, lane: Lane, share: Share): void {
+    lane.jobs++;
+    share.runs++;
+    this.#placed.set(run.serial, { lane, share, id: run.job.id });
+  }
+
+  #sendRuns(lane: Lane, share: Share, runs: PackedRuns): void {
+    this.#ask(lane, share.handlerUrl);
+    lane.shares.add(share);
+    send(lane, { kind: 'start', url: share.handlerUrl, type: share.jobType, share: share.id, runs });
+  }
+
+  #ask(lane: Lane, url: string): void {
+    if (lane.modules.has(url) || lane.dead) return;
+    lane.modules.set(url, false);
+    lane.loading++;
+    send(lane, { kind: 'load', url });
+  }
+
+  #loadedNowhere(url: string): boolean {
+    for (const lane of this.#lanes) if (lane.modules.get(url) === true) return false;
+    return true;
+  }
+
+  /**
+   * The least busy of the processor's lanes; another, less busy lane of the
+   * pool while it has fewer than its maxLanes and all of its are busy.
+   */
+  #pickLane(share: Share): Lane {
+    let best: Lane | undefined;
+    for (const lane of share.lanes) {
+      if (lane.dead || lane.killReason !== undefined) {
+        share.lanes.delete(lane);
+        continue;
+      }
+      if (best === undefined || lane.jobs < best.jobs) best = lane;
+    }
+    if (best === undefined || (best.jobs > 0 && share.lanes.size < share.maxLanes)) {
+      let other: Lane | undefined;
+      for (const lane of this.#lanes) {
+        if (lane.dead || lane.killReason !== undefined || share.lanes.has(lane)) continue;
+        if (other === undefined || lane.jobs < other.jobs) other = lane;
+      }
+      // No lane alive at all (the last one is being ended): a new one, which piscina starts once a thread is free.
+      other ??= best === undefined ? this.#newLane() : undefined;
+      if (other !== undefined && (best === undefined || other.jobs < best.jobs)) {
+        share.lanes.add(other);
+        return other;
+      }
+    }
+    return best as Lane;
+  }
+
+  #liveLanes(): number {
+    let count = 0;
+    for (const lane of this.#lanes) if (!lane.dead && lane.killReason === undefined) count++;
+    return count;
+  }
+
+  #newLane(): Lane {
+    const channel = new MessageChannel();
+    const { buffer, view } = createLaneStatus();
+    const lane: Lane = {
+      port: channel.port1,
+      status: view,
+      controller: new AbortController(),
+      jobs: 0,
+      threadId: undefined,
+      modules: new Map(),
+      loading: 0,
+      shares: new Set(),
+      ready: false,
+      lastTick: 0,
+      lastTickAt: performance.now(),
+      killReason: undefined,
+      killedFor: undefined,
+      dead: false,
+    };
+    this.#lanes.add(lane);
+    lane.port.on('message', (message: FromLane) => this.#receive(lane, message));
+    const task: LaneTask = { port: channel.port2, status: buffer, tsxApi: this.#tsxApi };
+    this.#pool
+      .run(task, { transferList: [channel.port2], signal: lane.controller.signal })
+      .then(
+        () => this.#ended(lane, 'the handler thread ended its lane'),
+        (error: unknown) => this.#ended(lane, error instanceof Error ? error.message : String(error)),
+      );
+    // Every module the processors run, loaded ahead of their jobs.
+    for (const share of this.#shares.values()) this.#ask(lane, share.handlerUrl);
+    return lane;
+  }
+
+  #receive(lane: Lane, message: FromLane): void {
+    switch (message.kind) {
+      case 'ready':
+        lane.ready = true;
+        lane.threadId = message.threadId;
+        lane.lastTickAt = performance.now();
+        break;
+      case 'loaded': {
+        lane.modules.set(message.url, true);
+        lane.loading--;
+        const load = this.#loads.get(message.url);
+        if (load !== undefined && !load.settled) {
+          load.settled = true;
+          load.resolve();
+        }
+        break;
+      }
+      case 'broken':
+        // The lane answers the module's runs with the error itself; asked again, it tries again.
+        lane.modules.delete(message.url);
+        lane.loading--;
+        this.#broken(message.url, message.error);
+        break;
+      case 'settled': {
+        const { results, spells } = message;
+        if (spells !== undefined) {
+          for (let i = 0; i < spells.length; i += SPELL_FIELDS) {
+            const share = this.#shares.get(spells[i] as number);
+            const runs = spells[i + 2] as number;
+            if (share === undefined || runs === 0) continue;
+            const perRun = (spells[i + 1] as number) / runs;
+            share.runMs = Number.isFinite(share.runMs) ? (3 * share.runMs + perRun) / 4 : perRun;
+          }
+        }
+        for (let i = 0; i < results.length; i += RESULT_FIELDS) {
+          const serial = results[i] as number;
+          const placed = this.#placed.get(serial);
+          if (placed?.lane !== lane) continue;
+          this.#unplace(serial, placed);
+          placed.share.events.settled(serial, results[i + 1] === true, results[i + 2]);
+          if (placed.share.runs === 0) placed.share.emptied?.();
+        }
+        break;
+      }
+      case 'update': {
+        const placed = this.#placed.get(message.serial);
+        if (placed?.lane !== lane) {
+          send(lane, { kind: 'updated', request: message.request, error: { name: 'SchedulerError', code: 'halt', message: 'the job has ended' } });
+          break;
+        }
+        placed.share.events.update(message.serial, message.data as JsonValue, (error) =>
+          send(lane, error === undefined ? { kind: 'updated', request: message.request } : { kind: 'updated', request: message.request, error }),
+        );
+        break;
+      }
+    }
+  }
+
+  /** A module did not load: a processor waiting for it to start hears why. */
+  #broken(url: string, error: SerializedError): void {
+    const load = this.#loads.get(url);
+    if (load === undefined || load.settled) return;
+    load.settled = true;
+    load.reject(new SchedulerError('invalid_handler', `the handler module ${url} did not load: ${error.message}`));
+  }
+
+  #unplace(serial: number, placed: Placed): void {
+    this.#placed.delete(serial);
+    placed.lane.jobs--;
+    placed.share.runs--;
+  }
+
+  #kill(lane: Lane, reason: string): void {
+    if (lane.dead || lane.killReason !== undefined) return;
+    lane.killReason = reason;
+    lane.controller.abort(reason);
+  }
+
+  #ended(lane: Lane, error: string): void {
+    if (lane.dead) return;
+    lane.dead = true;
+    this.#lanes.delete(lane);
+    lane.port.close();
+    const executing = Atomics.load(lane.status, CURRENT);
+    const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
+    const reason = lane.killReason ?? `the handler thread died: ${error}`;
+    const blamed = culprit === undefined ? undefined : this.#placed.get(culprit);
+    const runs: [number, Placed][] = [];
+    for (const entry of this.#placed) if (entry[1].lane === lane) runs.push(entry);
+    // The culprit last: each bystander's loss can still name the job that caused it.
+    runs.sort((a, b) => Number(a[0] === culprit) - Number(b[0] === culprit));
+    for (const [serial, placed] of runs) {
+      this.#unplace(serial, placed);
+      const other = blamed !== undefined && blamed.share !== placed.share ? `job ${JSON.stringify(blamed.id)} of type ${JSON.stringify(blamed.share.jobType)}` : undefined;
+      placed.share.events.lost(serial, culprit, reason, other);
+    }
+    for (const share of lane.shares) {
+      share.lanes.delete(lane);
+      if (share.runs === 0) share.emptied?.();
+    }
+    if (!this.#closed && this.#liveLanes() < this.size) this.#newLane();
+  }
+
+  /** The watchdog runs as often as the most watchful processor needs. */
+  #watch(): void {
+    let least = Number.POSITIVE_INFINITY;
+    for (const share of this.#shares.values()) least = Math.min(least, share.stuckThreadMs);
+    const every = Number.isFinite(least) ? Math.max(10, Math.min(1000, least / 4)) : Number.POSITIVE_INFINITY;
+    if (every === this.#watchEvery || this.#closed) return;
+    this.#watchEvery = every;
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    this.#watchdog = undefined;
+    if (!Number.isFinite(every)) return;
+    this.#watchdog = setInterval(() => this.#checkStuck(), every);
+    this.#watchdog.unref();
+  }
+
+  #checkStuck(): void {
+    const now = performance.now();
+    for (const lane of this.#lanes) {
+      if (!lane.ready || lane.dead || lane.killReason !== undefined) continue;
+      const tick = Atomics.load(lane.status, TICK);
+      if (tick !== lane.lastTick || lane.loading > 0) {
+        lane.lastTick = tick;
+        lane.lastTickAt = now;
+        continue;
+      }
+      if (lane.jobs === 0) continue;
+      let limit = Number.POSITIVE_INFINITY;
+      for (const share of lane.shares) if (share.runs > 0) limit = Math.min(limit, share.stuckThreadMs);
+      if (now - lane.lastTickAt > limit) this.#kill(lane, `the handler thread made no progress for ${Math.round(now - lane.lastTickAt)} ms`);
+    }
+  }
+}
+
+function send(lane: Lane, message: ToLane): void {
+  if (!lane.dead) lane.port.postMessage(message);
+}

@@ -1,0 +1,145 @@
+// Handlers on the main thread's event loop, as BullMQ's Worker and
+// graphile-worker run them: a run is a call of the handler function with
+// the job and the same `ctx` a handler thread gives (handler-context.ts),
+// nothing packed or copied on the way in or out. Results go to the store as
+// they are (the store refuses what is not JSON, and the job fails with
+// that); errors keep their NonRetryableError mark as in threads.
+//
+// What only threads can do: end a handler. One that ignores its abort past
+// the grace period cannot be stopped here; its run is given up (reported
+// lost, so its job is crashed, retried or given back as the abort's cause
+// says) and whatever it does later is ignored. A handler stuck in a loop
+// holds up the whole application: the event loop's delay is watched while
+// the runner lives, and a delay over `blockedLoopMs` is reported with the
+// jobs that were running.
+
+import { threadId } from 'node:worker_threads';
+import type { JsonValue } from '@jobtree/core';
+import { watchEventLoopLag } from './event-loop-lag.js';
+import type { HandlerPoolEvents } from './handler-pool.js';
+import { handlerContext } from './handler-context.js';
+import type { HandlerRunner } from './handler-runner.js';
+import type { AbortCause, Handler, HandlerJob } from './interfaces.js';
+import { type LaneRun, serializeError } from './lane-protocol.js';
+import { RunSignal } from './run-signal.js';
+
+export interface MainThreadRunnerOptions {
+  handler: Handler<JsonValue, unknown>;
+  /** The type of every job the runner runs. */
+  jobType: string;
+  events: HandlerPoolEvents;
+  /** A delay of the event loop longer than this (ms) is reported through `blocked`. */
+  blockedLoopMs: number;
+  /** The event loop was held up for `lagMs` while `jobs` ran (or ended). */
+  blocked(event: { lagMs: number; jobs: string[] }): void;
+}
+
+/** The most jobs one report of a blocked loop names. */
+const NAMED_JOBS = 20;
+
+interface MainRun {
+  readonly id: string;
+  readonly signal: RunSignal;
+}
+
+export class MainThreadRunner implements HandlerRunner {
+  readonly threads = [];
+  readonly #options: MainThreadRunnerOptions;
+  readonly #runs = new Map<number, MainRun>();
+  /** Jobs whose runs ended since the loop's delay was last read (the first few): one of them may have held it up. */
+  #ended: string[] = [];
+  readonly #unwatch: () => void;
+  #closed = false;
+
+  constructor(options: MainThreadRunnerOptions) {
+    this.#options = options;
+    this.#unwatch = watchEventLoopLag((lagMs) => this.#checkLag(lagMs));
+  }
+
+  threadIdOf(serial: number): number | undefined {
+    return this.#runs.has(serial) ? threadId : undefined;
+  }
+
+  /** A run's handler is called as the run starts. */
+  isStarted(serial: number): boolean {
+    return this.#runs.has(serial);
+  }
+
+  start(runs: readonly LaneRun[]): void {
+    for (const run of runs) this.#call(run);
+  }
+
+  abort(serials: readonly number[], cause: AbortCause): void {
+    for (const serial of serials) this.#runs.get(serial)?.signal.abort(cause);
+  }
+
+  /** Gives up a run whose handler ignored its abort: nothing can end it here, so only its outcome is dropped. */
+  killThreadOf(serial: number, reason: string): void {
+    if (!this.#runs.delete(serial)) return;
+    this.#options.events.lost(serial, serial, `${reason}; it runs on the main thread, where it cannot be ended: its run is given up, and what it does from now on is ignored`);
+  }
+
+  /** Gives up every run (a stop has waited for them what it could); handlers still running are left to end on their own. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unwatch();
+    const left = [...this.#runs.keys()];
+    this.#runs.clear();
+    for (const serial of left) this.#options.events.lost(serial, undefined, 'the scheduler stopped');
+  }
+
+  #call(run: LaneRun): void {
+    const { serial, job } = run;
+    const { handler, jobType, events } = this.#options;
+    const signal = new RunSignal();
+    const entry: MainRun = { id: job.id, signal };
+    this.#runs.set(serial, entry);
+    const ctx = handlerContext(
+      signal,
+      job.id,
+      () => this.#runs.get(serial) === entry,
+      (data, reply) => events.update(serial, data, reply),
+    );
+    const handlerJob: HandlerJob<JsonValue> = {
+      type: jobType,
+      id: job.id,
+      data: job.data as JsonValue,
+      attempt: run.attempt,
+      priority: job.priority,
+      scheduledTime: job.scheduledTime,
+      continuous: job.continuous === true,
+    };
+    let outcome: Promise<unknown>;
+    try {
+      outcome = Promise.resolve(handler(handlerJob, ctx));
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
+    outcome.then(
+      (value) => this.#settle(serial, entry, true, value),
+      (error: unknown) => this.#settle(serial, entry, false, serializeError(error)),
+    );
+  }
+
+  #settle(serial: number, entry: MainRun, ok: boolean, outcome: unknown): void {
+    // A run given up (or closed) has been reported already.
+    if (this.#runs.get(serial) !== entry) return;
+    this.#runs.delete(serial);
+    if (this.#ended.length < NAMED_JOBS) this.#ended.push(entry.id);
+    this.#options.events.settled(serial, ok, outcome);
+  }
+
+  #checkLag(lagMs: number): void {
+    const ended = this.#ended;
+    this.#ended = [];
+    if (lagMs <= this.#options.blockedLoopMs) return;
+    const jobs = ended;
+    for (const run of this.#runs.values()) {
+      if (jobs.length >= NAMED_JOBS) break;
+      if (!jobs.includes(run.id)) jobs.push(run.id);
+    }
+    // No job of this runner ran in that time: the delay was someone else's.
+    if (jobs.length > 0) this.#options.blocked({ lagMs: Math.round(lagMs), jobs });
+  }
+}

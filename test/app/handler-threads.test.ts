@@ -1,0 +1,88 @@
+// The handler threads of app.process are one pool for every job type: many
+// types cost no more threads than one, a thread that one type's handler
+// takes down is every type's loss (each job told apart: the culprit
+// charged, the others run again), and a processor that stops ends only its
+// own runs. process() resolves once the type's handler module is loaded in
+// a thread, and rejects when it does not load.
+
+import { availableParallelism } from 'node:os';
+import test from 'ava';
+import type { JobsApp } from 'jobtree';
+import { SchedulerError } from '../../packages/jobtree/src/processors/index.js';
+import orders from './fixtures/orders-handler.js';
+import { eventually, startTempApp } from './fixtures/temp-app.js';
+
+/** The worker threads of the app: its host threads, and the handler threads of every type's processor. */
+function workerThreads(app: JobsApp, types: readonly string[]): number {
+  const handlerThreads = new Set<number>();
+  for (const type of types) for (const worker of app.scheduler.of(type)?.threads ?? []) handlerThreads.add(worker.threadId);
+  return app.system.threads().length + handlerThreads.size;
+}
+
+test.serial('processors of 100 types add at most cores + 2 threads to the app', async (t) => {
+  const types = Array.from({ length: 100 }, (_, i) => `kind-${i}`);
+  const { app } = await startTempApp(t, {}, Object.fromEntries(types.map((type) => [type, 30])));
+  const none = workerThreads(app, []);
+  for (const type of types) await app.process(type, orders, { interval: 60_000 });
+  const all = workerThreads(app, types);
+  t.true(all - none <= availableParallelism() + 2, `${all - none} threads more with 100 processors (cores: ${availableParallelism()})`);
+  // Each runs its jobs on them.
+  const subs = await Promise.all(
+    ['kind-0', 'kind-99'].map(async (type) => {
+      await app.add(type, 'one', {});
+      return app.subscribe(type, 'one');
+    }),
+  );
+  for (const sub of subs) t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+});
+
+test.serial('a thread one type crashes reports the other type’s job on it lost to that type, which runs it again uncharged', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { crashy: 30, steady: 30 });
+  await app.process('crashy', orders, { attempts: 1, interval: 60_000 });
+  await app.process('steady', orders, { attempts: 1, interval: 60_000 });
+  const steady = app.scheduler.of('steady');
+  const crashy = app.scheduler.of('crashy');
+  if (steady === undefined || crashy === undefined) throw new Error('no schedulers');
+  const stopped: string[] = [];
+  steady.events.on('job:stopped', (event) => stopped.push(`${event.id}:${event.cause}`));
+  const started = new Promise<void>((resolve) => steady.events.on('job:started', () => resolve()));
+  await app.add('steady', 'bystander', { sleepMs: 1_500 });
+  await started;
+  const failed = new Promise<string>((resolve) => crashy.events.on('job:failed', (event) => resolve(event.id)));
+  await app.add('crashy', 'culprit', { exit: true });
+  t.is(await failed, 'culprit', 'the crash is charged to the job whose handler took the thread down');
+  const sub = await app.subscribe('steady', 'bystander');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+  t.deepEqual(stopped, ['bystander:thread_lost'], "the steady type's scheduler heard of its job's loss");
+  const job = await app.getJob('steady', 'bystander');
+  t.like(job, { outcome: 'succeeded', result: { attempt: 1 } }, 'run again with nothing counted against it');
+});
+
+test.serial('a handler module that does not load rejects process() with invalid_handler, and no job spends an attempt on it', async (t) => {
+  const { app } = await startTempApp(t, {}, { broken: 30 });
+  await app.add('broken', 'waiting', {});
+  const error = await t.throwsAsync(app.process('broken', new URL('./fixtures/fails-to-load-handler.ts', import.meta.url)), { instanceOf: SchedulerError });
+  t.is(error?.code, 'invalid_handler');
+  t.regex(error?.message ?? '', /fails-to-load-handler/);
+  t.is(app.system.whereis('processor:broken'), undefined, 'no processor started');
+  t.like(await app.getJob('broken', 'waiting'), { state: 'pending', attempts: 0 });
+});
+
+test.serial('stopping one type’s processor leaves another type’s runs on the shared thread running', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { leaving: 30, staying: 30 });
+  await app.process('leaving', orders, { interval: 60_000, graceMs: 5_000 });
+  await app.process('staying', orders, { interval: 60_000 });
+  const staying = app.scheduler.of('staying');
+  if (staying === undefined) throw new Error('no scheduler');
+  const stopped: string[] = [];
+  staying.events.on('job:stopped', (event) => stopped.push(event.id));
+  await app.add('staying', 'long', { sleepMs: 2_000 });
+  await app.add('leaving', 'honours', { sleepMs: 60_000, honour: true });
+  await eventually(async () => (await app.getActiveJobIds('leaving')).length === 1 && (await app.getActiveJobIds('staying')).length === 1, 20_000, 'both running');
+  await app.system.stopChild('processor:leaving');
+  t.like(await app.getJob('leaving', 'honours'), { state: 'pending' }, 'the stopped type gave its job back');
+  const sub = await app.subscribe('staying', 'long');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+  t.deepEqual(stopped, [], 'the other type’s run was not cut');
+  t.like(await app.getJob('staying', 'long'), { result: { attempt: 1 } });
+});

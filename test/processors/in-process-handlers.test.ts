@@ -1,0 +1,95 @@
+// Handlers that run on the main thread: a plain function (or a definition
+// with runIn: 'main') is called in the scheduler's own thread, beside the
+// caller's objects; a handler that holds the event loop up is reported with
+// the jobs that ran. What every handler does the same way in both modes is
+// pinned by the rest of the processors suite, run in both.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { threadId } from 'node:worker_threads';
+import test from 'ava';
+import { SchedulerError, type Scheduler, startScheduler } from '../../packages/jobtree/src/processors/index.js';
+import { fixture, harness, nextEvent } from './scheduler-harness.js';
+
+test('a handler function runs on the main thread and shares its objects with the application', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('shared', 3);
+  // An object of the application the handler uses as it is: no copy crosses to it.
+  const seen = new Map<string, number>();
+  const client = { calls: 0, record: (id: string) => seen.set(id, threadId) };
+  const scheduler = await startScheduler({
+    jobs: h.jobs,
+    type: 'shared',
+    handler: async (job: { id: string; data: { n: number } }) => {
+      client.calls++;
+      client.record(job.id);
+      return { twice: job.data.n * 2 };
+    },
+  });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  t.deepEqual(scheduler.threads, [], 'no thread is started');
+  const finished = Promise.all(['a', 'b'].map((id) => nextEvent(scheduler, 'job:finished', (event) => event.id === id)));
+  await h.jobs.add('shared', 'a', { n: 2 });
+  await h.jobs.add('shared', 'b', { n: 5 });
+  await finished;
+  t.is(client.calls, 2);
+  t.deepEqual([...seen].sort(), [['a', threadId], ['b', threadId]]);
+  t.like(await h.jobs.getJob('shared', 'b'), { state: 'finished', result: { twice: 10 } });
+});
+
+test('a definition runs on the main thread with runIn main, and a module URL is imported for it', async (t) => {
+  const h = await harness(t);
+  for (const [type, handler] of [
+    ['by-definition', ((await import(fixture('thread-of').href)) as { default: never }).default],
+    ['by-url', fixture('thread-of')],
+  ] as const) {
+    await h.jobs.setTypeTimeout(type, 3);
+    const scheduler = await startScheduler({ jobs: h.jobs, type, handler, runIn: 'main' });
+    t.teardown(() => scheduler.stop({ graceMs: 100 }));
+    const finished = nextEvent(scheduler, 'job:finished');
+    await h.jobs.add(type, 'x', {});
+    await finished;
+    t.deepEqual((await h.jobs.getJob(type, 'x'))?.result, { threadId }, type);
+  }
+});
+
+test('a handler function cannot run in threads: runIn threads is refused', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('fn', 3);
+  const error = await t.throwsAsync(startScheduler({ jobs: h.jobs, type: 'fn', handler: () => null, runIn: 'threads' }));
+  t.true(error instanceof SchedulerError);
+  t.is((error as SchedulerError).code, 'invalid_option');
+  t.regex(error?.message ?? '', /defineHandler/);
+  const bad = await t.throwsAsync(startScheduler({ jobs: h.jobs, type: 'fn', handler: () => null, runIn: 'elsewhere' as never }));
+  t.is((bad as SchedulerError).code, 'invalid_option');
+});
+
+test('a handler that holds the event loop up is reported with the job that ran', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('busy', 3);
+  const scheduler: Scheduler = await startScheduler({
+    jobs: h.jobs,
+    type: 'busy',
+    blockedLoopMs: 100,
+    handler: async (job) => {
+      if (job.id === 'spin') {
+        const until = performance.now() + 300;
+        while (performance.now() < until) {}
+      } else await sleep(5);
+      return null;
+    },
+  });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  const quiet = await Promise.race([nextEvent(scheduler, 'loop:blocked'), (async () => {
+    const finished = nextEvent(scheduler, 'job:finished');
+    await h.jobs.add('busy', 'calm', {});
+    await finished;
+    await sleep(300);
+    return 'quiet' as const;
+  })()]);
+  t.is(quiet, 'quiet', 'a handler that awaits is not reported');
+  const blocked = nextEvent(scheduler, 'loop:blocked');
+  await h.jobs.add('busy', 'spin', {});
+  const event = await blocked;
+  t.true(event.lagMs >= 100, `held up ${event.lagMs} ms`);
+  t.true(event.jobs.includes('spin'), `names ${event.jobs.join(', ')}`);
+});
