@@ -14,6 +14,11 @@
 // lost to its own processor with the culprit named (the run the thread was
 // executing, or the one it was ended for, whatever its type), and a new
 // lane starts in its place.
+//
+// One file over 500 lines: the lanes, the runs placed on them, the modules
+// each has loaded and the watchdog are one piece of state that every
+// method reads and changes (a death must see every run and every share);
+// split, each part would reach into the others. Each method is short.
 
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
