@@ -6,32 +6,13 @@
 
 import type { Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import type { HandlerRunner } from './handler-runner.js';
+import type { HandlerPoolEvents, HandlerRunner } from './handler-runner.js';
 import { HandlerThreads, ONE_LANE_BATCH_MS, type Share } from './handler-threads.js';
 import type { AbortCause } from './interfaces.js';
 import type { LaneRun, SerializedError } from './lane-protocol.js';
 
 export { ONE_LANE_BATCH_MS };
-
-export interface HandlerPoolEvents {
-  /** A handler ended: resolved (`ok`) with its result, or rejected with its error. */
-  settled(serial: number, ok: boolean, outcome: unknown): void;
-  /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
-  update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
-  /**
-   * A handler's thread is gone, and the run `serial` with it. `culprit` is
-   * the run that took the thread down, when one is known: the one whose code
-   * the thread was executing when it died or got stuck, or the one the
-   * thread was ended for (see killThreadOf). It may be `serial` itself (a
-   * crash of that run), another run of the lane (this one is a bystander;
-   * the culprit is reported last), or a run that had already ended but left
-   * code behind. `undefined`: no job's code was running (the thread was
-   * terminated from outside, or died in code no job started).
-   * `culpritJob` names the culprit's job when it is another processor's
-   * (`job "x" of type "t"`): threads run every type's handlers.
-   */
-  lost(serial: number, culprit: number | undefined, reason: string, culpritJob?: string): void;
-}
+export type { HandlerPoolEvents };
 
 export interface HandlerPoolOptions {
   handlerUrl: string;

@@ -25,7 +25,7 @@ import type { JsonValue } from '@jobtree/core';
 import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry } from '@jobtree/actors';
 import { Piscina } from 'piscina';
 import { SchedulerError } from './errors.js';
-import type { HandlerPoolEvents } from './handler-pool.js';
+import type { HandlerPoolEvents } from './handler-runner.js';
 import type { AbortCause } from './interfaces.js';
 import {
   type FromLane,

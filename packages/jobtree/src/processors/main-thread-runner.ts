@@ -16,7 +16,7 @@
 import { threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { watchEventLoopLag } from './event-loop-lag.js';
-import type { HandlerPoolEvents } from './handler-pool.js';
+import type { HandlerPoolEvents } from './handler-runner.js';
 import { handlerContext } from './handler-context.js';
 import type { HandlerRunner } from './handler-runner.js';
 import type { AbortCause, Handler, HandlerJob } from './interfaces.js';
