@@ -181,8 +181,8 @@ test('a batch of finishes writes one log row and one count add per outcome, and 
   const before = database.committedWrites.length;
   await jobs.completeMany(taken.slice(0, 60).map((job) => ({ job })));
   const [writes] = database.committedWrites.slice(before);
-  // Per job: its record and its activity row cleared; then the log row, the count and the activity stamp once.
-  t.is(writes, 60 * 2 + 3);
+  // Per job: its record and its activity row cleared; then the log row, the count, the running-jobs count and the activity stamp once.
+  t.is(writes, 60 * 2 + 4);
   t.deepEqual(await logRows(database, T1, 'succeeded'), [taken.slice(0, 60).map((job) => job.id)]);
   // Both outcomes in the transactions concurrent calls share.
   await Promise.all([...taken.slice(60, 80).map((job) => jobs.complete(job)), ...taken.slice(80).map((job) => jobs.fail(job, new Error('no')))]);

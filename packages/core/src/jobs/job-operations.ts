@@ -105,7 +105,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'running') {
     if (record.seq) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
-    countEndedRun(tx, keys);
+    countEndedRun(tx, keys, once);
   }
   clearFinishedRows(tx, keys, id, record, once);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
@@ -215,7 +215,7 @@ export function finishJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys);
+  countEndedRun(tx, keys, once);
   if (recordResubmit(value)) {
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.

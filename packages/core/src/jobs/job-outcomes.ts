@@ -49,7 +49,7 @@ export function endJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys);
+  countEndedRun(tx, keys, once);
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
@@ -83,7 +83,7 @@ export function failAttemptRead(
 ): 'pending' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys);
+  countEndedRun(tx, keys, once);
   const record = decodeJobRecord(value);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
   writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext), once, key);
@@ -105,7 +105,7 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   if (record.state === 'running') {
     if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
-    countEndedRun(tx, keys);
+    countEndedRun(tx, keys, once);
   }
   const finishedAt = logFinish(tx, keys, 'cancelled', id, once);
   tx.set(

@@ -24,6 +24,7 @@ import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import type { AcceptBatch } from './accept-batcher.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
+import type { OncePerAttempt } from './pending-queue.js';
 
 /** A type's limits; an absent field sets no limit of that kind. */
 export interface TypeLimits {
@@ -110,8 +111,11 @@ function readLimitsForTake(tx: Transaction, keys: TypeKeys): TypeLimits | undefi
 }
 
 /** A job of the type stopped running: one slot less in use. */
-export function countEndedRun(tx: Transaction, keys: TypeKeys): void {
-  tx.atomicAdd(keys.runningCount, MINUS_ONE);
+export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAttempt): void {
+  // In a write batch, one add per type for the whole batch (a read in the
+  // batch may see more running than there are: a take takes fewer, never more).
+  if (once?.add !== undefined) once.add(keys.runningCount, -1);
+  else tx.atomicAdd(keys.runningCount, MINUS_ONE);
 }
 
 /** What a take of a limited type may take now. */

@@ -5,11 +5,10 @@
 // it closes when it stops.
 
 import type { Worker } from 'node:worker_threads';
-import type { JsonValue } from '@jobtree/core';
 import type { HandlerPoolEvents, HandlerRunner } from './handler-runner.js';
 import { HandlerThreads, ONE_LANE_BATCH_MS, type Share } from './handler-threads.js';
 import type { AbortCause } from './interfaces.js';
-import type { LaneRun, SerializedError } from './lane-protocol.js';
+import type { LaneRun } from './lane-protocol.js';
 
 export { ONE_LANE_BATCH_MS };
 export type { HandlerPoolEvents };
