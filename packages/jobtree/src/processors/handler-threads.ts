@@ -20,6 +20,7 @@
 // method reads and changes (a death must see every run and every share);
 // split, each part would reach into the others. Each method is short.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry } from '@jobtree/actors';
@@ -109,6 +110,10 @@ interface ModuleLoad {
   reject(error: Error): void;
   settled: boolean;
 }
+
+/** The longest `close` waits for threads that are starting or loading a handler module. */
+const CLOSE_AFTER_LOADS_MS = 10_000;
+const LOADING_POLL_MS = 5;
 
 /** Each handler thread runs the lane (see lane-worker.ts). */
 const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
@@ -305,11 +310,22 @@ export class HandlerThreads {
     this.#closed = true;
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
     for (const load of this.#loads.values()) if (!load.settled) load.reject(new SchedulerError('stopped', 'the handler threads closed'));
+    // A thread terminated while it imports a native addon (lmdb, say, under
+    // a handler module's imports) can abort the whole process ("napi_throw"
+    // in the addon's registration): threads still starting or loading a
+    // module get to finish that first, for a bounded time.
+    const until = performance.now() + CLOSE_AFTER_LOADS_MS;
+    while (this.#anyLaneLoading() && performance.now() < until) await sleep(LOADING_POLL_MS);
     for (const lane of this.#lanes) {
       lane.killReason ??= 'the handler threads closed';
       send(lane, { kind: 'close' });
     }
     await this.#pool.destroy();
+  }
+
+  #anyLaneLoading(): boolean {
+    for (const lane of this.#lanes) if (!lane.dead && (!lane.ready || lane.loading > 0)) return true;
+    return false;
   }
 
   #place(run: LaneRun, lane: Lane, share: Share): void {
