@@ -202,7 +202,8 @@ async function sampleOnce(side: LatencySide, id: string, keep: boolean): Promise
   await side.app.add('lat', id);
   const answered = epochNow();
   await done;
-  const data = (await side.app.getJobData('lat', id)) as { startedAt: number };
+  // The handler returns its start time: the job's result, kept apart from its input.
+  const data = (await side.app.getJob('lat', id))?.result as { startedAt: number };
   if (!keep) return;
   side.total.push(data.startedAt - before);
   side.added.push(answered - before);
