@@ -5,8 +5,11 @@
 // a failed attempt is a second run span under the same parent, and an
 // addMany is one span for all its jobs. A client process of a shared store
 // traces alike, its add's context crossing to the owner's store and back.
+// An in-process handler runs inside its run's span: the spans it starts
+// are the run's children.
 
-import { type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { type SpanContext, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import test from 'ava';
 import { startJobs } from 'jobtree';
@@ -19,6 +22,8 @@ const crashOnce = new URL('./fixtures/crash-once-handler.ts', import.meta.url);
 
 const exporter = new InMemorySpanExporter();
 trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+// What an application's SDK registers (NodeSDK does): the active span follows async calls.
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 
 /** The ended spans named `name` whose job id attribute is `id`. */
 function spansOf(name: string, id: string): ReadableSpan[] {
@@ -132,4 +137,18 @@ test('a client process of a shared store traces its adds and runs alike, the con
   const [run] = await runSpans('remote', 1);
   t.true(run !== undefined && isChildOf(run, add.spanContext()));
   t.is(run?.attributes['jobtree.run.outcome'], 'succeeded');
+});
+
+test("an in-process handler runs inside its run's span: a span it starts, even after an await, is the run span's child", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.add(T1, 'nested');
+  const tracer = trace.getTracer('the-application');
+  await app.process(T1, async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    tracer.startActiveSpan('app.work', (span) => span.end());
+  });
+  const [run] = await runSpans('nested', 1);
+  const work = exporter.getFinishedSpans().find((span) => span.name === 'app.work');
+  if (run === undefined || work === undefined) throw new Error('missing spans');
+  t.true(isChildOf(work, run.spanContext()));
 });

@@ -185,6 +185,16 @@ export function startRunSpan(job: Job, attempt: number): Span | undefined {
 }
 
 /**
+ * Calls `fn` with `span` (a run's) as the active span, so that the spans an
+ * in-process handler starts, across its awaits, are the run's children (when
+ * the application registered a context manager, as its SDK does); with no
+ * span, just calls it.
+ */
+export function inRunSpan<R>(span: Span | undefined, fn: () => R): R {
+  return span === undefined ? fn() : context.with(trace.setSpan(context.active(), span), fn);
+}
+
+/**
  * Ends `run`'s span, if it has one still open, with how the run ended; a
  * crash (`error`) sets its status to ERROR and records the error.
  */

@@ -8,6 +8,7 @@
 // lane's thread is stuck.
 
 import type { MessagePort } from 'node:worker_threads';
+import type { Span } from '@opentelemetry/api';
 import type { JsonValue } from '@jobtree/core';
 import type { AbortCause, HandlerJob } from './interfaces.js';
 
@@ -39,6 +40,8 @@ export interface LaneRun {
     readonly scheduledTime: number;
     readonly continuous?: boolean;
   };
+  /** The run's span, when a tracer records it: in-process handlers run inside it (it does not cross to threads). */
+  readonly span?: Span | undefined;
 }
 
 /**

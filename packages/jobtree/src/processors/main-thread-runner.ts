@@ -15,6 +15,7 @@
 
 import { threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
+import { inRunSpan } from '../job-tracing.js';
 import { watchEventLoopLag } from './event-loop-lag.js';
 import type { HandlerPoolEvents } from './handler-runner.js';
 import { handlerContext } from './handler-context.js';
@@ -112,7 +113,7 @@ export class MainThreadRunner implements HandlerRunner {
     };
     let outcome: Promise<unknown>;
     try {
-      outcome = Promise.resolve(handler(handlerJob, ctx));
+      outcome = Promise.resolve(inRunSpan(run.span, () => handler(handlerJob, ctx)));
     } catch (error) {
       outcome = Promise.reject(error);
     }
