@@ -16,9 +16,14 @@
 // visible, not yet unlocked"). That callback is lmdb-js internals, so this
 // is the one place that depends on it: it wraps `startWriting` on the
 // store's native environment and resolves the notice of the write that
-// started it. lmdb-js may drop that call when the flush ends first (it
-// closes the thread-safe function with the write); then the notice comes
-// with the write's promise, as without it.
+// started it. lmdb-js calls `startWriting` for a new transaction at the end
+// of the event turn it gathers writes in, not in the `put` that opens it, so
+// a notice stays armed until the next `startWriting` takes it; the engine
+// starts one write at a time, so that is its transaction's. Were it a later
+// transaction's, the notice would still be true (lmdb commits its
+// transactions in order), only later. lmdb-js may drop the status 1 call
+// when the flush ends first (it closes the thread-safe function with the
+// write); then the notice comes with the write's promise, as without it.
 
 /** The part of lmdb-js's native environment this relies on. */
 interface WritingEnv {
@@ -61,10 +66,10 @@ export class CommitVisibility {
   }
 
   /**
-   * Calls `start` (which must queue an lmdb write) and returns a promise
-   * that resolves when the lmdb transaction it started is visible, or never
-   * if it started none or lmdb-js skipped the notice: callers race it with
-   * the write's own promise.
+   * Calls `start` (which must open an lmdb write transaction) and returns a
+   * promise that resolves when that transaction is visible, or never if
+   * lmdb-js skips the notice (or another notice is armed before lmdb starts
+   * the transaction): callers race it with the write's own promise.
    */
   track(start: () => void): Promise<void> {
     let notice!: () => void;
@@ -74,8 +79,9 @@ export class CommitVisibility {
     this.#armed = notice;
     try {
       start();
-    } finally {
+    } catch (error) {
       this.#armed = undefined;
+      throw error;
     }
     return visible;
   }
