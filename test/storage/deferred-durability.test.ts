@@ -46,6 +46,7 @@ function holdNextWrite(t: { teardown(fn: () => void): void }) {
     throw new Error('a commit was written in place, synced before it returned');
   };
   let held = false;
+  const settled = deferred();
   LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
     const pending = write.call(this, version, fill);
     if (held) return pending;
@@ -59,9 +60,15 @@ function holdNextWrite(t: { teardown(fn: () => void): void }) {
     if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
     pending.committed = pending.committed.then(hold);
     pending.flushed = pending.flushed.then(hold);
+    void Promise.allSettled([pending.committed, pending.flushed]).then(() => settled.resolve());
     return pending;
   };
-  return { release: () => gate.resolve(undefined), failFlush: (error: Error) => gate.resolve(error) };
+  return {
+    release: () => gate.resolve(undefined),
+    failFlush: (error: Error) => gate.resolve(error),
+    /** Resolves once the held write's promises have settled (after lmdb's own flush and the gate). */
+    settled: settled.promise,
+  };
 }
 
 test.serial('a commit resolves, and is readable, before lmdb reports its batch flushed', async (t) => {
@@ -74,13 +81,42 @@ test.serial('a commit resolves, and is readable, before lmdb reports its batch f
   held.release();
 });
 
+test.serial("lmdb-js tells the engine when a write is visible, ahead of the write's own promise", async (t) => {
+  // The acknowledgement ahead of the flush rests on lmdb-js internals (see
+  // commit-visibility.ts): without the notice, commits would still resolve,
+  // only once flushed. lmdb-js may skip a notice when the flush ends first,
+  // never all of them on a disk whose sync takes any time.
+  const db = await openDeferred(t, tempDir(t));
+  const write = LmdbStore.prototype.write;
+  t.teardown(() => {
+    LmdbStore.prototype.write = write;
+  });
+  let writes = 0;
+  let noticed = 0;
+  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
+    const pending = write.call(this, version, fill);
+    writes += 1;
+    let visible = false;
+    void pending.visible?.then(() => {
+      visible = true;
+    });
+    void pending.committed.then(() => {
+      if (visible) noticed += 1;
+    });
+    return pending;
+  };
+  for (let i = 0; i < 20; i++) await db.doTransaction((tx) => tx.set(b(`noticed/${i}`), b('1')));
+  t.is(writes, 20);
+  t.true(noticed > 0, `${noticed} of ${writes} writes were noticed visible before their promise resolved`);
+});
+
 test.serial('a flush that fails after its commit was acknowledged makes the store refuse new commits', async (t) => {
   t.timeout(20_000);
   const db = await openDeferred(t, tempDir(t));
   const held = holdNextWrite(t);
   await db.doTransaction((tx) => tx.set(b('acked'), b('1')));
   held.failFlush(new Error('the disk went away'));
-  await new Promise((resolve) => setImmediate(resolve));
+  await held.settled;
   const error = await t.throwsAsync(db.doTransaction((tx) => tx.set(b('after'), b('1'))), { instanceOf: FdbError });
   t.is(error?.code, FdbErrorCode.operation_failed);
   t.regex(error?.message ?? '', /flush/);
