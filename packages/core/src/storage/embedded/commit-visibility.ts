@@ -24,6 +24,8 @@
 // transactions in order), only later. lmdb-js may drop the status 1 call
 // when the flush ends first (it closes the thread-safe function with the
 // write); then the notice comes with the write's promise, as without it.
+// Without overlapping sync (lmdb-js's choice on Windows) there is no status 1
+// at all: every write is then acknowledged once flushed.
 
 /** The part of lmdb-js's native environment this relies on. */
 interface WritingEnv {

@@ -153,14 +153,6 @@ export class LmdbStore {
   }
 
   /**
-   * Resolves once every write committed so far is on disk (lmdb-js's
-   * `flushed`: it syncs each write right after committing it).
-   */
-  flushed(): Promise<unknown> {
-    return this.#root.flushed;
-  }
-
-  /**
    * A version at least as new as the last commit written (the recorded one,
    * which runs ahead of the versions used), or 0 for a new store.
    */
