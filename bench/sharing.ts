@@ -24,9 +24,11 @@
 // `--only latency|drain|fleet` runs one part alone; to read a profile of
 // it, run `node --cpu-prof --import tsx bench/sharing.ts --only drain` with
 // BENCH_CHILD_NODE_ARGS='--cpu-prof --cpu-prof-dir=DIR' for the processes it
-// starts. Absolute latencies depend on the disk's flush (the add is durable
-// before it answers); the comparison with the same process is what this
-// measures of the sharing layer. Every process it starts is stopped before
+// starts. Absolute latencies depend on the disk's flush with the default
+// durability (the add is durable before it answers), not with `deferred`
+// (it answers once written, and lmdb flushes it right after): part 1 runs
+// both; the comparison with the same process is what this measures of the
+// sharing layer. Every process it starts is stopped before
 // it ends, and its data directories removed.
 
 import { type ChildProcess, fork } from 'node:child_process';
@@ -36,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type Jobs, openJobs } from '@jobtree/core';
+import { type Jobs, type StoreDurability, openJobs } from '@jobtree/core';
 import { type JobsApp, startJobs } from 'jobtree';
 import type { SharingChildMessage } from './sharing-fixtures/sharing-child.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER } from './table.js';
@@ -52,6 +54,8 @@ const quick = args.quick === true;
 const only = args.only;
 if (only !== undefined && !['latency', 'drain', 'fleet'].includes(only)) throw new Error(`--only takes latency, drain or fleet, not ${only}`);
 const LATENCY_SAMPLES = quick ? 200 : 1_000;
+/** The store durabilities part 1 compares (see docs/durability.md). */
+const DURABILITIES: readonly StoreDurability[] = ['flush', 'deferred'];
 const DRAIN_JOBS = quick ? 20_000 : 100_000;
 /** Rounds of the two drains, in turn (owner, client, owner, client, ...). */
 const DRAIN_ROUNDS = quick ? 3 : 2;
@@ -177,7 +181,7 @@ function summarize(total: number[], added: number[], started: number[]): Latency
     p50: percentile(t, 50),
     p99: percentile(t, 99),
     legs: [
-      { name: 'add answered (committed, durable)', p50: percentile(a, 50), p99: percentile(a, 99) },
+      { name: 'add answered (committed; durable, or written with deferred)', p50: percentile(a, 50), p99: percentile(a, 99) },
       { name: 'then the handler started', p50: percentile(s, 50), p99: percentile(s, 99) },
     ],
   };
@@ -210,16 +214,26 @@ async function sampleOnce(side: LatencySide, id: string, keep: boolean): Promise
   side.started.push(data.startedAt - answered);
 }
 
+/** add -> handler start on one store's durability, with the worker in another process and in the same. */
+interface LatencyPair {
+  other: Latency;
+  same: Latency;
+}
+
 /**
- * add -> handler start on two stores at once, sample by sample in turn (so
- * that a burst of load on the machine touches both): one whose worker is a
- * client process, one whose worker runs in the owner's own process.
+ * The two stores of one durability: one whose worker is a client process,
+ * one whose worker runs in the owner's own process. The client's store
+ * durability is its owner's (this process's).
  */
-async function latencies(): Promise<{ other: Latency; same: Latency }> {
+async function latencySides(durability: StoreDurability): Promise<{ other: LatencySide; same: LatencySide; close(): Promise<void> }> {
   const otherPath = await tempDir();
   const samePath = await tempDir();
-  const otherApp = await startJobs({ path: otherPath, threads: 1, logLevel: 'warn' });
-  const sameApp = await startJobs({ path: samePath, threads: 1, logLevel: 'warn' });
+  const otherApp = await startJobs({ path: otherPath, threads: 1, logLevel: 'warn', durability });
+  const sameApp = await startJobs({ path: samePath, threads: 1, logLevel: 'warn', durability });
+  const close = async (): Promise<void> => {
+    await otherApp.close();
+    await sameApp.close();
+  };
   try {
     await otherApp.setTypeTimeout('lat', 30);
     const worker = forkChild(['--mode', 'worker', '--path', otherPath, '--type', 'lat', '--handler', 'started-at', '--report', 'each']);
@@ -241,19 +255,39 @@ async function latencies(): Promise<{ other: Latency; same: Latency }> {
       added: [],
       started: [],
     });
-    const other = side('worker in another process', otherApp, otherWaiting);
-    const same = side('worker in the same process', sameApp, sameWaiting);
+    return { other: side('worker in another process', otherApp, otherWaiting), same: side('worker in the same process', sameApp, sameWaiting), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * add -> handler start on four stores at once, sample by sample in turn (so
+ * that a burst of load on the machine touches all): for each durability
+ * (`DURABILITIES`), one whose worker is a client
+ * process and one whose worker runs in the owner's own process.
+ */
+async function latencies(): Promise<Record<StoreDurability, LatencyPair>> {
+  const opened: Array<{ durability: StoreDurability; other: LatencySide; same: LatencySide; close(): Promise<void> }> = [];
+  try {
+    for (const durability of DURABILITIES) opened.push({ durability, ...(await latencySides(durability)) });
     // The first 20 of each warm up (the lanes load the handler module on first use).
     for (let i = -20; i < LATENCY_SAMPLES; i++) {
-      await sampleOnce(other, `l${i}`, i >= 0);
-      await sampleOnce(same, `l${i}`, i >= 0);
+      for (const { other, same } of opened) {
+        await sampleOnce(other, `l${i}`, i >= 0);
+        await sampleOnce(same, `l${i}`, i >= 0);
+      }
       if (i >= 0 && (i + 1) % 200 === 0) progress(`${i + 1}/${LATENCY_SAMPLES} samples of each`);
     }
-    return { other: summarize(other.total, other.added, other.started), same: summarize(same.total, same.added, same.started) };
+    const pair = ({ other, same }: { other: LatencySide; same: LatencySide }): LatencyPair => ({
+      other: summarize(other.total, other.added, other.started),
+      same: summarize(same.total, same.added, same.started),
+    });
+    return Object.fromEntries(opened.map((sides) => [sides.durability, pair(sides)])) as Record<StoreDurability, LatencyPair>;
   } finally {
     for (const child of [...children]) await child.stop();
-    await otherApp.close();
-    await sameApp.close();
+    for (const { close } of opened) await close();
   }
 }
 
@@ -384,9 +418,9 @@ function latencyRows(label: string, latency: Latency): Cell[][] {
 
 async function main(): Promise<void> {
   console.log(`sharing bench${quick ? ' (quick)' : ''}${only === undefined ? '' : ` (${only} only)`}: processes on one embedded store`);
-  let latency: { other: Latency; same: Latency } | undefined;
+  let latency: Record<StoreDurability, LatencyPair> | undefined;
   if (only === undefined || only === 'latency') {
-    console.log(`1. add -> handler start, idle worker, ${LATENCY_SAMPLES} samples on each side, in turn`);
+    console.log(`1. add -> handler start, idle worker, ${LATENCY_SAMPLES} samples on each side, in turn, with durability flush and deferred`);
     latency = await latencies();
   }
   const inOwnerRounds: number[] = [];
@@ -407,26 +441,34 @@ async function main(): Promise<void> {
   }
 
   if (latency !== undefined) {
-    const { other, same } = latency;
     console.log();
     console.log(
       formatTable(
         ['add -> handler start, idle worker, ms', 'measured', 'target', 'result'],
-        [...latencyRows('worker in another process', other), ...latencyRows('worker in the same process', same)],
+        DURABILITIES.flatMap((durability) => [
+          ...latencyRows(`${durability}: worker in another process`, latency[durability].other),
+          ...latencyRows(`${durability}: worker in the same process`, latency[durability].same),
+        ]),
       ),
     );
-    console.log();
-    console.log(
-      formatTable(
-        ['the legs of add -> handler start, ms', 'other p50', 'other p99', 'same p50', 'same p99'],
-        other.legs.map((leg, i) => [leg.name, leg.p50, leg.p99, same.legs[i]?.p50 ?? '-', same.legs[i]?.p99 ?? '-']),
-      ),
-    );
+    for (const durability of DURABILITIES) {
+      const { other, same } = latency[durability];
+      console.log();
+      console.log(
+        formatTable(
+          [`the legs of add -> handler start (${durability}), ms`, 'other p50', 'other p99', 'same p50', 'same p99'],
+          other.legs.map((leg, i) => [leg.name, leg.p50, leg.p99, same.legs[i]?.p50 ?? '-', same.legs[i]?.p99 ?? '-']),
+        ),
+      );
+    }
   }
   const rows: Cell[][] = [];
   if (latency !== undefined) {
-    rows.push(infoRow('add -> handler start p50, other process vs same (ms)', latency.other.p50, latency.same.p50));
-    rows.push(infoRow('add -> handler start p99, other process vs same (ms)', latency.other.p99, latency.same.p99));
+    for (const durability of DURABILITIES) {
+      const { other, same } = latency[durability];
+      rows.push(infoRow(`add -> handler start p50 (${durability}), other process vs same (ms)`, other.p50, same.p50));
+      rows.push(infoRow(`add -> handler start p99 (${durability}), other process vs same (ms)`, other.p99, same.p99));
+    }
   }
   if (inOwnerRounds.length > 0) {
     const drainRatio = median(inClientRounds.map((rate, round) => rate / (inOwnerRounds[round] as number)));

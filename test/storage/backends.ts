@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Database, openDatabase } from '@jobtree/core';
+import { type Database, type StoreDurability, openDatabase } from '@jobtree/core';
 import type { FoundationDbDatabase } from '../../packages/core/src/storage/foundationdb/fdb-database.js';
 
 /** FoundationDB's documented key size limit, in bytes (written out, not imported, so that the suite pins it). */
@@ -28,22 +28,28 @@ export interface StorageBackend {
 
 const embeddedDirs = new WeakMap<Database, string>();
 
-export const embeddedBackend: StorageBackend = {
-  name: 'embedded',
-  async open() {
-    const dir = mkdtempSync(join(tmpdir(), 'jobtree-storage-'));
-    const db = await openDatabase({ path: dir });
-    embeddedDirs.set(db, dir);
-    return db;
-  },
-  // Keys are stored as given: the whole limit is the caller's.
-  maxKeyBytes: () => FOUNDATIONDB_KEY_LIMIT,
-  async destroy(db) {
-    await db.close();
-    const dir = embeddedDirs.get(db);
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  },
-};
+/** The embedded engine with commits acknowledged when flushed (`'flush'`) or once written (`'deferred'`). */
+function embeddedWith(durability: StoreDurability): StorageBackend {
+  return {
+    name: durability === 'flush' ? 'embedded' : 'embedded, deferred durability',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'jobtree-storage-'));
+      const db = await openDatabase(durability === 'flush' ? { path: dir } : { path: dir, durability });
+      embeddedDirs.set(db, dir);
+      return db;
+    },
+    // Keys are stored as given: the whole limit is the caller's.
+    maxKeyBytes: () => FOUNDATIONDB_KEY_LIMIT,
+    async destroy(db) {
+      await db.close();
+      const dir = embeddedDirs.get(db);
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const embeddedBackend: StorageBackend = embeddedWith('flush');
+export const embeddedDeferredBackend: StorageBackend = embeddedWith('deferred');
 
 // FoundationDB: runs only against a real cluster named by FDB_CLUSTER_FILE.
 // Each database is a directory of its own (cases run concurrently), removed
@@ -77,4 +83,4 @@ export const foundationDbBackend: StorageBackend = {
 };
 
 /** Every backend the conformance suite runs against; other backends register here. */
-export const backends: StorageBackend[] = [embeddedBackend, foundationDbBackend];
+export const backends: StorageBackend[] = [embeddedBackend, embeddedDeferredBackend, foundationDbBackend];

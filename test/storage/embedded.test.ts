@@ -3,16 +3,17 @@
 // versions, group commit, and the 5-second life with an injected clock.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { DatabaseLockedError, FdbError, FdbErrorCode, openDatabase } from '@jobtree/core';
+import { DatabaseLockedError, FdbError, FdbErrorCode, type StoreDurability, openDatabase } from '@jobtree/core';
 import { EmbeddedDatabase } from '../../packages/core/src/storage/embedded/embedded-database.js';
 import { ConflictLog } from '../../packages/core/src/storage/embedded/conflict-log.js';
 import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { versionOfStamp } from '../../packages/core/src/storage/versionstamp.js';
 import { deferred } from '../deferred.js';
+import { rollBackToLastFlush } from './last-flushed-snapshot.js';
 
 const b = (text: string) => Buffer.from(text);
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
@@ -59,10 +60,15 @@ function killed(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Kills a commit loop with `writers` clients after 400 acks, then checks every acknowledged commit is there whole. */
-async function checkKillMidFlight(t: ExecutionContext, writers: number): Promise<void> {
+/**
+ * Kills a commit loop with `writers` clients after 400 acks, then checks
+ * every acknowledged commit is there whole. With deferred durability, also
+ * what an OS crash would leave: the store as of lmdb's last flushed
+ * transaction (see `checkLastFlushedSnapshot`).
+ */
+async function checkKillMidFlight(t: ExecutionContext, writers: number, durability: StoreDurability = 'flush'): Promise<void> {
   const dir = tempDir(t);
-  const child = startChild('commit-loop.ts', dir, String(writers));
+  const child = startChild('commit-loop.ts', dir, String(writers), durability);
   t.teardown(() => child.kill('SIGKILL'));
   const acked: string[] = [];
   await waitForLines(child, /^acked \d+$/, 400, acked);
@@ -75,6 +81,8 @@ async function checkKillMidFlight(t: ExecutionContext, writers: number): Promise
   await killed(child);
   t.is(child.signalCode, 'SIGKILL');
   t.true(existsSync(join(dir, 'jobtree.lock')), 'the dead owner left its lock behind');
+  const flushedView = durability === 'deferred' ? tempDir(t) : undefined;
+  if (flushedView !== undefined) cpSync(dir, flushedView, { recursive: true });
 
   const db = await openDatabase({ path: dir }); // takes over the stale lock
   try {
@@ -99,6 +107,37 @@ async function checkKillMidFlight(t: ExecutionContext, writers: number): Promise
     });
     const last = log[log.length - 1]?.key.subarray(2) ?? Buffer.alloc(10);
     t.true(Buffer.compare(await stamp, last) > 0);
+    if (flushedView !== undefined) await checkLastFlushedSnapshot(
+        t,
+        flushedView,
+        log.map((entry) => entry.value.toString()),
+      );
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Opens a copy of a killed store as lmdb opens it after an OS restart:
+ * `safeRestore` makes it take the last flushed transaction even on the same
+ * boot. The store must open and read whole, every commit in it complete,
+ * and hold the first commits of `committed` (the log, in commit order), none
+ * missing in between.
+ */
+async function checkLastFlushedSnapshot(t: ExecutionContext, dir: string, committed: string[]): Promise<void> {
+  await rollBackToLastFlush(dir);
+  const db = await openDatabase({ path: dir });
+  try {
+    const { a, bKeys, log } = await db.doTransaction(async (tx) => ({
+      a: await tx.getRange(b('a/'), b('a0')),
+      bKeys: await tx.getRange(b('b/'), b('b0')),
+      log: await tx.getRange(b('s/'), b('s0')),
+    }));
+    const names = (entries: Array<{ key: Buffer }>) => entries.map((e) => e.key.subarray(2).toString());
+    t.deepEqual(names(a), names(bKeys), 'in the flushed snapshot, each commit wrote a/<n> and b/<n> together');
+    const flushed = log.map((entry) => entry.value.toString());
+    t.deepEqual(flushed, committed.slice(0, flushed.length), 'the flushed snapshot holds the first commits, in order');
+    t.is(a.length, flushed.length);
   } finally {
     await db.close();
   }
@@ -108,6 +147,12 @@ test('after kill -9 mid-flight, every acknowledged commit is there and none is h
 
 test('after kill -9, every acknowledged lone commit (one client, written on the main thread) is there and none is half-applied', (t) =>
   checkKillMidFlight(t, 1));
+
+test('with deferred durability, after kill -9 mid-flight every acknowledged commit is there, and the last flushed snapshot is whole', (t) =>
+  checkKillMidFlight(t, 16, 'deferred'));
+
+test('with deferred durability, after kill -9 every acknowledged lone commit is there, and the last flushed snapshot is whole', (t) =>
+  checkKillMidFlight(t, 1, 'deferred'));
 
 test('a second process gets DatabaseLockedError naming the path and the owner pid, and takes over once it dies', async (t) => {
   const dir = tempDir(t);

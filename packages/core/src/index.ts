@@ -25,6 +25,7 @@ export type {
   DatabaseOptions,
   EmbeddedOptions,
   FoundationDbOptions,
+  StoreDurability,
 } from './storage/interfaces.js';
 export { openDatabase, DEFAULT_DATA_PATH } from './storage/open-database.js';
 export {

@@ -160,7 +160,7 @@ export const FAIL_ATTEMPT_OPTIONS = new OptionNames('failAttempt', ['scheduledTi
 });
 export const JOBS_FILTER = new OptionNames('a jobs filter', ['outcome'], { status: 'outcome', state: 'outcome' });
 export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase']);
-const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
+const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs', 'durability']);
 
 /** An optional boolean option: `undefined` or a boolean; anything else is `invalid_option`. */
 export function checkBooleanOption(value: unknown, name: string): boolean | undefined {
@@ -219,9 +219,18 @@ export function checkOpenJobsOptions(options: unknown): void {
   }
 }
 
-/** `role` and `ownerWaitMs`, shared by openJobs and startJobs. */
+/** `role`, `ownerWaitMs` and `durability`, shared by openJobs and startJobs. */
 export function checkSharingOptions(options: Record<string, unknown>): void {
-  const { role, ownerWaitMs } = options;
+  const { role, ownerWaitMs, durability } = options;
+  if (durability !== undefined && durability !== 'flush' && durability !== 'deferred') {
+    throw new JobsError('invalid_option', `durability is 'flush' or 'deferred', got ${describe(durability)}`);
+  }
+  if (durability !== undefined && ('clusterFile' in options || 'database' in options)) {
+    throw new JobsError(
+      'invalid_option',
+      'durability is an option of the embedded store by path: FoundationDB always acknowledges a commit once it is durable, and a database you opened keeps the durability it was opened with',
+    );
+  }
   if (role !== undefined && role !== 'auto' && role !== 'owner' && role !== 'client') {
     throw new JobsError('invalid_option', `role is 'auto', 'owner' or 'client', got ${describe(role)}`);
   }

@@ -7,7 +7,8 @@ import { DEFAULT_DATA_PATH, openDatabase } from '../storage/open-database.js';
 import { SharedJobs } from '../sharing/shared-jobs.js';
 import { servedJobsCalls } from '../sharing/served-jobs-calls.js';
 import { StoreSharing } from '../sharing/store-sharing.js';
-import type { OpenJobsOptions } from './interfaces.js';
+import type { EmbeddedOptions } from '../storage/interfaces.js';
+import type { OpenJobsOptions, SharingOptions } from './interfaces.js';
 import { checkOpenJobsOptions } from './job-input.js';
 import { type Jobs, JobsHandle } from './jobs.js';
 
@@ -23,9 +24,10 @@ export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
   if (options !== undefined && 'clusterFile' in options && options.clusterFile !== undefined) {
     return new JobsHandle(await openDatabase(options), { ownsDatabase: true });
   }
-  const embedded = options as { path?: string; role?: 'auto' | 'owner' | 'client'; ownerWaitMs?: number } | undefined;
+  const embedded = options as (EmbeddedOptions & SharingOptions) | undefined;
   const sharing = await StoreSharing.open({
     path: embedded?.path ?? DEFAULT_DATA_PATH,
+    ...(embedded?.durability !== undefined ? { durability: embedded.durability } : {}),
     ...(embedded?.role !== undefined ? { role: embedded.role } : {}),
     ...(embedded?.ownerWaitMs !== undefined ? { ownerWaitMs: embedded.ownerWaitMs } : {}),
   });

@@ -10,7 +10,7 @@
 // lock again: one takes it and becomes the owner, the others connect to it.
 
 import { DatabaseLockedError, JobsError } from '../errors.js';
-import type { Database } from '../storage/interfaces.js';
+import type { Database, StoreDurability } from '../storage/interfaces.js';
 import { openDatabase } from '../storage/open-database.js';
 import type { StoreRole } from '../jobs/jobs.js';
 import { ConnectRefused, OwnerConnection } from './owner-connection.js';
@@ -36,6 +36,12 @@ export interface StoreSharingOptions {
    * @default 10000
    */
   ownerWaitMs?: number;
+  /**
+   * The store's durability while this process owns it (taking it over
+   * included); a client's calls get its owner's.
+   * @default 'flush'
+   */
+  durability?: StoreDurability;
 }
 
 /** What a process did when the owner changed. */
@@ -48,6 +54,7 @@ export class StoreSharing {
   readonly #path: string;
   readonly #role: StoreRoleOption;
   readonly #ownerWaitMs: number;
+  readonly #durability: StoreDurability;
   readonly #methods = new Map<string, ServedMethod>();
   readonly #listeners = new Set<(change: RoleChange) => void>();
   #database: Database | undefined;
@@ -63,6 +70,7 @@ export class StoreSharing {
     this.#path = options.path;
     this.#role = options.role;
     this.#ownerWaitMs = options.ownerWaitMs;
+    this.#durability = options.durability;
   }
 
   /**
@@ -74,7 +82,7 @@ export class StoreSharing {
    * or understood.
    */
   static async open(options: StoreSharingOptions): Promise<StoreSharing> {
-    const sharing = new StoreSharing({ role: 'auto', ownerWaitMs: 10_000, ...options });
+    const sharing = new StoreSharing({ role: 'auto', ownerWaitMs: 10_000, durability: 'flush', ...options });
     await sharing.#establish(performance.now() + sharing.#ownerWaitMs, true);
     return sharing;
   }
@@ -207,7 +215,7 @@ export class StoreSharing {
   }
 
   async #own(): Promise<void> {
-    const database = await openDatabase({ path: this.#path });
+    const database = await openDatabase({ path: this.#path, durability: this.#durability });
     try {
       const socket = this.#socket();
       if (socket === undefined) throw new JobsError('access_denied', `the data directory ${this.#path} cannot be resolved`);

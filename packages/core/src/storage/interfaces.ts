@@ -89,9 +89,26 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * When the embedded store acknowledges a commit. `'flush'`: once it is on
+ * disk (synced); nothing acknowledged is ever lost. `'deferred'`: once it is
+ * written and readable, a few milliseconds before its sync (which follows at
+ * once, with no interval to wait for): a process crash loses nothing, an OS
+ * crash or power loss can lose the commits of the last few milliseconds,
+ * and the store is never corrupted (docs/durability.md).
+ */
+export type StoreDurability = 'flush' | 'deferred';
+
 export interface EmbeddedOptions {
   /** Data directory. @default './.data/jobtree' */
   path?: string;
+  /**
+   * When a commit is acknowledged (see `StoreDurability`). Only the process
+   * that opens the store decides: processes sharing it through its owner
+   * get the owner's.
+   * @default 'flush'
+   */
+  durability?: StoreDurability;
 }
 
 export interface FoundationDbOptions {

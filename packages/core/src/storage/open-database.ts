@@ -11,7 +11,10 @@ import { describe } from './limits.js';
 /** Where the embedded engine keeps its data when no path is given. */
 export const DEFAULT_DATA_PATH = './.data/jobtree';
 
-const DATABASE_OPTIONS = new OptionNames('openDatabase', ['path', 'clusterFile', 'directory'], { dir: 'path', directoryPath: 'path' });
+const DATABASE_OPTIONS = new OptionNames('openDatabase', ['path', 'clusterFile', 'directory', 'durability'], {
+  dir: 'path',
+  directoryPath: 'path',
+});
 /** With a cluster file, the FoundationDB adapter's own options pass through. */
 const CLUSTER_OPTIONS = new OptionNames('openDatabase', ['clusterFile', 'directory', 'apiVersion', 'connectTimeoutMs'], { dir: 'directory' });
 
@@ -30,6 +33,13 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     throw new FdbError(FdbErrorCode.invalid_option_value, `openDatabase options must be an object, got ${describe(options)}`);
   }
   const cluster = 'clusterFile' in options && options.clusterFile !== undefined;
+  if (cluster && 'durability' in options && options.durability !== undefined) {
+    // FoundationDB acknowledges a commit once it is durable on its storage servers' logs: there is nothing to relax.
+    throw new FdbError(
+      FdbErrorCode.invalid_option_value,
+      'durability is an option of the embedded store: FoundationDB always acknowledges a commit once it is durable',
+    );
+  }
   const unknown = (cluster ? CLUSTER_OPTIONS : DATABASE_OPTIONS).unknownIn(options);
   if (unknown !== undefined) throw new FdbError(FdbErrorCode.invalid_option_value, unknown);
   if (cluster) {
@@ -49,5 +59,9 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       `path must be a non-empty string without NUL characters, got ${describe(path)}`,
     );
   }
-  return EmbeddedDatabase.open({ path });
+  const durability: unknown = 'durability' in options ? options.durability : undefined;
+  if (durability !== undefined && durability !== 'flush' && durability !== 'deferred') {
+    throw new FdbError(FdbErrorCode.invalid_option_value, `durability is 'flush' or 'deferred', got ${describe(durability)}`);
+  }
+  return EmbeddedDatabase.open(durability === undefined ? { path } : { path, durability });
 }

@@ -115,7 +115,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<JobsAppSettings, 'threads' | 'handl
 };
 
 const SETTING_NAMES = new Set<string>(['threads', 'handlerThreads', ...Object.keys(DEFAULT_SETTINGS)]);
-const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs']);
+const STORE_NAMES = new Set(['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs', 'durability']);
 /** For the message about an unknown option: every name, and the one meant. */
 const START_OPTIONS = new OptionNames('startJobs', [...STORE_NAMES, ...SETTING_NAMES, ...OPERATIONS_OPTION_NAMES, 'onRootExit', 'retention'], {
   concurrency: 'threads',

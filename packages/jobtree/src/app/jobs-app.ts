@@ -47,7 +47,7 @@ import { type ClockSpec, clockFromSpec } from '../clock.js';
 import { tracedAdd, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
-import type { TypeLimits } from '@jobtree/core';
+import type { StoreDurability, TypeLimits } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
 import type { IntensityReachedEvent, Supervisor } from '@jobtree/supervisor';
 import { startSupervisor } from '@jobtree/supervisor';
@@ -93,9 +93,10 @@ export async function startJobs(options?: StartJobsOptions): Promise<JobsApp> {
   else if ('clusterFile' in store && store.clusterFile !== undefined) opened = { store: { database: await openDatabase(store) }, owned: true };
   else {
     // The embedded store by path: shared with the other processes that open it (this one owns it, or is a client of its owner).
-    const embedded = store as { path?: string; role?: 'auto' | 'owner' | 'client'; ownerWaitMs?: number };
+    const embedded = store as { path?: string; role?: 'auto' | 'owner' | 'client'; ownerWaitMs?: number; durability?: StoreDurability };
     const sharing = await StoreSharing.open({
       path: embedded.path ?? DEFAULT_DATA_PATH,
+      ...(embedded.durability !== undefined ? { durability: embedded.durability } : {}),
       ...(embedded.role !== undefined ? { role: embedded.role } : {}),
       ...(embedded.ownerWaitMs !== undefined ? { ownerWaitMs: embedded.ownerWaitMs } : {}),
     });

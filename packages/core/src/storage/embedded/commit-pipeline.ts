@@ -57,6 +57,22 @@
 // thread's share is the gap from one write's flush to the next write's
 // start, which starting lmdb's transaction in the engine's own event turn
 // (rather than a turn after it) keeps short.
+//
+// Deferred durability (opt-in, `durability: 'deferred'`) moves the
+// acknowledgement from the flush to the commit: a batch is published (its
+// snapshot read by new transactions, its commit promises resolved, its
+// watches fired) as soon as lmdb's transaction is visible, which lmdb-js
+// reports ahead of the flush only through commit-visibility.ts. The data is
+// then in the OS page cache, so a process crash loses nothing; lmdb still
+// syncs each write right after committing it, with the overlapping sync that
+// keeps the store intact on an OS crash, which can then lose the batches
+// acknowledged in the last few milliseconds (those whose sync had not
+// finished). The lone-commit path is not used (its synchronous lmdb
+// transaction returns only once synced), and the next batch's write starts
+// as soon as this one is visible, so it commits while this one syncs. A
+// flush that fails after its batch was acknowledged cannot be reported to
+// that batch's transactions any more: the pipeline then refuses every new
+// commit, since what it acknowledged may not reach the disk.
 
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
@@ -110,10 +126,15 @@ export class CommitPipeline {
   #idleWaiters: Array<() => void> = [];
   /** Transactions in the last batch written: 1 (or 0, before the first) marks a lone-commit workload. */
   #lastBatchSize = 0;
+  /** Batches are acknowledged when visible, ahead of their flush (see the top of this file). */
+  readonly #deferred: boolean;
+  /** A flush that failed after its batch was acknowledged: no commit is accepted any more. */
+  #flushFailure: unknown;
 
   constructor(store: LmdbStore, now: () => number) {
     this.#store = store;
     this.#now = now;
+    this.#deferred = store.tracksVisible;
     const version = store.lastVersion();
     this.#lastVersion = version;
     this.#passedVersion = version;
@@ -177,6 +198,11 @@ export class CommitPipeline {
    */
   commit(request: CommitRequest): CommitTicket {
     if (this.#closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
+    if (this.#flushFailure !== undefined) {
+      throw new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to flush acknowledged commits to disk', {
+        cause: this.#flushFailure,
+      });
+    }
     const { readVersion } = request;
     if (readVersion !== undefined && (request.readKeys.length > 0 || request.readRanges.length > 0)) {
       if (!this.#log.covers(readVersion)) {
@@ -259,7 +285,7 @@ export class CommitPipeline {
     const writing = batch;
     this.#writing = writing;
     this.#unpublished.push(writing);
-    if (this.#unpublished.length === 1 && this.#lastBatchSize <= 1) {
+    if (!this.#deferred && this.#unpublished.length === 1 && this.#lastBatchSize <= 1) {
       // A lone commit (see the top of this file): written at the end of the
       // event turn, like lmdb's own write, so transactions committing until
       // then still join it.
@@ -281,6 +307,10 @@ export class CommitPipeline {
     writing.storeWrite = write;
     writing.streaming = true;
     this.#stream(writing);
+    if (write.visible !== undefined) {
+      this.#acknowledgeWhenVisible(writing, write, write.visible);
+      return;
+    }
     write.committed.then(
       () => {
         writing.error ??= write.error;
@@ -299,6 +329,29 @@ export class CommitPipeline {
         this.#advance();
       },
     );
+  }
+
+  /**
+   * Deferred durability: the batch counts as durable (is published) once
+   * lmdb's transaction is visible, or committed if that notice does not come.
+   */
+  #acknowledgeWhenVisible(batch: Batch, write: StoreWrite, visible: Promise<void>): void {
+    let acknowledged = false;
+    const acknowledge = (): void => {
+      if (acknowledged) return;
+      acknowledged = true;
+      batch.error ??= write.error;
+      batch.flushed = true;
+      this.#captureSnapshot(batch, 0);
+    };
+    visible.then(acknowledge);
+    write.committed.then(acknowledge, (error: unknown) => {
+      if (!acknowledged) this.#writeFailed(batch, error);
+      else this.#flushFailure ??= error;
+    });
+    write.flushed.then(undefined, (error: unknown) => {
+      if (acknowledged) this.#flushFailure ??= error;
+    });
   }
 
   /** Writes a batch on this thread, durable when the call returns (see `LmdbStore.writeNow`). */

@@ -2,7 +2,7 @@
 // process that opened it (see commit-pipeline.ts for how commits work).
 
 import { DataDirectoryError, FdbError, FdbErrorCode } from '../../errors.js';
-import type { Database, Transaction, TransactionOptions } from '../interfaces.js';
+import type { Database, StoreDurability, Transaction, TransactionOptions } from '../interfaces.js';
 import { checkTransactionArguments, type RetryPolicy, retryLoop, retryRetryable } from '../retry-loop.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { DirectoryLock } from './directory-lock.js';
@@ -18,6 +18,8 @@ export interface EmbeddedEngineOptions {
    * @default Date.now
    */
   now?: () => number;
+  /** When a commit is acknowledged (see `StoreDurability`). @default 'flush' */
+  durability?: StoreDurability;
 }
 
 export class EmbeddedDatabase implements Database {
@@ -44,7 +46,7 @@ export class EmbeddedDatabase implements Database {
     const lock = DirectoryLock.acquire(options.path);
     let store: LmdbStore;
     try {
-      store = new LmdbStore(lock.directory);
+      store = new LmdbStore(lock.directory, options.durability === 'deferred');
     } catch (error) {
       lock.release();
       const reason = error instanceof Error ? error.message : String(error);

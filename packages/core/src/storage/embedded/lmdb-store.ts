@@ -8,6 +8,7 @@ import type { DatabaseOptions, Database as LmdbDatabase, RootDatabase } from 'lm
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { KeyValue } from '../interfaces.js';
 import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
+import { CommitVisibility } from './commit-visibility.js';
 import { LONG_KEY_PREFIX, META_EMPTY_KEY, bucketKeyOf, decodeBucket, encodeBucket } from './store-layout.js';
 import { StoreSnapshot, copyOut } from './store-snapshot.js';
 
@@ -72,10 +73,15 @@ export interface WriteContents {
  * A pending lmdb write: `committed` once visible to new lmdb readers,
  * `flushed` once on disk. `error` is set when filling it failed part way
  * (some of the batch may be in the transaction): its outcome is unknown.
+ * `visible`, on a store that tracks it (deferred durability), resolves as
+ * soon as lmdb's transaction is visible, ahead of its flush; it never
+ * rejects and may never resolve (see commit-visibility.ts): race it with
+ * `committed`.
  */
 export interface StoreWrite {
   committed: Promise<unknown>;
   flushed: Promise<unknown>;
+  visible: Promise<void> | undefined;
   error: unknown;
 }
 
@@ -102,8 +108,15 @@ export class LmdbStore {
   #pending: PendingFill | undefined;
   /** Every version up to this one is covered by the recorded version of a committed write. */
   #versionCeiling = 0;
+  /** Tells when a write is visible ahead of its flush; only with deferred durability. */
+  readonly #visibility: CommitVisibility | undefined;
 
-  constructor(path: string) {
+  /**
+   * `trackVisible`: report each write's `visible` moment (deferred
+   * durability, see commit-pipeline.ts); the store's integrity does not
+   * depend on it (lmdb's overlapping sync, on in both modes, keeps it).
+   */
+  constructor(path: string, trackVisible = false) {
     // separateFlushed: a write's promise resolves at commit and carries a
     // second `flushed` promise; the engine needs both moments (see commit-pipeline.ts).
     // maxReaders: every commit batch gets its own lmdb read snapshot, held
@@ -131,6 +144,12 @@ export class LmdbStore {
     // and, at the end of the turn, lets 'beforecommit' listeners add writes
     // to it: that is where a batch is built and written (see `write`).
     this.#root.on('beforecommit', () => this.#fillPending());
+    this.#visibility = trackVisible ? CommitVisibility.install(this.#root) : undefined;
+  }
+
+  /** Whether writes report their `visible` moment (see the constructor). */
+  get tracksVisible(): boolean {
+    return this.#visibility !== undefined;
   }
 
   /**
@@ -170,20 +189,32 @@ export class LmdbStore {
    */
   write(version: number, fill: () => WriteContents): StoreWrite {
     if (this.#pending !== undefined) throw new FdbError(FdbErrorCode.internal_error, 'a store write is already waiting for its contents');
-    let committed: Promise<boolean> & { flushed?: Promise<unknown> };
-    if (version > this.#versionCeiling) {
-      const ceiling = version + VERSION_LEASE;
-      const versionBytes = Buffer.allocUnsafe(8);
-      writeCommitVersion(versionBytes, 0, ceiling);
-      committed = this.#meta.put(META_VERSION, versionBytes) as typeof committed;
-      // Registered before the caller's own callbacks, so the next write sees it.
-      committed.then((written) => this.#recorded(written, ceiling), ignore);
-    } else {
-      committed = this.#meta.remove(TURN_OPENER) as typeof committed;
+    let committed!: Promise<boolean> & { flushed?: Promise<unknown> };
+    let ceiling: number | undefined;
+    const start = (): void => {
+      if (version > this.#versionCeiling) {
+        ceiling = version + VERSION_LEASE;
+        const versionBytes = Buffer.allocUnsafe(8);
+        writeCommitVersion(versionBytes, 0, ceiling);
+        committed = this.#meta.put(META_VERSION, versionBytes) as typeof committed;
+      } else {
+        committed = this.#meta.remove(TURN_OPENER) as typeof committed;
+      }
+    };
+    const visible = this.#visibility?.track(start);
+    if (visible === undefined) start();
+    if (ceiling !== undefined) {
+      const recorded = ceiling;
+      // Registered before the caller's own callbacks, so the next write sees
+      // it: with deferred durability the next write may start once this one
+      // is visible, before its promise resolves.
+      committed.then((written) => this.#recorded(written, recorded), ignore);
+      visible?.then(() => this.#recorded(true, recorded));
     }
     const write: StoreWrite = {
       committed,
       flushed: committed.flushed ?? committed.then(() => this.#root.flushed),
+      visible,
       error: undefined,
     };
     this.#pending = { fill, write, buckets: undefined, written: [] };
