@@ -109,7 +109,7 @@ test.serial('killing notifier_sup restarts it and jobs_server; activity_monitor_
 
 test.serial('a host thread dying under 100 types does not bring jobs_sup down', async (t) => {
   const types = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`type-${i}`, 30]));
-  const { app } = await startTempApp(t, { killTimeoutMs: 200 }, types);
+  const { app } = await startTempApp(t, { killTimeoutMs: 200, threads: 2 }, types);
   t.true(app.system.threads().length <= 4, `${app.system.threads().length} threads for 100 types`);
   const root = app.system.whereis('jobs_sup');
   const server = app.system.whereis('jobs_server');

@@ -149,6 +149,9 @@ if (missing !== undefined) {
     await page.locator('button[data-kill="notifier_sup"]').click();
     await page.locator('[data-actor="notifier_sup"][data-restarts="1"]').waitFor({ timeout: WAIT_MS });
     t.is(asked.length, 2);
+    // The restart leaves the app running: stopped, it would have no jobs_sup to kill (its button gone), and this says why.
+    t.is(await Promise.race([app.stopped, undefined]), undefined, 'the app still runs after notifier_sup restarted');
+    t.is(app.system.whereis('jobs_sup'), root);
 
     answer = 'accept';
     await page.locator('button[data-kill="jobs_sup"]').click();
