@@ -5,7 +5,7 @@
 // flows are refused with typed errors and write nothing.
 
 import test from 'ava';
-import { checkJobsConsistency, JobsError, openJobs } from '@jobtree/core';
+import { checkJobsConsistency, JobsError, openJobs, Subspace } from '@jobtree/core';
 import type { Job, Jobs } from '@jobtree/core';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
@@ -277,4 +277,28 @@ test('add of a waiting parent changes its data but leaves it waiting', async (t)
   t.is(await jobs.accept(T1), undefined);
   await jobs.complete(await takeId(jobs, T2, 'c'));
   t.like(await jobs.accept(T1), { id: 'p', data: { v: 2 }, priority: 3 });
+});
+
+test("retention's prune of a flow's finished jobs leaves none of their flow rows behind", async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });
+  await jobs.complete(await takeId(jobs, T2, 'a'));
+  await jobs.complete(await takeId(jobs, T2, 'b'));
+  await jobs.complete(await takeId(jobs, T1, 'p'));
+  // The children pruned first: their parent sees them gone.
+  t.like(await jobs.pruneFinished(T2, 'succeeded', { maxCount: 0 }), { removed: 2 });
+  t.deepEqual(await jobs.getChildren(T1, 'p'), [
+    { type: T2, id: 'a', state: undefined },
+    { type: T2, id: 'b', state: undefined },
+  ]);
+  t.like(await jobs.pruneFinished(T1, 'succeeded', { maxCount: 0 }), { removed: 1 });
+  const flowRows = await jobs.database.doTransaction(async (tx) => {
+    const rows = [];
+    for (const name of ['flows', 'flow_children', 'flow_parents']) {
+      const { begin, end } = Subspace.of('jobs', name).range();
+      rows.push(...(await tx.getRange(begin, end)));
+    }
+    return rows.length;
+  });
+  t.is(flowRows, 0);
 });

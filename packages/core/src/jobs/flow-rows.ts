@@ -111,6 +111,17 @@ export function clearParentRows(tx: Transaction, type: string, id: string): void
   tx.clearRange(begin, end);
 }
 
+/**
+ * Clears what a finished flow job that retention prunes has here: its link
+ * to its parent (the parent keeps its row naming the child, and reads it as
+ * gone, until it goes itself) and, as a parent, its own rows (its children
+ * keep their link until they go).
+ */
+export function clearPrunedRows(tx: Transaction, type: string, id: string): void {
+  tx.clear(parentKey(type, id));
+  clearParentRows(tx, type, id);
+}
+
 /** Clears a child's link to its parent, both ways. */
 export function clearChildRows(tx: Transaction, child: FlowJobRef, link: ParentLink): void {
   tx.clear(parentKey(child.type, child.id));
