@@ -308,7 +308,13 @@ export function runFlowWork(tx: Transaction, once?: OncePerAttempt): Promise<voi
 }
 
 async function drain(tx: Transaction, list: FlowWork[], once: OncePerAttempt | undefined): Promise<void> {
-  for (let work = list.shift(); work !== undefined; work = list.shift()) await work(tx, once);
+  try {
+    for (let work = list.shift(); work !== undefined; work = list.shift()) await work(tx, once);
+  } catch (error) {
+    // The attempt fails: none of its work may run in a retry on the same transaction object.
+    list.length = 0;
+    throw error;
+  }
 }
 
 /** `value` once the flow work its call left in `tx` is done: for calls on an application's transaction. */

@@ -490,7 +490,7 @@ export class JobsHandle {
 
   // --- monitoring ----------------------------------------------------------
 
-  /** `'pending' | 'running' | 'finished'`, or `undefined` for a job that does not exist. */
+  /** `'waiting' | 'pending' | 'running' | 'finished'` (`waiting`: a flow's parent), or `undefined` for a job that does not exist. */
   getJobState(type: string, id: string): Promise<JobState | undefined> {
     return this.#reads.getJobState(type, id);
   }
