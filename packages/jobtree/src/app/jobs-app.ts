@@ -47,7 +47,7 @@ import {
   openDatabase,
 } from '@jobtree/core';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
-import { tracedAdd, tracedAddMany } from '../job-tracing.js';
+import { tracedAdd, tracedAddFlow, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
 import type { TypeLimits } from '@jobtree/core';
@@ -400,7 +400,7 @@ export class JobsApp {
    * parent. Every job must be new (see `Jobs.addFlow`).
    */
   addFlow(flow: FlowSpec): Promise<JobState> {
-    return this.#call((jobs) => jobs.addFlow(flow));
+    return tracedAddFlow(flow, (traced) => this.#call((jobs) => jobs.addFlow(traced)));
   }
 
   /** The children of a flow job, with their states and outcomes (see `Jobs.getChildren`). */
