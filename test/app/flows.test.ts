@@ -2,7 +2,8 @@
 // parent's handler runs once they have succeeded and reads their results
 // with ctx.childResults(), on the main thread and in handler threads; a
 // subscriber to the parent sees it waiting, then finished; a flow added
-// before a restart finishes after it; the JSON API serves a flow as a tree.
+// before a restart finishes after it; the JSON API serves a flow as a tree
+// and counts the jobs a flow added pending.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -140,4 +141,9 @@ test('GET /api/flows/:type/:id serves a flow as one tree; 404 for a job in no fl
   t.like((await request(`${admin.url}/api/flows/part/p2`)).body, { id: 'p2', parent: { type: 'report', id: 'r' } });
   t.like(await request(`${admin.url}/api/flows/part/alone`), { status: 404, body: { error: { code: 'not_found' } } });
   t.like((await request(`${admin.url}/api/jobs/report?state=waiting`)).body, { jobs: [{ id: 'r', state: 'waiting' }] });
+  // The flow's jobs without children were added pending, and count as added; its waiting parent not yet.
+  const types = (await request(`${admin.url}/api/types`)).body as { types: { type: string; totals: { added: number } | null }[] };
+  const added = Object.fromEntries(types.types.map((entry) => [entry.type, entry.totals?.added ?? 0]));
+  t.is(added.part, 3);
+  t.is(added.report, 0);
 });
