@@ -120,6 +120,20 @@ test("addMany is one add span for all its jobs, each job's runs under it; an add
   t.is(ownRun?.parentSpanContext?.spanId, 'b7ad6b7169203331');
 });
 
+test("addFlow is one add span for the whole flow: every job of it, nested ones too, carries its context; a job's own is kept", async (t) => {
+  const { app } = await startTempApp(t);
+  const own = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
+  await app.addFlow({ type: T1, id: 'flow-root', children: [{ type: T1, id: 'flow-mid', children: [{ type: T1, id: 'flow-leaf' }] }, { type: T1, id: 'flow-own', traceContext: own }] });
+  const [add] = spansOf('jobtree.add', 'flow-root');
+  if (add === undefined) throw new Error('no add span');
+  t.like(add.attributes, { 'jobtree.job.type': T1, 'jobtree.job.count': 4 });
+  const { traceId, spanId } = add.spanContext();
+  for (const id of ['flow-root', 'flow-mid', 'flow-leaf']) {
+    t.regex((await app.getJob(T1, id))?.traceContext?.traceparent ?? '', new RegExp(`^00-${traceId}-${spanId}-01$`), id);
+  }
+  t.deepEqual((await app.getJob(T1, 'flow-own'))?.traceContext, own);
+});
+
 test('a client process of a shared store traces its adds and runs alike, the context kept by the owner', async (t) => {
   const dir = await tempDataDir(t, 'tracing-client');
   const owner = await Peer.start(t, { kind: 'app', path: dir });

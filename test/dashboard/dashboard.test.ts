@@ -221,6 +221,36 @@ if (missing !== undefined) {
     t.deepEqual(problems, []);
   });
 
+  test.serial("a flow job's detail shows its flow as a tree, each job a link to its own detail", async (t) => {
+    t.timeout(180_000);
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    await app.addFlow({
+      type: 'email',
+      id: 'digest',
+      onChildFailure: 'ignore',
+      children: [{ type: 'email', id: 'part-1' }, { type: 'email', id: 'part-2', children: [{ type: 'email', id: 'part-2a' }] }],
+    });
+    await app.cancel('email', 'part-1');
+    await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
+    await page.locator('tr[data-job="digest"]').click();
+    const tree = page.locator('#job-flow');
+    await tree.locator('li[data-job="email/part-2a"]').waitFor({ timeout: WAIT_MS });
+    t.regex((await tree.locator('li[data-job="email/digest"] > span').first().textContent()) ?? '', /waiting · waits for 1 \(ignore/);
+    t.regex((await tree.locator('li[data-job="email/part-1"] > span').first().textContent()) ?? '', /finished · cancelled/);
+    await page.screenshot({ path: `${SHOTS}11-flow.png`, fullPage: true });
+    // A child's link shows the child, with its parent.
+    await tree.locator('li[data-job="email/part-2"] > a').click();
+    await page.locator('#job-title', { hasText: 'email / part-2' }).waitFor({ timeout: WAIT_MS });
+    await page.locator('#job-detail p', { hasText: 'parent email / digest' }).waitFor({ timeout: WAIT_MS });
+    t.deepEqual(problems, []);
+  });
+
   test.serial("a type's pause button pauses it in the store, and its resume button resumes it; a pause made elsewhere shows; the schedules table lists the schedules", async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });

@@ -62,6 +62,15 @@ test('the pausing example: a paused type starts nothing, adds go on, a resume wa
   t.regex(out, /after resume: welcome-1/);
 });
 
+test('the flows example: a report waits for its parts (nested), reads their results, and a failed part fails its parent', async (t) => {
+  const out = await runExample('examples/flows.ts');
+  t.regex(out, /q2 is waiting/);
+  t.regex(out, /q2 result: \{ title: 'Q2', total: 1000 \}/);
+  t.regex(out, /q2 flow: q2-north succeeded \(0 children\), q2-south succeeded \(1 children\)/);
+  t.regex(out, /q3: failed child job "q3-atlantis" of type "part" failed: no such region/);
+  t.regex(out, /closed\s*$/);
+});
+
 test('the storage demo shows a retried conflict, a versionstamp and a watch', async (t) => {
   const out = await runExample('examples/storage-demo.ts');
   t.regex(out, /not_committed \(1020\)/);

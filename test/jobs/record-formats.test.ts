@@ -15,6 +15,7 @@ import {
   RECORD_HEADER_BYTES,
   recordAttempts,
   recordDataOffset,
+  recordInFlow,
   recordOutcome,
   recordRetryPolicy,
   recordTraceContext,
@@ -47,7 +48,16 @@ const pending: JobRecordInput = {
 
 test('a record of format 0 reads with no attempts, and finished as succeeded', (t) => {
   const legacy = formatZero(pending);
-  t.deepEqual(decodeJobRecord(legacy), { ...pending, attempts: 0, outcome: undefined, outcomeRow: false, finishedAt: undefined, retryPolicy: false, traceContext: false });
+  t.deepEqual(decodeJobRecord(legacy), {
+    ...pending,
+    attempts: 0,
+    outcome: undefined,
+    outcomeRow: false,
+    finishedAt: undefined,
+    retryPolicy: false,
+    traceContext: false,
+    inFlow: false,
+  });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);
   const finished = formatZero({ ...pending, state: 'finished' });
@@ -95,6 +105,21 @@ test("a job's trace context flag stays through accept and finish in place, next 
   t.like(decodeJobRecord(record), { state: 'finished', outcome: 'succeeded', finishedAt: 1_000, traceContext: true, continuous: true });
   t.false(recordTraceContext(formatZero(pending)));
   t.false(recordTraceContext(encodeJobRecord({ ...pending, retryPolicy: true })));
+});
+
+test("a flow job's flag and the waiting state stay through encoding; the flag stays through accept and finish in place; older records are in no flow", (t) => {
+  const waiting = encodeJobRecord({ ...pending, state: 'waiting', inFlow: true, traceContext: true });
+  t.is(recordState(waiting), 'waiting');
+  t.like(decodeJobRecord(waiting), { state: 'waiting', inFlow: true, traceContext: true, continuous: true });
+  const record = encodeJobRecord({ ...pending, inFlow: true });
+  t.true(recordInFlow(record));
+  t.false(recordTraceContext(record));
+  makeRunningUnderNewLock(record, 1);
+  t.like(decodeJobRecord(record), { state: 'running', inFlow: true, continuous: true });
+  finishRecordInPlace(record, 'cancelled', true, 2_000);
+  t.like(decodeJobRecord(record), { state: 'finished', outcome: 'cancelled', inFlow: true });
+  t.false(recordInFlow(formatZero(pending)));
+  t.false(recordInFlow(encodeJobRecord({ ...pending, retryPolicy: true, traceContext: true })));
 });
 
 test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {

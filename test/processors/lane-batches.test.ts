@@ -30,6 +30,7 @@ function pool(t: import('ava').ExecutionContext, options: Partial<HandlerPoolOpt
         waiting.get(serial)?.((outcome as { threadId: number }).threadId);
       },
       update: (_serial, _data, reply) => reply(),
+      childResults: (_serial, reply) => reply([]),
       lost: (serial, _culprit, reason) => t.fail(`run ${serial} lost: ${reason}`),
     },
   });

@@ -72,6 +72,16 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.like(asOwner["a tick's job"], { value: { state: 'pending', data: { n: 1 } } });
   t.deepEqual(asOwner.removeSchedule, { value: true });
   t.deepEqual(asOwner['removeSchedule again'], { value: false });
+  t.deepEqual(asOwner.addFlow, { value: 'waiting' });
+  t.like(asOwner['addFlow with a job twice'], { error: { className: 'JobsError', code: 'invalid_flow' } });
+  t.like(asOwner['addFlow of a job that exists'], { error: { className: 'JobsError', code: 'flow_job_exists' } });
+  t.like(asOwner['addFlow with a function as data'], { error: { className: 'JobsError', code: 'invalid_job_data' } });
+  t.deepEqual(asOwner['getJobState of a waiting parent'], { value: 'waiting' });
+  t.deepEqual(asOwner['complete the child'], { value: 'finished' });
+  t.deepEqual(asOwner['getJobState of the parent after its child'], { value: 'pending' });
+  t.deepEqual(asOwner.getChildren, { value: [{ type: 'part', id: 'p1', state: 'finished', outcome: 'succeeded', result: { rows: 3 } }] });
+  t.like(asOwner.getFlow, { value: { type: 'report', id: 'r', state: 'pending', onChildFailure: 'fail', unfinished: 0, children: [{ id: 'p1', outcome: 'succeeded' }] } });
+  t.deepEqual(asOwner['getFlow of a job in no flow'], { value: undefined });
 
   const owner = await starting;
   const client = await Peer.start(t, { kind: 'jobs', path: shared });

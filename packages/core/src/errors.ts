@@ -126,6 +126,10 @@ export type JobsErrorCode =
   | 'not_retryable'
   /** A schedule's spec (a cron expression, a time zone, an interval) or backfill policy is not one. */
   | 'invalid_schedule'
+  /** `addFlow` got a tree that is not one: a job twice, a node that is its own ancestor, a bad policy, too many jobs. */
+  | 'invalid_flow'
+  /** `addFlow` names a job that exists already: a flow only adds new jobs. */
+  | 'flow_job_exists'
   | 'closed'
   /**
    * @jobtree/supervisor: the jobs app stopped because its root supervisor

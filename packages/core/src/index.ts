@@ -95,6 +95,8 @@ export type {
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export type { TypeLimits } from './jobs/type-limits.js';
+export { MAX_FLOW_JOBS } from './jobs/job-flows.js';
+export type { ChildFailurePolicy, FlowAdded, FlowChild, FlowJobRef, FlowNode, FlowSpec } from './jobs/job-flows.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';
 export { MAX_PRUNE_BATCH } from './jobs/prune-finished.js';
 export type { PruneLimits, PruneOptions, PruneResult } from './jobs/prune-finished.js';

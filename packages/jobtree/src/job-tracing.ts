@@ -31,7 +31,7 @@ import {
   SpanStatusCode,
   trace,
 } from '@opentelemetry/api';
-import type { AddOptions, Job, JobSpec, TraceContext } from '@jobtree/core';
+import type { AddOptions, FlowSpec, Job, JobSpec, TraceContext } from '@jobtree/core';
 
 /** The span of an add (`app.add`, or a whole `app.addMany`). */
 export const ADD_SPAN_NAME = 'jobtree.add';
@@ -99,6 +99,42 @@ export function tracedAddMany<R, T extends string>(type: string, jobs: readonly 
   return endWith(span, () =>
     addMany(jobs.map((spec) => (typeof spec === 'object' && spec !== null && spec.traceContext === undefined ? { ...spec, traceContext } : spec))),
   );
+}
+
+/**
+ * `addFlow(flow)` under one add span for the whole flow, named after its
+ * root (its type and id, and the count of jobs); every job of the flow that
+ * brings no trace context of its own gains the span's.
+ */
+export function tracedAddFlow<R>(flow: FlowSpec, addFlow: (flow: FlowSpec) => Promise<R>): Promise<R> {
+  if (typeof flow !== 'object' || flow === null) return addFlow(flow);
+  const span = startAddSpan(String(flow.type), { [TRACE_ATTRIBUTES.id]: String(flow.id), [TRACE_ATTRIBUTES.count]: countFlowJobs(flow, new Set()) });
+  if (span === undefined) return addFlow(flow);
+  const traceContext = traceContextOf(span);
+  return endWith(span, () => addFlow(withTraceContext(flow, traceContext, new Set())));
+}
+
+/** The jobs of a flow as given (a bad one is the add's to refuse: a node seen twice is counted once). */
+function countFlowJobs(node: FlowSpec, seen: Set<object>): number {
+  if (seen.has(node)) return 0;
+  seen.add(node);
+  let count = 1;
+  for (const child of Array.isArray(node.children) ? node.children : []) {
+    if (typeof child === 'object' && child !== null) count += countFlowJobs(child, seen);
+  }
+  return count;
+}
+
+/** A copy of `node` (and its children) where each job without a trace context has `traceContext`. */
+function withTraceContext(node: FlowSpec, traceContext: TraceContext, seen: Set<object>): FlowSpec {
+  // A node met again is a loop: left as it is, for addFlow to refuse.
+  if (seen.has(node)) return node;
+  seen.add(node);
+  const copy: FlowSpec = node.traceContext === undefined ? { ...node, traceContext } : { ...node };
+  if (Array.isArray(node.children)) {
+    copy.children = node.children.map((child) => (typeof child === 'object' && child !== null ? withTraceContext(child, traceContext, seen) : child));
+  }
+  return copy;
 }
 
 /** Runs `call` and ends `span` when it settles: with status ERROR and the exception when it fails. */

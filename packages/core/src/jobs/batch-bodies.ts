@@ -7,6 +7,7 @@ import type { Settled } from './interfaces.js';
 import type { Handover } from './parked-accepts.js';
 import type { QueuedCall } from './queued-call.js';
 import { SharedReads } from './shared-reads.js';
+import { discardFlowWork, runFlowWork } from './job-flows.js';
 import type { BodyOutcomes, BodyRequest } from './write-requests.js';
 
 /**
@@ -21,6 +22,7 @@ export async function runBodies(
   handover: Handover | undefined,
 ): Promise<Settled<unknown>[]> {
   handover?.begin();
+  discardFlowWork(tx);
   const reads = new SharedReads(tx, handover);
   // One promise for the whole batch, not a `then` and a Promise.all slot per call.
   const bodies = new BodiesRun(batch.length);
@@ -37,6 +39,9 @@ export async function runBodies(
   for (const outcome of outcomes) {
     if (outcome.status === 'rejected' && !(outcome.reason instanceof JobsError)) throw outcome.reason;
   }
+  // What the calls' ends of flow jobs left to do to their parents and children (job-flows.ts), one after the other.
+  const flowWork = runFlowWork(tx, reads);
+  if (flowWork !== undefined) await flowWork;
   if (handover !== undefined) await handover.serve(tx, batch.length, reads);
   reads.writeOnceWrites();
   return outcomes;

@@ -120,7 +120,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
   };
 
   const jobs = new Map<string, DataRow>();
-  const states: Record<JobState, number> = { pending: 0, running: 0, finished: 0 };
+  const states: Record<JobState, number> = { waiting: 0, pending: 0, running: 0, finished: 0 };
   for (const row of dataRows) {
     const [type, id] = unpackStrings(tryUnpack(keys.data, row.key));
     if (type === undefined || id === undefined) {

@@ -24,6 +24,7 @@
 //   (type_rate_windows, type)           -> the start of the type's current rate window and the starts in it
 //   (paused, type)                      -> float64 when the type was paused (ms); see type-pauses.ts
 //   (schedules, name)                   -> JSON a recurring job's schedule; see schedules.ts
+//   (flows, …), (flow_children, …), (flow_parents, …)  job flows' links; see flow-rows.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';

@@ -21,6 +21,7 @@ import {
   finishRecordInPlace,
   recordAttempts,
   recordContinuous,
+  recordInFlow,
   recordPriority,
   recordResubmit,
   recordRunningUnder,
@@ -47,6 +48,7 @@ import { logFinish } from './finish-log.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun } from './type-limits.js';
+import { flowMemberEnded, flowMemberRemoved } from './job-flows.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);
@@ -112,6 +114,7 @@ export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, onc
   clearTraceContext(tx, keys, id, record.traceContext);
   tx.clear(keys.job(id));
   touchActivity(tx, keys, once);
+  if (record.inFlow === true) flowMemberRemoved(tx, keys, id);
   return true;
 }
 
@@ -220,7 +223,7 @@ export function finishJobRead(
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -228,8 +231,10 @@ export function finishJobRead(
   // Only the header changes (and the data, when given): no decode; without
   // new data, no copy either (the value read is this call's own buffer).
   const finishedAt = logFinish(tx, keys, 'succeeded', job.id, once);
+  const inFlow = recordInFlow(value);
   setHandedOver(tx, key, data === undefined ? finishRecordInPlace(value, 'succeeded', false, finishedAt) : finishedRecordBytes(value, data, finishedAt));
   touchActivity(tx, keys, once);
+  if (inFlow) flowMemberEnded(tx, keys, job.id, 'succeeded');
   return 'finished';
 }
 

@@ -18,13 +18,14 @@ import type { Job } from './interfaces.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
-import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordResubmit, withAttempts } from './job-record.js';
+import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordInFlow, recordResubmit, withAttempts } from './job-record.js';
 import { clearFinishedRows, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
 import { countEndedRun } from './type-limits.js';
 import { logFinish } from './finish-log.js';
+import { flowMemberEnded, flowMemberRestarted } from './job-flows.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';
@@ -53,7 +54,7 @@ export function endJobRead(
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
-    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy, record.traceContext), once, key);
+    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy, record.traceContext, record.inFlow), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
@@ -61,8 +62,10 @@ export function endJobRead(
   const counted = outcome === 'failed' ? withAttempts(value, Math.min(recordAttempts(value) + 1, MAX_ATTEMPTS)) : value;
   if (row !== undefined) setHandedOver(tx, keys.outcomeKey(outcome, job.id), row);
   const finishedAt = logFinish(tx, keys, outcome, job.id, once);
+  const inFlow = recordInFlow(counted);
   setHandedOver(tx, key, finishRecordInPlace(counted, outcome, row !== undefined, finishedAt));
   touchActivity(tx, keys, once);
+  if (inFlow) flowMemberEnded(tx, keys, job.id, outcome);
   return 'finished';
 }
 
@@ -86,7 +89,7 @@ export function failAttemptRead(
   countEndedRun(tx, keys, once);
   const record = decodeJobRecord(value);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
-  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext), once, key);
+  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext, record.inFlow), once, key);
   touchActivity(tx, keys, once);
   return 'pending';
 }
@@ -123,6 +126,7 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   );
   tx.set(keys.outcomeKey('cancelled', id), CANCELLED_ROW);
   touchActivity(tx, keys, once);
+  if (record.inFlow === true) flowMemberEnded(tx, keys, id, 'cancelled');
   return true;
 }
 
@@ -143,6 +147,7 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
     );
   }
   clearFinishedRows(tx, keys, id, record, once);
-  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext), once);
+  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext, record.inFlow), once);
   touchActivity(tx, keys, once);
+  if (record.inFlow === true) flowMemberRestarted(tx, keys, id);
 }

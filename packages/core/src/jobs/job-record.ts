@@ -17,7 +17,11 @@ import { randomFillSync } from 'node:crypto';
 import { JobsError } from '../errors.js';
 import { TUPLE_VERSIONSTAMP_LENGTH } from '../keys/versionstamp.js';
 
-export type JobState = 'pending' | 'running' | 'finished';
+/**
+ * `waiting`: a flow's parent whose children have not all ended yet; not
+ * taken until they have (see job-flows.ts), then `pending`.
+ */
+export type JobState = 'waiting' | 'pending' | 'running' | 'finished';
 
 /**
  * How a finished job ended: `succeeded` (its worker finished it), `failed`
@@ -25,8 +29,8 @@ export type JobState = 'pending' | 'running' | 'finished';
  */
 export type JobOutcome = 'succeeded' | 'failed' | 'cancelled';
 
-const STATE_BYTES: Record<JobState, number> = { pending: 1, running: 2, finished: 3 };
-const STATES: Record<number, JobState> = { 1: 'pending', 2: 'running', 3: 'finished' };
+const STATE_BYTES: Record<JobState, number> = { pending: 1, running: 2, finished: 3, waiting: 4 };
+const STATES: Record<number, JobState> = { 1: 'pending', 2: 'running', 3: 'finished', 4: 'waiting' };
 const STATE_MASK = 0x0f;
 const FORMAT_SHIFT = 4;
 /** The format every record encoded whole is written in (see the top of this file). */
@@ -50,7 +54,8 @@ const FINISHED_AT_OFFSET = LOCK_OFFSET;
  * row in the outcomes subspace (a result, an error, a cancellation), bit 5
  * the job has its own retry policy (a row in the retry policies subspace),
  * bit 6 the job carries a trace context (a row in the trace contexts
- * subspace). Records written before the continuous flag existed hold 0 or 1
+ * subspace), bit 7 the job belongs to a flow (a parent or a child: its
+ * rows in the flow subspaces, flow-rows.ts, are read when it ends). Records written before the continuous flag existed hold 0 or 1
  * here, so they read back as one-shot jobs; records written before
  * outcomes, as succeeded; before retry policies or trace contexts, as jobs
  * without one.
@@ -63,8 +68,9 @@ const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
 const RETRY_POLICY_FLAG = 32;
 const TRACE_CONTEXT_FLAG = 64;
+const IN_FLOW_FLAG = 128;
 /** The flags that stay with a job through its runs (accept and finish keep them). */
-const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG;
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG | IN_FLOW_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -109,6 +115,8 @@ export interface JobRecord {
   retryPolicy: boolean;
   /** The job carries a trace context, a row in the trace contexts subspace. */
   traceContext: boolean;
+  /** The job belongs to a flow (see job-flows.ts); `false` when left out of a record to encode. */
+  inFlow?: boolean;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
@@ -168,7 +176,8 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     (record.resubmit ? RESUBMIT_FLAG : 0) |
     (record.continuous ? CONTINUOUS_FLAG : 0) |
     (record.retryPolicy ? RETRY_POLICY_FLAG : 0) |
-    (record.traceContext ? TRACE_CONTEXT_FLAG : 0);
+    (record.traceContext ? TRACE_CONTEXT_FLAG : 0) |
+    (record.inFlow === true ? IN_FLOW_FLAG : 0);
   if (record.state === 'finished') {
     flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
     if (record.finishedAt !== undefined) value.writeDoubleBE(record.finishedAt, FINISHED_AT_OFFSET);
@@ -230,6 +239,11 @@ export function recordContinuous(value: Buffer): boolean {
 /** Whether an encoded record's job has its own retry policy (a row in the retry policies subspace). */
 export function recordRetryPolicy(value: Buffer): boolean {
   return ((value[FLAGS_OFFSET] ?? 0) & RETRY_POLICY_FLAG) !== 0;
+}
+
+/** Whether an encoded record's job belongs to a flow (see job-flows.ts). */
+export function recordInFlow(value: Buffer): boolean {
+  return ((value[FLAGS_OFFSET] ?? 0) & IN_FLOW_FLAG) !== 0;
 }
 
 /** Whether an encoded record's job carries a trace context (a row in the trace contexts subspace). */
@@ -414,6 +428,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     finishedAt: finished ? recordFinishedAt(value) : undefined,
     retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
+    inFlow: (flags & IN_FLOW_FLAG) !== 0,
     data: value.subarray(header),
   };
 }

@@ -44,6 +44,7 @@ import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun, takeUnderLimits } from './type-limits.js';
 import { isPausedIn } from './type-pauses.js';
+import { flowMemberRestarted } from './job-flows.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
@@ -78,6 +79,7 @@ export function pendingRecord(
   attempts = 0,
   retryPolicy = false,
   traceContext = false,
+  inFlow = false,
 ): JobRecord {
   return {
     state: 'pending',
@@ -93,6 +95,7 @@ export function pendingRecord(
     finishedAt: undefined,
     retryPolicy,
     traceContext,
+    inFlow,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -192,10 +195,18 @@ export function resubmitRecord(
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
       clearFinishedRows(tx, keys, id, current, once);
       if (changes.traceContext === undefined) clearTraceContext(tx, keys, id, current.traceContext);
-      const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined);
+      const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined, current.inFlow);
       writePending(tx, keys, id, record, once);
       touchActivity(tx, keys, once);
+      if (current.inFlow === true) flowMemberRestarted(tx, keys, id);
       return 'pending';
+    }
+    case 'waiting': {
+      // A flow's parent stays waiting for its children: its fields change, it is not enqueued.
+      const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
+      const data = changes.data ?? current.data;
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext }));
+      return 'waiting';
     }
     case 'pending': {
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
@@ -450,7 +461,7 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext));
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow));
     countEndedRun(tx, keys);
     ids.push(id);
   });

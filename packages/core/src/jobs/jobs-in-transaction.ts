@@ -15,6 +15,7 @@ import { readRecord } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import type { AddOptions, Job, JobDataOf, JobErrorInput, JobInfo, JobInputOf, JobStateEntry, ResubmitOptions } from './interfaces.js';
 import { cancelJob, endJobRead, retryJob } from './job-outcomes.js';
+import { withFlowWork } from './job-flows.js';
 import { encodeJobError } from './outcome-rows.js';
 
 /** What a view needs from its `Jobs` handle. */
@@ -58,27 +59,27 @@ export class JobsInTransaction {
     const keys = this.#context.typeKeys(type);
     checkId(id);
     const changes = this.#context.changes(data, checkOptions(options, ADD_OPTIONS));
-    return addJob(this.#tx, keys, id, changes, Date.now() / 1000);
+    return withFlowWork(this.#tx, await addJob(this.#tx, keys, id, changes, Date.now() / 1000));
   }
 
   async remove(type: string, id: string): Promise<boolean> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    return removeJob(this.#tx, keys, id);
+    return withFlowWork(this.#tx, await removeJob(this.#tx, keys, id));
   }
 
   /** Ends a pending or running job as cancelled (see `Jobs.cancel`). */
   async cancel(type: string, id: string): Promise<boolean> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    return cancelJob(this.#tx, keys, id);
+    return withFlowWork(this.#tx, await cancelJob(this.#tx, keys, id));
   }
 
   /** Runs a failed or cancelled job again (see `Jobs.retry`). */
   async retry(type: string, id: string): Promise<void> {
     const keys = this.#context.typeKeys(type);
     checkId(id);
-    return retryJob(this.#tx, keys, id, Date.now() / 1000);
+    return withFlowWork(this.#tx, await retryJob(this.#tx, keys, id, Date.now() / 1000));
   }
 
   /** A job creator's resubmit (`not_found` when the job does not exist). */
@@ -86,7 +87,7 @@ export class JobsInTransaction {
     const keys = this.#context.typeKeys(type);
     checkId(id);
     const checked = checkOptions(options, RESUBMIT_OPTIONS);
-    return resubmitJob(this.#tx, keys, id, this.#context.changes(checked.data, checked), Date.now() / 1000);
+    return withFlowWork(this.#tx, await resubmitJob(this.#tx, keys, id, this.#context.changes(checked.data, checked), Date.now() / 1000));
   }
 
   async getJobState(type: string, id: string): Promise<JobState | undefined> {
@@ -132,7 +133,7 @@ export class JobsInTransaction {
   async finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     const keys = this.#jobKeys(job);
     const encoded = data === undefined ? undefined : encodeJobData(data);
-    return finishJob(this.#tx, keys, job, encoded);
+    return withFlowWork(this.#tx, await finishJob(this.#tx, keys, job, encoded));
   }
 
   /** A worker's complete inside the application's transaction (see `Jobs.complete`). */
@@ -140,7 +141,7 @@ export class JobsInTransaction {
     const keys = this.#jobKeys(job);
     const row = result === undefined ? undefined : encodeJobData(result);
     const key = keys.job(job.id);
-    return endJobRead(this.#tx, keys, job, 'succeeded', row, key, await this.#tx.get(key));
+    return withFlowWork(this.#tx, endJobRead(this.#tx, keys, job, 'succeeded', row, key, await this.#tx.get(key)));
   }
 
   /** A worker's fail inside the application's transaction (see `Jobs.fail`). */
@@ -148,7 +149,7 @@ export class JobsInTransaction {
     const keys = this.#jobKeys(job);
     const row = encodeJobError(error);
     const key = keys.job(job.id);
-    return endJobRead(this.#tx, keys, job, 'failed', row, key, await this.#tx.get(key));
+    return withFlowWork(this.#tx, endJobRead(this.#tx, keys, job, 'failed', row, key, await this.#tx.get(key)));
   }
 
   #jobKeys(job: Job): TypeKeys {

@@ -54,6 +54,8 @@ import { checkPruneArguments, MAX_PRUNE_BATCH, pruneFinished } from './prune-fin
 import type { PruneLimits, PruneOptions, PruneResult } from './prune-finished.js';
 import { flagOwnJob, removeJob, resubmitJob } from './job-operations.js';
 import { cancelJob, retryJob } from './job-outcomes.js';
+import { addFlowIn, checkFlow, readFlow, readFlowChildren } from './job-flows.js';
+import type { FlowAdded, FlowChild, FlowNode, FlowSpec } from './job-flows.js';
 import { JobsInTransaction } from './jobs-in-transaction.js';
 import type { JobsContext } from './jobs-in-transaction.js';
 import { ParkedAccepts } from './parked-accepts.js';
@@ -332,8 +334,58 @@ export class JobsHandle {
   }
 
   /**
+   * Adds a flow in one transaction: a parent job with its children, each
+   * of which may have children too. A job with children is added `waiting`
+   * (never taken) and becomes pending once they have all ended (see
+   * `onChildFailure` for a child that fails); its worker reads their
+   * outcomes with `getChildren`. Every job of the flow must be new
+   * (`flow_job_exists` otherwise, and nothing is added); `invalid_flow` for
+   * a tree that is not one (a job twice, a node its own ancestor, no
+   * children, more than 1,000 jobs). Resolves with the root's state.
+   */
+  addFlow(flow: FlowSpec): Promise<FlowAdded> {
+    try {
+      const jobs = checkFlow(flow);
+      for (const job of jobs) this.#typeKeys(job.type);
+      const now = nowSeconds();
+      return this.#run((tx) => addFlowIn(tx, jobs, now));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The children of a flow job with their states and outcomes (results, errors), read in one transaction; `[]` for a job with none. */
+  getChildren(type: string, id: string): Promise<FlowChild[]> {
+    try {
+      this.#typeKeys(type);
+      checkId(id);
+      return this.#run((tx) => readFlowChildren(tx, type, id));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * The flow under a job as one tree, read in one transaction: each job's
+   * state and outcome, each parent's policy and count of unfinished
+   * children, and the root's own parent when it has one; `undefined` for a
+   * job in no flow.
+   */
+  getFlow(type: string, id: string): Promise<FlowNode | undefined> {
+    try {
+      this.#typeKeys(type);
+      checkId(id);
+      return this.#run((tx) => readFlow(tx, type, id));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
    * Removes a job. A running job is cancelled: its worker gets `halt` at its
    * next update or finish. Resolves with whether the job existed.
+   * A flow job's children that have not ended are removed with it (see
+   * `addFlow`).
    */
   async remove(type: string, id: string): Promise<boolean> {
     const keys = this.#typeKeys(type);
@@ -349,7 +401,8 @@ export class JobsHandle {
   /**
    * Ends a pending or running job as finished with outcome `cancelled`, its
    * data kept. A running job's worker gets `halt` at its next update or
-   * finish, as after `remove`. Resolves with whether this call ended it
+   * finish, as after `remove`. A flow job's children that have not ended
+   * are cancelled with it. Resolves with whether this call ended it
    * (false for a job that had finished already, whatever its outcome);
    * rejects with `not_found` when there is no such job.
    */
@@ -437,7 +490,7 @@ export class JobsHandle {
 
   // --- monitoring ----------------------------------------------------------
 
-  /** `'pending' | 'running' | 'finished'`, or `undefined` for a job that does not exist. */
+  /** `'waiting' | 'pending' | 'running' | 'finished'` (`waiting`: a flow's parent), or `undefined` for a job that does not exist. */
   getJobState(type: string, id: string): Promise<JobState | undefined> {
     return this.#reads.getJobState(type, id);
   }

@@ -19,7 +19,8 @@ import { getMany } from '../storage/fast-paths.js';
 import { countFinished, finishedCount, finishTimeBound, packIds, SCAN_DONE, unpackIds, writeLogRows } from './finish-log.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
-import { recordFinishedAt, recordHasOutcomeRow, recordOutcome, recordRetryPolicy, recordTraceContext, setRecordFinishedAt } from './job-record.js';
+import { recordFinishedAt, recordHasOutcomeRow, recordInFlow, recordOutcome, recordRetryPolicy, recordTraceContext, setRecordFinishedAt } from './job-record.js';
+import { clearPrunedRows } from './flow-rows.js';
 import { clearRetryPolicy } from './job-retry-policy.js';
 import { clearTraceContext } from './job-trace-context.js';
 import type { JobOutcome } from './job-record.js';
@@ -157,6 +158,7 @@ export async function pruneFinished(
         if (recordHasOutcomeRow(record)) tx.clear(keys.outcomeKey(outcome, id));
         clearRetryPolicy(tx, keys, id, recordRetryPolicy(record));
         clearTraceContext(tx, keys, id, recordTraceContext(record));
+        if (recordInFlow(record)) clearPrunedRows(tx, keys.type, id);
         tx.clear(keys.job(id));
         removed += 1;
       }

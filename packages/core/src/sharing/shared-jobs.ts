@@ -29,6 +29,8 @@ import type { PruneLimits, PruneOptions, PruneResult } from '../jobs/prune-finis
 import type { JobsInTransaction } from '../jobs/jobs-in-transaction.js';
 import type { PausedType } from '../jobs/type-pauses.js';
 import type { ScheduleInput, ScheduleRecord } from '../jobs/schedules.js';
+import { checkFlow } from '../jobs/job-flows.js';
+import type { FlowAdded, FlowChild, FlowNode, FlowSpec } from '../jobs/job-flows.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
@@ -221,6 +223,21 @@ export class SharedJobs implements Jobs {
       return Promise.reject(error);
     }
     return this.#remoteAddMany(type, jobs);
+  }
+
+  addFlow(flow: FlowSpec): Promise<FlowAdded> {
+    const local = this.handle;
+    if (local !== undefined) return local.addFlow(flow);
+    // Not made again on a next owner: a flow that was added would answer `flow_job_exists`.
+    return this.#remoteChecked(() => checkFlow(flow), 'addFlow', [flow], !RETRIED) as Promise<FlowAdded>;
+  }
+
+  getChildren(type: string, id: string): Promise<FlowChild[]> {
+    return this.#run('getChildren', [type, id], RETRIED) as Promise<FlowChild[]>;
+  }
+
+  getFlow(type: string, id: string): Promise<FlowNode | undefined> {
+    return this.#run('getFlow', [type, id], RETRIED) as Promise<FlowNode | undefined>;
   }
 
   remove(type: string, id: string): Promise<boolean> {

@@ -32,7 +32,7 @@ export interface RouteSources {
   startedAt: number;
 }
 
-const STATES = new Set<string>(['pending', 'running', 'finished']);
+const STATES = new Set<string>(['waiting', 'pending', 'running', 'finished']);
 const OUTCOMES = new Set<string>(['succeeded', 'failed', 'cancelled']);
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 10_000;
@@ -179,6 +179,18 @@ export function adminRoutes(sources: RouteSources): Route[] {
         const job = await app.getJob(type, id);
         if (job === undefined) throw new AdminError('not_found', `no job ${id} of type ${type}`);
         return { ...job, scheduler: app.scheduler()?.job(type, id) ?? null };
+      },
+    },
+    {
+      method: 'GET',
+      path: 'api/flows/:type/:id',
+      mutates: false,
+      summary: 'the flow under a job as one tree: each job with its state and outcome (404 for a job in no flow)',
+      handle: async ({ params }) => {
+        const [type, id] = params as [string, string];
+        const flow = await app.getFlow(type, id);
+        if (flow === undefined) throw new AdminError('not_found', `job ${id} of type ${type} is in no flow`);
+        return flow;
       },
     },
     {

@@ -1,7 +1,7 @@
 // What the admin endpoint needs of a jobs app, by shape (the app passes
 // itself), so that the endpoint does not depend on the app's module.
 
-import type { AddOptions, JobInfo, JobsFilter, JobState, JsonValue, PausedType, TypeLimits } from '@jobtree/core';
+import type { AddOptions, FlowNode, JobInfo, JobsFilter, JobState, JsonValue, PausedType, TypeLimits } from '@jobtree/core';
 import type { ScheduleInfo } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
@@ -25,6 +25,8 @@ export interface AdminTarget {
   remove(type: string, id: string): Promise<boolean>;
   cancel(type: string, id: string): Promise<boolean>;
   retry(type: string, id: string): Promise<void>;
+  /** The flow under a job as one tree, `undefined` for a job in no flow. */
+  getFlow(type: string, id: string): Promise<FlowNode | undefined>;
   /** The live tree, the host threads, and fault injection. */
   tree(): TreeNode;
   threads(): number[];
@@ -63,6 +65,7 @@ export function adminTarget(app: AdminApp): AdminTarget {
     remove: (type, id) => app.remove(type, id),
     cancel: (type, id) => app.cancel(type, id),
     retry: (type, id) => app.retry(type, id),
+    getFlow: (type, id) => app.getFlow(type, id),
     tree: () => app.system.tree(),
     threads: () => app.system.threads(),
     whereis: (name) => app.system.whereis(name),

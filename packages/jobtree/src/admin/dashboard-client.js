@@ -424,10 +424,32 @@ async function showJob(type, id, quiet) {
     if (history) {
       parts.push(el('h3', {}, 'history'), el('pre', { id: 'job-history' }, history.map((h) => `${h.timestamp} ${h.type}${h.reason ? ` ${h.reason}` : ''}`).join('\n')));
     }
+    // A job of a flow shows the flow under it, and a link to its parent.
+    const flow = await api('GET', `/api/flows/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).catch(() => undefined);
+    if (flow) {
+      parts.push(el('h3', {}, 'flow'));
+      if (flow.parent) parts.push(el('p', {}, 'parent ', flowLink(flow.parent)));
+      parts.push(el('div', { id: 'job-flow', class: 'tree' }, el('ul', {}, flowItem(flow))));
+    }
     $('#job-detail').replaceChildren(...parts);
   } catch (error) {
     if (!quiet) $('#job-detail').replaceChildren(el('p', { class: 'muted' }, error.message));
   }
+}
+
+/** A job of a flow as a link that shows it. */
+function flowLink(ref) {
+  return el('a', { href: '#', onclick: (event) => { event.preventDefault(); showJob(ref.type, ref.id); } }, `${ref.type} / ${ref.id}`);
+}
+
+/** One job of a flow and, under it, its children. */
+function flowItem(node) {
+  const how = node.state === undefined ? 'gone' : node.outcome ? `${node.state} · ${node.outcome}` : node.state;
+  const waits = node.unfinished > 0 ? ` · waits for ${node.unfinished} (${node.onChildFailure} on a child's failure)` : '';
+  const item = el('li', { 'data-job': `${node.type}/${node.id}` }, flowLink(node), el('span', { class: 'muted' }, ` ${how}${waits}`));
+  if (node.error) item.append(el('span', { class: 'muted' }, ` — ${node.error.name}: ${node.error.message}`));
+  if (node.children.length > 0) item.append(el('ul', {}, ...node.children.map(flowItem)));
+  return item;
 }
 
 // --- scheduler ----------------------------------------------------------------------

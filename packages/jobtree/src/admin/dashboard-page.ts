@@ -91,7 +91,7 @@ const PAGE = `<!doctype html>
     <h2>Jobs</h2>
     <div class="controls">
       <label>type <select id="job-type"></select></label>
-      <label>state <select id="job-state"><option value="">all</option><option>pending</option><option>running</option><option>finished</option></select></label>
+      <label>state <select id="job-state"><option value="">all</option><option>waiting</option><option>pending</option><option>running</option><option>finished</option></select></label>
       <span class="muted" id="job-count"></span>
     </div>
     <table id="jobs"><thead><tr><th>id</th><th>state</th><th>priority</th><th>scheduled</th></tr></thead><tbody></tbody></table>

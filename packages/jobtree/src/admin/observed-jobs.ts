@@ -28,6 +28,7 @@ import {
   type StoreSharing,
   type Versionstamp,
   type WorkerItem,
+  type FlowSpec,
 } from '@jobtree/core';
 import type { FinishOutcome, JobActivity } from './job-activity.js';
 
@@ -62,6 +63,24 @@ function observed<B extends JobsClass>(Base: B) {
         jobs.filter((_job, index) => states[index] === 'pending').map((job) => job.id),
       );
       return states;
+    }
+
+    /** A flow's jobs without children are added pending, and counted so; its parents are pending only later. */
+    override async addFlow(flow: FlowSpec): Promise<JobState> {
+      const state = await super.addFlow(flow);
+      const leaves = new Map<string, string[]>();
+      const visit = (node: FlowSpec): void => {
+        if (node.children !== undefined && node.children.length > 0) {
+          for (const child of node.children) visit(child);
+          return;
+        }
+        const ids = leaves.get(node.type) ?? [];
+        ids.push(node.id);
+        leaves.set(node.type, ids);
+      };
+      visit(flow);
+      for (const [type, ids] of leaves) this.#counted.recordAdded(type, ids);
+      return state;
     }
 
     override async remove(type: string, id: string): Promise<boolean> {

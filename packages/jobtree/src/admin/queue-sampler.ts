@@ -91,11 +91,11 @@ export class QueueSampler {
             acc[job.state] += 1;
             return acc;
           },
-          { pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
+          { waiting: 0, pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
         );
         const at = Date.now();
         this.#full.set(type, { finished: counts.finished, at, tookMs: performance.now() - foldBegan });
-        queues.push({ type, timeout, ...counts, finishedAt: at, ...limits });
+        queues.push({ type, timeout, pending: counts.pending, running: counts.running, finished: counts.finished, finishedAt: at, ...limits });
         continue;
       }
       const pending = await this.#source.pendingCount(type);

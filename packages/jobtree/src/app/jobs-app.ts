@@ -19,6 +19,9 @@ import {
   type AddOptions,
   type Database,
   DEFAULT_DATA_PATH,
+  type FlowChild,
+  type FlowNode,
+  type FlowSpec,
   type Job,
   type JobInfo,
   type JobsFilter,
@@ -44,7 +47,7 @@ import {
   openDatabase,
 } from '@jobtree/core';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
-import { tracedAdd, tracedAddMany } from '../job-tracing.js';
+import { tracedAdd, tracedAddFlow, tracedAddMany } from '../job-tracing.js';
 import type { HandlerFor, ProcessorOptions } from '../processors/index.js';
 import type { Logger } from 'pino';
 import type { StoreDurability, TypeLimits } from '@jobtree/core';
@@ -387,6 +390,28 @@ export class JobsApp {
    */
   retry(type: string, id: string): Promise<void> {
     return this.#call((jobs) => jobs.retry(type, id));
+  }
+
+  /**
+   * Adds a flow in one transaction: a parent job with its children (which
+   * may have children too). A parent is `waiting` until its children have
+   * ended, then pending; its handler reads their outcomes with
+   * `ctx.childResults()`. `onChildFailure` (`fail`, `ignore`, `continue`)
+   * says what a child that fails, is cancelled or is removed does to its
+   * parent. Every job must be new (see `Jobs.addFlow`).
+   */
+  addFlow(flow: FlowSpec): Promise<JobState> {
+    return tracedAddFlow(flow, (traced) => this.#call((jobs) => jobs.addFlow(traced)));
+  }
+
+  /** The children of a flow job, with their states and outcomes (see `Jobs.getChildren`). */
+  getChildren(type: string, id: string): Promise<FlowChild[]> {
+    return this.#call((jobs) => jobs.getChildren(type, id));
+  }
+
+  /** The flow under a job as one tree, each job with its state and outcome; `undefined` for a job in no flow (see `Jobs.getFlow`). */
+  getFlow(type: string, id: string): Promise<FlowNode | undefined> {
+    return this.#call((jobs) => jobs.getFlow(type, id));
   }
 
   resubmit(type: string, id: string, options?: ResubmitOptions): Promise<JobState>;

@@ -7,12 +7,12 @@ import type { JsonValue } from '@jobtree/core';
 import type { SubscriptionState } from './job-event.js';
 
 /**
- * A pending or running job: its state and data now, and the subscription
- * whose events follow. A finished or missing job: its state (and data), and
- * no subscription.
+ * A waiting (a flow's parent), pending or running job: its state and data
+ * now, and the subscription whose events follow. A finished or missing
+ * job: its state (and data), and no subscription.
  */
 export type SubscribeReply =
-  | { ref: string; state: 'pending' | 'running'; data: JsonValue | undefined }
+  | { ref: string; state: 'waiting' | 'pending' | 'running'; data: JsonValue | undefined }
   | { ref: undefined; state: 'finished'; data: JsonValue | undefined }
   | { ref: undefined; state: 'not_found'; data: undefined };
 

@@ -42,7 +42,7 @@ Examples:
   $ jobtree dashboard --open --path ./.data/app
   $ jobtree demo --kill-every 10                         a live app to look at`;
 
-const STATES = ['pending', 'running', 'finished'];
+const STATES = ['waiting', 'pending', 'running', 'finished'];
 const OUTCOMES = ['succeeded', 'failed', 'cancelled'];
 /** The app's root supervisor: killing it stops the app, so `kill` wants --force for it. */
 const ROOT = 'jobs_sup';

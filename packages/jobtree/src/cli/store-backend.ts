@@ -54,9 +54,10 @@ export class StoreBackend implements Backend {
             acc[job.state] += 1;
             return acc;
           },
-          { pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
+          { waiting: 0, pending: 0, running: 0, finished: 0 } as Record<JobState, number>,
         );
-        out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), paused: paused.has(type), ...counts, finishedAt: Date.now(), totals: null });
+        const { pending, running, finished } = counts;
+        out.push({ type, timeout: await this.#jobs.getTypeTimeout(type), paused: paused.has(type), pending, running, finished, finishedAt: Date.now(), totals: null });
       }
       return { at, types: out };
     });

@@ -4,7 +4,7 @@
 // HandlerPoolEvents (settled, update, lost).
 
 import type { Worker } from 'node:worker_threads';
-import type { JsonValue } from '@jobtree/core';
+import type { FlowChild, JsonValue } from '@jobtree/core';
 import type { AbortCause } from './interfaces.js';
 import type { LaneRun, SerializedError } from './lane-protocol.js';
 
@@ -31,6 +31,8 @@ export interface HandlerPoolEvents {
   settled(serial: number, ok: boolean, outcome: unknown): void;
   /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */
   update(serial: number, data: JsonValue, reply: (error?: SerializedError & { code: string }) => void): void;
+  /** A handler called `ctx.childResults()`; `reply` answers it with its job's children, or an error. */
+  childResults(serial: number, reply: (children: FlowChild[] | undefined, error?: SerializedError & { code: string }) => void): void;
   /**
    * A handler's thread is gone, and the run `serial` with it. `culprit` is
    * the run that took the thread down, when one is known: the one whose code

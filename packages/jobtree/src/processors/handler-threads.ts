@@ -475,6 +475,17 @@ export class HandlerThreads {
         );
         break;
       }
+      case 'readChildren': {
+        const placed = this.#placed.get(message.serial);
+        if (placed?.lane !== lane) {
+          send(lane, { kind: 'children', request: message.request, error: { name: 'SchedulerError', code: 'halt', message: 'the job has ended' } });
+          break;
+        }
+        placed.share.events.childResults(message.serial, (children, error) =>
+          send(lane, error === undefined ? { kind: 'children', request: message.request, children } : { kind: 'children', request: message.request, error }),
+        );
+        break;
+      }
     }
   }
 

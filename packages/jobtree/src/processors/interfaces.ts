@@ -1,6 +1,6 @@
 // The public types of job processors and their scheduler, in one place.
 
-import type { JobDataOf, JobTypes, Jobs, JsonValue } from '@jobtree/core';
+import type { FlowChild, JobDataOf, JobTypes, Jobs, JsonValue } from '@jobtree/core';
 import type { Clock as AppClock } from '../clock.js';
 import type { AbortCause, HandlerAbort } from './handler-abort.js';
 import type { HistoryEventType } from './history.js';
@@ -40,6 +40,13 @@ export interface HandlerContext<D = JsonValue> {
    * processor's (its signal aborts too).
    */
   update(data: D): Promise<void>;
+  /**
+   * The job's children when it is a flow's parent (see `app.addFlow`), each
+   * with its state and outcome: a succeeded child's `result`, a failed
+   * one's `error`; `[]` for a job with none. Read from the store at each
+   * call.
+   */
+  childResults(): Promise<FlowChild[]>;
 }
 
 /**

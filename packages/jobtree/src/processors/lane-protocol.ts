@@ -9,7 +9,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import type { Span } from '@opentelemetry/api';
-import type { JsonValue } from '@jobtree/core';
+import type { FlowChild, JsonValue } from '@jobtree/core';
 import type { AbortCause, HandlerJob } from './interfaces.js';
 
 /** The piscina task of one lane. */
@@ -98,6 +98,8 @@ export type ToLane =
   | { kind: 'abort'; serials: number[]; cause: AbortCause }
   /** The answer to a `ctx.update`: `error` set when the job is no longer the processor's. */
   | { kind: 'updated'; request: number; error?: SerializedError & { code: string } }
+  /** The answer to a `ctx.childResults()`: the children, or why they could not be read. */
+  | { kind: 'children'; request: number; children?: FlowChild[]; error?: SerializedError & { code: string } }
   /** End the task once no handler runs. */
   | { kind: 'close' };
 
@@ -118,7 +120,9 @@ export type FromLane =
   | { kind: 'broken'; url: string; error: SerializedError }
   /** Runs that ended, and the busy spells that ended with them. */
   | { kind: 'settled'; results: PackedResults; spells?: PackedSpells }
-  | { kind: 'update'; request: number; serial: number; data: JsonValue };
+  | { kind: 'update'; request: number; serial: number; data: JsonValue }
+  /** A handler called `ctx.childResults()`. */
+  | { kind: 'readChildren'; request: number; serial: number };
 
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {

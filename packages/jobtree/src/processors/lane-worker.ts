@@ -8,7 +8,7 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks';
 import { type MessagePort, threadId } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
 import { handlerOfModule } from './define-handler.js';
-import { type UpdateReply, handlerContext } from './handler-context.js';
+import { type ChildrenReply, type UpdateReply, handlerContext } from './handler-context.js';
 import type { Handler } from './interfaces.js';
 import {
   type FromLane,
@@ -72,6 +72,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const spells = new Map<number, Spell>();
   const running = new Map<number, RunSignal>();
   const updates = new Map<number, UpdateReply>();
+  const childReads = new Map<number, ChildrenReply>();
   let nextRequest = 1;
   let results: PackedResults = [];
   let ended: PackedSpells = [];
@@ -124,6 +125,11 @@ export default async function runLane(task: LaneTask): Promise<void> {
         const request = nextRequest++;
         updates.set(request, reply);
         send(port, { kind: 'update', request, serial, data });
+      },
+      (reply) => {
+        const request = nextRequest++;
+        childReads.set(request, reply);
+        send(port, { kind: 'readChildren', request, serial });
       },
     );
     let outcome: Promise<unknown>;
@@ -208,6 +214,12 @@ export default async function runLane(task: LaneTask): Promise<void> {
         const reply = updates.get(message.request);
         updates.delete(message.request);
         reply?.(message.error);
+        break;
+      }
+      case 'children': {
+        const reply = childReads.get(message.request);
+        childReads.delete(message.request);
+        reply?.(message.children, message.error);
         break;
       }
       case 'close':

@@ -101,6 +101,7 @@ export class MainThreadRunner implements HandlerRunner {
       job.id,
       () => this.#runs.get(serial) === entry,
       (data, reply) => events.update(serial, data, reply),
+      (reply) => events.childResults(serial, reply),
     );
     const handlerJob: HandlerJob<JsonValue> = {
       type: jobType,

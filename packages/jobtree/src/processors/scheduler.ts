@@ -20,6 +20,7 @@ import type { HandlerRunner } from './handler-runner.js';
 import { startRunSpan } from '../job-tracing.js';
 import type { HandlerThreads } from './handler-threads.js';
 import { Heartbeats } from './heartbeats.js';
+import { answerChildResults } from './child-results.js';
 import { type Held, HeldJobs } from './held-jobs.js';
 import type {
   AbortCause,
@@ -142,6 +143,7 @@ export class Scheduler {
     const events: HandlerPoolEvents = {
       settled: (serial, ok, outcome) => this.#outcomes.settled(serial, ok, outcome),
       update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
+      childResults: (serial, reply) => answerChildResults(jobs, this.#held, serial, reply),
       lost: (serial, culprit, reason, culpritJob) => this.#outcomes.lost(serial, culprit, reason, culpritJob),
     };
     this.#pool =
