@@ -4,7 +4,7 @@
 // TypeScript consumer against the published declaration files.
 
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,11 +24,6 @@ interface Manifest {
   types?: string;
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
-}
-
-interface WorkspacePackage {
-  dir: string;
-  manifest: Manifest;
 }
 
 /** The environment of a child that must behave as a user's shell would: no tsx, no settings from the running pnpm/npm script. */

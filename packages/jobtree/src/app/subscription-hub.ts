@@ -5,7 +5,6 @@
 // between, so a subscriber is never left waiting because its notifier died.
 
 import { type ActorId, ActorError, type ActorSystem, type Inbox, type MonitorRef } from '@jobtree/actors';
-import { MAX_TIMER_MS } from '@jobtree/actors';
 import { JobsError } from '@jobtree/core';
 import { type JobEvent, type SubscriptionState, isJobEvent, isTerminal } from './job-event.js';
 import type { NotifierMessage, SubscribeReply } from './notifier.js';
