@@ -21,6 +21,7 @@ import {
   finishRecordInPlace,
   recordAttempts,
   recordContinuous,
+  recordGroup,
   recordPriority,
   recordResubmit,
   recordRunningUnder,
@@ -88,6 +89,7 @@ export function addJobRead(
       0,
       changes.retry !== undefined,
       changes.traceContext !== undefined,
+      changes.group,
     );
     if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
     if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
@@ -101,11 +103,11 @@ export function addJobRead(
 export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, once?: OncePerAttempt): Promise<boolean> {
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return false;
-  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
+  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime, record.group);
   if (record.state === 'running') {
     if (record.seq) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
-    countEndedRun(tx, keys, once);
+    countEndedRun(tx, keys, once, record.group);
   }
   clearFinishedRows(tx, keys, id, record, once);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
@@ -215,12 +217,12 @@ export function finishJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys, once);
+  countEndedRun(tx, keys, once, recordGroup(value));
   if (recordResubmit(value)) {
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.group);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';

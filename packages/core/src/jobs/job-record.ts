@@ -50,7 +50,9 @@ const FINISHED_AT_OFFSET = LOCK_OFFSET;
  * row in the outcomes subspace (a result, an error, a cancellation), bit 5
  * the job has its own retry policy (a row in the retry policies subspace),
  * bit 6 the job carries a trace context (a row in the trace contexts
- * subspace). Records written before the continuous flag existed hold 0 or 1
+ * subspace), bit 7 the job belongs to a group (see job-groups.ts): its group
+ * follows the header, a uint16 length and that many UTF-8 bytes, before the
+ * data, so every path that reads the record knows its group without a read. Records written before the continuous flag existed hold 0 or 1
  * here, so they read back as one-shot jobs; records written before
  * outcomes, as succeeded; before retry policies or trace contexts, as jobs
  * without one.
@@ -63,8 +65,9 @@ const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
 const RETRY_POLICY_FLAG = 32;
 const TRACE_CONTEXT_FLAG = 64;
+const GROUP_FLAG = 128;
 /** The flags that stay with a job through its runs (accept and finish keep them). */
-const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG;
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG | GROUP_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -109,13 +112,15 @@ export interface JobRecord {
   retryPolicy: boolean;
   /** The job carries a trace context, a row in the trace contexts subspace. */
   traceContext: boolean;
+  /** The job's group (see job-groups.ts), kept in the record between its header and its data. */
+  group?: string | undefined;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext' | 'group'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext' | 'group'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -151,7 +156,9 @@ function fillLocks(): void {
 export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVersion = 0): Buffer {
   // From Node's pool (Buffer.alloc made an ArrayBuffer per record); every
   // byte is written below: the sequence and lock zeroed, then set if running.
-  const value = Buffer.allocUnsafe(RECORD_HEADER_BYTES + record.data.length);
+  const group = record.group === undefined ? undefined : Buffer.from(record.group, 'utf8');
+  const header = group === undefined ? RECORD_HEADER_BYTES : RECORD_HEADER_BYTES + 2 + group.length;
+  const value = Buffer.allocUnsafe(header + record.data.length);
   value[0] = CURRENT_FORMAT_BITS | STATE_BYTES[record.state];
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   if (record.state === 'running') {
@@ -168,7 +175,8 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     (record.resubmit ? RESUBMIT_FLAG : 0) |
     (record.continuous ? CONTINUOUS_FLAG : 0) |
     (record.retryPolicy ? RETRY_POLICY_FLAG : 0) |
-    (record.traceContext ? TRACE_CONTEXT_FLAG : 0);
+    (record.traceContext ? TRACE_CONTEXT_FLAG : 0) |
+    (group === undefined ? 0 : GROUP_FLAG);
   if (record.state === 'finished') {
     flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
     if (record.finishedAt !== undefined) value.writeDoubleBE(record.finishedAt, FINISHED_AT_OFFSET);
@@ -177,7 +185,11 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
   value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
   value.writeUInt32BE(Math.min(record.attempts ?? 0, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
-  record.data.copy(value, RECORD_HEADER_BYTES);
+  if (group !== undefined) {
+    value.writeUInt16BE(group.length, RECORD_HEADER_BYTES);
+    group.copy(value, RECORD_HEADER_BYTES + 2);
+  }
+  record.data.copy(value, header);
   return value;
 }
 
@@ -192,7 +204,22 @@ function outcomeFlags(outcome: JobOutcome, outcomeRow: boolean): number {
  */
 function headerBytes(value: Buffer): number | undefined {
   const format = (value[0] ?? 0) >> FORMAT_SHIFT;
-  return format === CURRENT_FORMAT ? RECORD_HEADER_BYTES : format === 0 ? LEGACY_HEADER_BYTES : undefined;
+  if (format !== CURRENT_FORMAT) return format === 0 ? LEGACY_HEADER_BYTES : undefined;
+  if (((value[FLAGS_OFFSET] ?? 0) & GROUP_FLAG) === 0) return RECORD_HEADER_BYTES;
+  // A group's length past the record's end makes a header longer than the record: corrupt.
+  return value.length < RECORD_HEADER_BYTES + 2 ? RECORD_HEADER_BYTES + 2 : RECORD_HEADER_BYTES + 2 + value.readUInt16BE(RECORD_HEADER_BYTES);
+}
+
+/** Whether an encoded record is of the current format (it counts attempts). */
+function currentFormat(value: Buffer): boolean {
+  return (value[0] ?? 0) >> FORMAT_SHIFT === CURRENT_FORMAT;
+}
+
+/** The group of an encoded record's job, `undefined` when it has none. */
+export function recordGroup(value: Buffer): string | undefined {
+  if (((value[FLAGS_OFFSET] ?? 0) & GROUP_FLAG) === 0 || !currentFormat(value)) return undefined;
+  const end = RECORD_HEADER_BYTES + 2 + value.readUInt16BE(RECORD_HEADER_BYTES);
+  return value.toString('utf8', RECORD_HEADER_BYTES + 2, end);
 }
 
 /** Where the JSON data of an encoded record starts; `corrupt_record` when it does not decode. */
@@ -243,7 +270,7 @@ export function recordResubmit(value: Buffer): boolean {
 
 /** Failed attempts of an encoded record (0 in format 0, which has none). */
 export function recordAttempts(value: Buffer): number {
-  return headerBytes(value) === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0;
+  return currentFormat(value) ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0;
 }
 
 /**
@@ -375,7 +402,7 @@ export function setRecordFinishedAt(value: Buffer, finishedAt: number): Buffer {
  * record encoded anew in the current format.
  */
 export function withAttempts(value: Buffer, attempts: number): Buffer {
-  if (headerBytes(value) !== RECORD_HEADER_BYTES) return encodeJobRecord({ ...decodeJobRecord(value), attempts });
+  if (!currentFormat(value)) return encodeJobRecord({ ...decodeJobRecord(value), attempts });
   value.writeUInt32BE(Math.min(attempts, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
   return value;
 }
@@ -400,7 +427,8 @@ export function decodeJobRecord(value: Buffer): JobRecord {
   const running = state === 'running';
   const finished = state === 'finished';
   const flags = value[FLAGS_OFFSET] ?? 0;
-  return {
+  const group = recordGroup(value);
+  const record: JobRecord = {
     state,
     seq: running ? Buffer.from(value.subarray(SEQ_OFFSET, LOCK_OFFSET)) : undefined,
     lock: running ? value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) : undefined,
@@ -408,7 +436,7 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     continuous: (flags & CONTINUOUS_FLAG) !== 0,
     priority: value.readDoubleBE(PRIORITY_OFFSET),
     scheduledTime: value.readDoubleBE(TIME_OFFSET),
-    attempts: header === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
+    attempts: currentFormat(value) ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
     finishedAt: finished ? recordFinishedAt(value) : undefined,
@@ -416,6 +444,8 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
     data: value.subarray(header),
   };
+  if (group !== undefined) record.group = group;
+  return record;
 }
 
 function corruptOutcome(flags: number): never {
