@@ -132,7 +132,7 @@ test("a dead holder's group slots come back when the activity monitor re-enqueue
   t.is(held.length, 2);
   t.deepEqual(await jobs.acceptMany(T1, 10, { timeout: 0 }), []);
   const since = await jobs.getActivityVersionstamp(T1);
-  t.deepEqual((await jobs.reEnqueueInactive(T1, since as Uint8Array)).sort(), held.map((job) => job.id).sort());
+  t.deepEqual((await jobs.reEnqueueInactive(T1, since!)).sort(), held.map((job) => job.id).sort());
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, [], 'counters and turns are exact after the re-enqueue');
   const again = await jobs.acceptMany(T1, 10, { timeout: 0 });
   t.is(again.length, 2, "both groups' slots are free again");

@@ -40,7 +40,7 @@ import type { TypeGroupKeys } from './group-keys.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { parsePendingKeyFast } from './job-keys.js';
-import { dequeuePending } from './pending-queue.js';
+import { claimKey, dequeuePending } from './pending-queue.js';
 import type { DequeuedJob, DequeueResult, PendingClaims } from './pending-queue.js';
 
 /** The most UTF-8 bytes a group's name may have. */
@@ -116,6 +116,11 @@ interface GroupTurn {
   notDueUntil: number | undefined;
   /** Its queue was read to its end and has nothing left. */
   empty: boolean;
+  /**
+   * Entries of its queue were passed over for takes in flight: should one
+   * of those not commit, the entry stays, so the group keeps a turn.
+   */
+  passedClaims: boolean;
 }
 
 /**
@@ -140,6 +145,12 @@ export class GroupTurns {
   #ringNext: Buffer | undefined;
   #nextTurn = 0;
   #loaded = false;
+  /** Entries were passed over for takes in flight: their commits, not a watch, decide what is left. */
+  #skippedClaims = false;
+  /** Groups whose ring rows takes in flight serve (see `pick`). */
+  #borrowed: GroupTurn[] = [];
+  /** Every group of this take, once: two states of one group could pick one entry twice. */
+  readonly #seen = new Map<string, GroupTurn>();
   /** The picks of the last `pick`, by index: their group. */
   #lastPicks: GroupTurn[] = [];
   /** A group was passed over for its concurrency. */
@@ -158,22 +169,62 @@ export class GroupTurns {
 
   async #load(): Promise<void> {
     this.#loaded = true;
-    const next = await this.#tx.get(this.#groupKeys.nextTurn);
+    // A snapshot read: takes in flight at once may hand out the same turn
+    // numbers, to different groups (a turn's row holds its group); they
+    // share a place in the ring, in the order of their names.
+    const next = await this.#tx.snapshot().get(this.#groupKeys.nextTurn);
     this.#nextTurn = next === undefined ? 0 : next.readDoubleBE(0);
     this.#ringNext = this.#groupKeys.turns.range().begin;
     this.#arrived = await this.#readArrivals();
   }
 
-  /** Reads the next page of the ring (with read conflicts: takes that change the ring run one after the other). */
-  async #readRing(limit: number): Promise<void> {
+  /**
+   * Reads the next page of the ring, a snapshot read: a take reads conflicts
+   * only on the rows of the groups it serves (see `#serve`), and passes over
+   * the rows other takes of this process in flight serve, as it does their
+   * queue entries (pending-queue.ts), so that takes at once serve different
+   * groups rather than conflict on the first.
+   */
+  async #readRing(wanted: number): Promise<void> {
     const groups = this.#groupKeys;
-    const rows = await this.#tx.getRange(this.#ringNext as Buffer, groups.turns.range().end, { limit });
+    const claimed = this.#claims?.claimed;
+    const limit = wanted + (claimed?.size ?? 0);
+    const rows = await this.#tx.snapshot().getRange(this.#ringNext as Buffer, groups.turns.range().end, { limit });
     const last = rows.at(-1);
     this.#ringNext = rows.length < limit || last === undefined ? undefined : Buffer.concat([last.key, ZERO]);
     for (const row of rows) {
       const [turn, group] = groups.turns.unpack(row.key) as [number | bigint, string];
-      this.#order.push(newTurn(group, Number(turn), group === UNGROUPED ? undefined : groups.queuePrefix(group)));
+      const queue = group === UNGROUPED ? undefined : groups.queuePrefix(group);
+      if (claimed !== undefined && claimed.size > 0 && claimed.has(claimKey(row.key))) {
+        this.#borrow(group, queue);
+        this.#skippedClaims = true;
+        continue;
+      }
+      const seen = this.#seen.get(group);
+      if (seen !== undefined) {
+        // Borrowed from a take in flight's arrival, before this row was read: served here by its row instead.
+        if (seen.picked > 0 || !this.#borrowed.includes(seen)) continue;
+        this.#borrowed = this.#borrowed.filter((each) => each !== seen);
+      }
+      const state = newTurn(group, Number(turn), queue);
+      this.#seen.set(group, state);
+      this.#order.push(state);
     }
+  }
+
+  #borrow(group: string, queue: Buffer | undefined): void {
+    if (this.#seen.has(group)) return;
+    const state = newTurn(group, undefined, queue);
+    this.#seen.set(group, state);
+    this.#borrowed.push(state);
+  }
+
+  /** The take serves `turn`'s group: its ring row joins the read conflicts and this process's claims. */
+  #serve(turn: GroupTurn): void {
+    if (turn.turn === undefined) return;
+    const key = this.#groupKeys.turn(turn.turn, turn.group);
+    this.#tx.addReadConflictKey(key);
+    this.#claims?.claim(key);
   }
 
   /**
@@ -187,18 +238,33 @@ export class GroupTurns {
     const groups = this.#groupKeys;
     const arrived: GroupTurn[] = [];
     const rows = await tx.snapshot().getRange(groups.arrivals.range().begin, groups.arrivals.range().end, { limit: ARRIVALS_PER_TAKE });
+    const claimed = this.#claims?.claimed;
     for (const row of rows) {
+      if (claimed !== undefined && claimed.size > 0 && claimed.has(claimKey(row.key))) {
+        // A take in flight gives this group its turn: this one may borrow from its queue.
+        const [group] = groups.arrivals.unpack(row.key) as [string];
+        this.#borrow(group, groups.queuePrefix(group));
+        this.#skippedClaims = true;
+        continue;
+      }
+      this.#claims?.claim(row.key);
       // An arrival written after this read makes the take run again: none is lost.
       tx.addReadConflictKey(row.key);
       tx.clear(row.key);
       const [group] = groups.arrivals.unpack(row.key) as [string];
-      if ((await tx.get(groups.turnOfKey(group))) !== undefined) continue;
-      arrived.push(newTurn(group, undefined, groups.queuePrefix(group)));
+      if (this.#seen.has(group) || (await tx.get(groups.turnOfKey(group))) !== undefined) continue;
+      const state = newTurn(group, undefined, groups.queuePrefix(group));
+      this.#seen.set(group, state);
+      arrived.push(state);
     }
     if ((await tx.snapshot().get(groups.turnOfKey(UNGROUPED))) === undefined) {
       const range = this.#keys.pending.range();
       const front = await tx.snapshot().getRange(range.begin, range.end, { limit: 1 });
-      if (front.length > 0) arrived.push(newTurn(UNGROUPED, undefined, undefined));
+      if (front.length > 0 && !this.#seen.has(UNGROUPED)) {
+        const state = newTurn(UNGROUPED, undefined, undefined);
+        this.#seen.set(UNGROUPED, state);
+        arrived.push(state);
+      }
     }
     return arrived;
   }
@@ -232,7 +298,6 @@ export class GroupTurns {
     if (!this.#loaded) await this.#load();
     const jobs: DequeuedJob[] = [];
     const picks: GroupTurn[] = [];
-    let skippedClaims = false;
     let nextScheduledTime: number | undefined;
     for (;;) {
       let progressed = false;
@@ -247,37 +312,62 @@ export class GroupTurns {
         }
         if (index === this.#order.length) break;
         const turn = this.#order[index] as GroupTurn;
-        if (turn.empty) continue;
-        if (turn.picked >= (await this.#gate(turn))) {
-          this.#passOver(turn);
-          continue;
-        }
-        let job: DequeuedJob | undefined;
-        if (turn.group === UNGROUPED) {
-          const read = dequeuePending(this.#tx, this.#keys, maxScheduledTime, 1, this.#claims);
-          const result = read instanceof Promise ? await read : read;
-          skippedClaims ||= result.skippedClaims;
-          job = result.jobs[0];
-          if (job === undefined) {
-            turn.notDueUntil = result.nextScheduledTime;
-            turn.empty = result.nextScheduledTime === undefined;
-          }
-        } else {
-          job = await this.#nextDue(turn, maxScheduledTime);
-        }
-        if (job === undefined) {
-          if (turn.notDueUntil !== undefined) nextScheduledTime = Math.min(nextScheduledTime ?? turn.notDueUntil, turn.notDueUntil);
-          continue;
-        }
-        turn.picked += 1;
+        if (turn.picked === 0) this.#serve(turn);
+        const job = await this.#pickFrom(turn, maxScheduledTime);
+        if (job === undefined) continue;
         jobs.push(job);
         picks.push(turn);
         progressed = true;
       }
       if (!progressed || jobs.length === n) break;
     }
+    // Every group this take may serve gave what it could: the groups takes
+    // in flight serve give it the rest of their queues, by turns, with their
+    // rows left to those takes (so their places in the ring do not conflict).
+    while (jobs.length < n) {
+      let progressed = false;
+      for (const turn of this.#borrowed) {
+        if (jobs.length === n) break;
+        const job = await this.#pickFrom(turn, maxScheduledTime);
+        if (job === undefined) continue;
+        jobs.push(job);
+        picks.push(turn);
+        progressed = true;
+      }
+      if (!progressed) break;
+    }
+    for (const turn of [...this.#order, ...this.#borrowed]) {
+      if (turn.notDueUntil !== undefined) nextScheduledTime = Math.min(nextScheduledTime ?? turn.notDueUntil, turn.notDueUntil);
+    }
     this.#lastPicks = picks;
-    return { jobs, nextScheduledTime: jobs.length < n ? nextScheduledTime : undefined, skippedClaims };
+    return { jobs, nextScheduledTime: jobs.length < n ? nextScheduledTime : undefined, skippedClaims: this.#skippedClaims };
+  }
+
+  /** The next job of `turn`'s group the take may start, if any. */
+  async #pickFrom(turn: GroupTurn, maxScheduledTime: number | undefined): Promise<DequeuedJob | undefined> {
+    if (turn.empty) return undefined;
+    if (turn.picked >= (await this.#gate(turn))) {
+      this.#passOver(turn);
+      return undefined;
+    }
+    let job: DequeuedJob | undefined;
+    if (turn.group === UNGROUPED) {
+      const read = dequeuePending(this.#tx, this.#keys, maxScheduledTime, 1, this.#claims);
+      const result = read instanceof Promise ? await read : read;
+      if (result.skippedClaims) {
+        this.#skippedClaims = true;
+        turn.passedClaims = true;
+      }
+      job = result.jobs[0];
+      if (job === undefined) {
+        turn.notDueUntil = result.nextScheduledTime;
+        turn.empty = result.nextScheduledTime === undefined && !result.skippedClaims;
+      }
+    } else {
+      job = await this.#nextDue(turn, maxScheduledTime);
+    }
+    if (job !== undefined) turn.picked += 1;
+    return job;
   }
 
   #passOver(turn: GroupTurn): void {
@@ -307,13 +397,24 @@ export class GroupTurns {
         key = turn.entries.shift();
       }
       if (turn.next === undefined) {
-        turn.empty = turn.notDueUntil === undefined;
+        turn.empty = turn.notDueUntil === undefined && !turn.passedClaims;
         return undefined;
       }
-      const page = await this.#tx.snapshot().getRange(turn.next, keyAfterPrefix(prefix), { limit: GROUP_PAGE });
+      const claimed = this.#claims?.claimed;
+      const skipping = claimed !== undefined && claimed.size > 0;
+      const limit = GROUP_PAGE + (skipping ? claimed.size : 0);
+      const page = await this.#tx.snapshot().getRange(turn.next, keyAfterPrefix(prefix), { limit });
       const last = page.at(-1);
-      turn.next = page.length < GROUP_PAGE || last === undefined ? undefined : Buffer.concat([last.key, ZERO]);
-      for (const row of page) turn.entries.push(row.key);
+      turn.next = page.length < limit || last === undefined ? undefined : Buffer.concat([last.key, ZERO]);
+      for (const row of page) {
+        // Taken by a take still committing.
+        if (skipping && claimed.has(claimKey(row.key))) {
+          this.#skippedClaims = true;
+          turn.passedClaims = true;
+        } else {
+          turn.entries.push(row.key);
+        }
+      }
     }
   }
 
@@ -347,17 +448,26 @@ export class GroupTurns {
     for (const turn of this.#order) {
       const served = turn.picked > 0 || turn.notDueUntil !== undefined;
       // A group whose every job this take read was picked has nothing left.
-      const leaves = turn.empty || (turn.group !== UNGROUPED && turn.picked > 0 && turn.consumed === turn.picked && turn.entries.length === 0 && turn.next === undefined && turn.notDueUntil === undefined);
+      const leaves =
+        turn.empty ||
+        (turn.group !== UNGROUPED &&
+          turn.picked > 0 &&
+          turn.consumed === turn.picked &&
+          turn.entries.length === 0 &&
+          turn.next === undefined &&
+          turn.notDueUntil === undefined &&
+          !turn.passedClaims);
       if (turn.turn !== undefined && (served || leaves)) tx.clear(groups.turn(turn.turn, turn.group));
       if (leaves) {
         if (turn.turn !== undefined) tx.clear(groups.turnOfKey(turn.group));
       } else if (served) {
         this.#queueUp(turn.group);
       }
-      if (turn.taken > 0 && turn.group !== UNGROUPED) {
-        tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
-        if (turn.window !== undefined) tx.set(groups.rateWindowKey(turn.group), windowBytes(turn.window.start, turn.window.used + turn.taken));
-      }
+    }
+    for (const turn of [...this.#order, ...this.#borrowed]) {
+      if (turn.taken === 0 || turn.group === UNGROUPED) continue;
+      tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
+      if (turn.window !== undefined) tx.set(groups.rateWindowKey(turn.group), windowBytes(turn.window.start, turn.window.used + turn.taken));
     }
     if (this.#nextTurn !== startTurn) {
       const value = Buffer.alloc(8);
@@ -399,7 +509,7 @@ export class GroupTurns {
 }
 
 function newTurn(group: string, turn: number | undefined, queue: Buffer | undefined): GroupTurn {
-  return { group, turn, entries: [], next: queue, picked: 0, consumed: 0, taken: 0, free: undefined, window: undefined, notDueUntil: undefined, empty: false };
+  return { group, turn, entries: [], next: queue, picked: 0, consumed: 0, taken: 0, free: undefined, window: undefined, notDueUntil: undefined, empty: false, passedClaims: false };
 }
 
 function windowBytes(start: number, used: number): Buffer {
