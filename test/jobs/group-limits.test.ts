@@ -205,6 +205,7 @@ test('a pending job added again with another group moves to it; a running one ke
   const again = await jobs.accept(T1, { timeout: 0 });
   t.is(again?.id, 'x');
   t.is(again?.group, 'a', 'x kept the group it ran in');
+  t.like(await jobs.getJob(T1, 'y'), { state: 'finished', group: 'b' });
 });
 
 test('bad groups and bad group limits are typed errors', async (t) => {

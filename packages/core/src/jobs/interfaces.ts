@@ -131,6 +131,8 @@ export interface JobInfo<T extends string = string> {
   retry?: JobRetryPolicy;
   /** `getJob` only: the trace context its add carried (see {@link AddOptions.traceContext}), when it has one. */
   traceContext?: TraceContext;
+  /** The job's group (see {@link AddOptions.group}), when it has one. */
+  group?: string;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */

@@ -286,6 +286,7 @@ export function jobInfo(type: string, id: string, record: JobRecord, outcomeValu
     attempts: record.attempts,
   };
   if (record.outcome !== undefined) info.outcome = record.outcome;
+  if (record.group !== undefined) info.group = record.group;
   if (outcomeValue !== undefined) addOutcomeValue(info, record.outcome, outcomeValue);
   return info;
 }
