@@ -5,7 +5,7 @@
 //   (groups, 'arrivals', type, group)               -> ''  a grouped job was enqueued: the next take gives its group a turn
 //   (groups, 'turns', type, turn, group)            -> ''  groups waiting for their turn, the lowest turn first
 //   (groups, 'turn_of', type, group)                -> float64 BE the group's turn, while it has one
-//   (groups, 'next_turn', type)                     -> float64 BE the turn the next group to queue up gets
+//   (groups, 'next_turn', type)                     -> int64 LE counter: the turns handed out so far
 //   (groups, 'running', type, group)                -> int64 LE counter of the group's running jobs
 //   (groups, 'rate_windows', type, group)           -> the group's current rate window and the starts in it
 

@@ -28,8 +28,20 @@
 // the moment limits are set. A take reads them (and the group's rate window)
 // with read conflicts only when the type has group limits.
 //
+// Takes in flight at once in one process (the accept batcher pipelines
+// them) pass over the ring rows, arrivals and queue entries the others
+// took, as they pass over each other's picks in the type's queue
+// (pending-queue.ts), so they serve different groups; only once every
+// other group gave what it could does a take borrow jobs from the queues
+// of groups those takes serve, leaving their rows to them. The G + 1 bound
+// is exact for one take at a time; with takes in flight, a group may start
+// more than one job a turn by the borrowing of takes with nothing else to
+// start. Takes in different processes or nodes that serve one group
+// conflict on its ring row, and one runs again.
+//
 // A type whose jobs never had a group pays one snapshot read per take for
-// all this: the marker row a grouped enqueue writes.
+// all this: the marker row a grouped enqueue writes. A group's rate runs on
+// the process's clock (`Date.now()`), as the type's rate does.
 
 import { JobsError } from '../errors.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
@@ -88,12 +100,6 @@ export function hasGroupsIn(tx: Transaction, keys: TypeKeys): boolean | Promise<
     .snapshot()
     .get(keys.groups.marker)
     .then((value) => value !== undefined);
-}
-
-/** The running jobs of a group as its counter holds them (tests and the admin read it). */
-export async function readGroupRunning(tx: Transaction, keys: TypeKeys, group: string): Promise<number> {
-  const value = await tx.snapshot().get(keys.groups.runningKey(group));
-  return value === undefined ? 0 : Number(value.readBigInt64LE(0));
 }
 
 /** One group in a take: where it stands in the ring, what it has left and what it may take. */
@@ -169,11 +175,13 @@ export class GroupTurns {
 
   async #load(): Promise<void> {
     this.#loaded = true;
-    // A snapshot read: takes in flight at once may hand out the same turn
-    // numbers, to different groups (a turn's row holds its group); they
-    // share a place in the ring, in the order of their names.
+    // A snapshot read of a counter every take adds its turns to: takes in
+    // flight at once may hand out the same turn numbers, to different groups
+    // (a turn's row holds its group), which then share a place in the ring
+    // in the order of their names; a turn handed out after a take committed
+    // is never before that take's.
     const next = await this.#tx.snapshot().get(this.#groupKeys.nextTurn);
-    this.#nextTurn = next === undefined ? 0 : next.readDoubleBE(0);
+    this.#nextTurn = next === undefined || next.length !== 8 ? 0 : Number(next.readBigInt64LE(0));
     this.#ringNext = this.#groupKeys.turns.range().begin;
     this.#arrived = await this.#readArrivals();
   }
@@ -469,11 +477,7 @@ export class GroupTurns {
       tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
       if (turn.window !== undefined) tx.set(groups.rateWindowKey(turn.group), windowBytes(turn.window.start, turn.window.used + turn.taken));
     }
-    if (this.#nextTurn !== startTurn) {
-      const value = Buffer.alloc(8);
-      value.writeDoubleBE(this.#nextTurn, 0);
-      tx.set(groups.nextTurn, value);
-    }
+    if (this.#nextTurn !== startTurn) tx.atomicAdd(groups.nextTurn, this.#nextTurn - startTurn);
   }
 
   #queueUp(group: string): void {
