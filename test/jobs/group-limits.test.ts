@@ -222,3 +222,21 @@ test('bad groups and bad group limits are typed errors', async (t) => {
   await jobs.setTypeLimits(T1, { group: { concurrency: 3, rate: { max: 10, perMs: 1_000 } } });
   t.deepEqual(await jobs.getTypeLimits(T1), { group: { concurrency: 3, rate: { max: 10, perMs: 1_000 } } });
 });
+
+test('a grouped job scheduled later waits for its time while due jobs of its group and others start', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  const inAnHour = Date.now() / 1000 + 3_600;
+  await jobs.addMany(T1, [
+    { id: 'later', group: 'a', scheduledTime: inAnHour, priority: 5 },
+    { id: 'now-a', group: 'a' },
+    { id: 'now-b', group: 'b' },
+  ]);
+  const taken = await jobs.acceptMany(T1, 10, { timeout: 0 });
+  t.deepEqual(taken.map((job) => job.id).sort(), ['now-a', 'now-b']);
+  t.deepEqual(await jobs.acceptMany(T1, 10, { timeout: 0 }), []);
+  t.is(await jobs.pendingCount(T1), 1);
+  t.is(await jobs.pendingCount(T1, { maxSchedTime: Date.now() / 1000 }), 0);
+  const late = await jobs.accept(T1, { maxSchedTime: inAnHour + 1 });
+  t.is(late?.id, 'later');
+  t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
+});
