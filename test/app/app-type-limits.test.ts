@@ -28,3 +28,22 @@ test("an app's accepts take no more jobs of a limited type than its concurrency,
   t.deepEqual((await request(`${admin.url}/api/types/email/limits`)).body, { type: 'email', limits: null });
   t.truthy(await app.accept('email', { timeout: 0 }), 'lifted');
 });
+
+test("an app's adds carry a group, its accepts start one job per group under group concurrency 1, and the admin endpoint shows the group limits", async (t) => {
+  t.timeout(60_000);
+  const { app, admin } = await startAdminApp(t);
+  await app.setTypeTimeout('report', 30);
+  await app.setLimits('report', { group: { concurrency: 1 } });
+  t.deepEqual((await request(`${admin.url}/api/types/report/limits`)).body, { type: 'report', limits: { group: { concurrency: 1 } } });
+  await app.add('report', 'a1', null, { group: 'tenant-a' });
+  await app.add('report', 'a2', null, { group: 'tenant-a' });
+  await app.add('report', 'b1', null, { group: 'tenant-b' });
+  const first = await app.accept('report', { timeout: 5_000 });
+  const second = await app.accept('report', { timeout: 5_000 });
+  if (first === undefined || second === undefined) throw new Error('two groups, two slots');
+  t.deepEqual([first.group, second.group].sort(), ['tenant-a', 'tenant-b']);
+  t.is(await app.accept('report', { timeout: 0 }), undefined, "a2 waits for its group's slot");
+  await app.finish(first.group === 'tenant-a' ? first : second);
+  const third = await app.accept('report', { timeout: 5_000 });
+  t.is(third?.id, 'a2');
+});

@@ -35,3 +35,15 @@ test.serial("limits prints a closed store's type limits, and none for a type wit
   t.deepEqual(json(await jobtreeHere('limits', 'email', '--json', '--path', dir)), { type: 'email', limits: { concurrency: 2 } });
   t.is((await jobtreeHere('limits', 'sms', '--path', dir)).stdout.trim(), 'sms: no limits');
 });
+
+test.serial("limits prints a type's limits per group", async (t) => {
+  const dir = await tempDir(t);
+  const jobs = await openJobs({ path: dir });
+  await jobs.setTypeLimits('email', { concurrency: 8, group: { concurrency: 1, rate: { max: 10, perMs: 60_000 } } });
+  await jobs.close();
+  t.deepEqual(json(await jobtreeHere('limits', 'email', '--json', '--path', dir)), {
+    type: 'email',
+    limits: { concurrency: 8, group: { concurrency: 1, rate: { max: 10, perMs: 60_000 } } },
+  });
+  t.is((await jobtreeHere('limits', 'email', '--path', dir)).stdout.trim(), 'email: concurrency 8, per group: concurrency 1, per group: rate 10 per 60000 ms');
+});

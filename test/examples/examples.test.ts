@@ -48,6 +48,14 @@ test('the type limits example runs no more jobs at once than the concurrency, th
   t.regex(out, /closed\s*$/);
 });
 
+test('the groups example: one job per group at once, and every single-job group starts before the backlog gets a second turn', async (t) => {
+  const out = await runExample('examples/group-limits.ts');
+  t.regex(out, /limits: \{"group":\{"concurrency":1\}\}/);
+  const lastSmall = Number(/209 reports by 4 workers; the 9 single-report tenants all started within the first (\d+) starts/.exec(out)?.[1]);
+  t.true(lastSmall <= 10, out);
+  t.regex(out, /tenant-big ran at most 1 report at once/);
+});
+
 test('the schedules example: each tick of an interval adds one job named after its time; schedules() lists the last and next ticks', async (t) => {
   const out = await runExample('examples/schedules.ts');
   t.regex(out, /ran: heartbeat@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z, heartbeat@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z/);

@@ -15,6 +15,7 @@ import {
   RECORD_HEADER_BYTES,
   recordAttempts,
   recordDataOffset,
+  recordGroup,
   recordInFlow,
   recordOutcome,
   recordRetryPolicy,
@@ -120,6 +121,33 @@ test("a flow job's flag and the waiting state stay through encoding; the flag st
   t.like(decodeJobRecord(record), { state: 'finished', outcome: 'cancelled', inFlow: true });
   t.false(recordInFlow(formatZero(pending)));
   t.false(recordInFlow(encodeJobRecord({ ...pending, retryPolicy: true, traceContext: true })));
+});
+
+test("a job in a flow and a group keeps both in the record's extension, through accept and finish in place, its data after them", (t) => {
+  const record = encodeJobRecord({ ...pending, inFlow: true, group: 'tenant-é' });
+  t.true(recordInFlow(record));
+  t.is(recordGroup(record), 'tenant-é');
+  t.is(record.subarray(recordDataOffset(record)).toString(), '{"n":1}');
+  makeRunningUnderNewLock(record, 1);
+  finishRecordInPlace(record, 'succeeded', false, 3_000);
+  t.like(decodeJobRecord(record), { state: 'finished', inFlow: true, group: 'tenant-é', continuous: true });
+  t.is(decodeJobRecord(record).data.toString(), '{"n":1}');
+  const grouped = encodeJobRecord({ ...pending, group: 'g' });
+  t.false(recordInFlow(grouped));
+  t.is(recordGroup(grouped), 'g');
+  const inFlow = encodeJobRecord({ ...pending, inFlow: true });
+  t.is(recordGroup(inFlow), undefined);
+  t.is(decodeJobRecord(inFlow).data.toString(), '{"n":1}');
+  t.is(recordGroup(encodeJobRecord(pending)), undefined);
+});
+
+test("an extension flag this code does not know (a newer version's) makes the record corrupt_record", (t) => {
+  const record = encodeJobRecord({ ...pending, inFlow: true });
+  record[RECORD_HEADER_BYTES] = (record[RECORD_HEADER_BYTES] as number) | 0x80;
+  const error = t.throws(() => decodeJobRecord(record), { instanceOf: JobsError });
+  t.is(error?.code, 'corrupt_record');
+  const cut = encodeJobRecord({ ...pending, group: 'tenant' }).subarray(0, RECORD_HEADER_BYTES + 4);
+  t.is(t.throws(() => decodeJobRecord(cut), { instanceOf: JobsError })?.code, 'corrupt_record');
 });
 
 test('setting the attempts of a record of format 0 writes the current format; of the current format, in place', (t) => {

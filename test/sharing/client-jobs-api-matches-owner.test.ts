@@ -31,6 +31,9 @@ test('a client gets the same values and the same typed errors as the owner from 
   t.deepEqual(asOwner.getTypeLimits, { value: { concurrency: 3, rate: { max: 10, perMs: 1_000 } } });
   t.like(asOwner['setTypeLimits with a bad concurrency'], { error: { code: 'invalid_limits' } });
   t.deepEqual(asOwner['getTypeLimits after they were lifted'], { value: undefined });
+  t.deepEqual(asOwner['getTypeLimits per group'], { value: { group: { concurrency: 1 } } });
+  t.like(asOwner['add with a bad group'], { error: { code: 'invalid_group' } });
+  t.deepEqual(asOwner['acceptMany under group limits: one job per group'], { value: ['g1:tenant-1', 'g3:tenant-2'] });
   t.like(asOwner['accept after failAttempt: the attempt counted'], { value: { id: 'o2', attempts: 1 } });
   t.deepEqual(asOwner['fail with an Error of its own class'], { value: 'finished' });
   t.like(asOwner['getJob of a failed job'], { value: { outcome: 'failed', data: { n: 4 }, error: { name: 'TypeError', message: 'bad address' } } });

@@ -121,6 +121,8 @@ export type JobsErrorCode =
   | 'invalid_option'
   /** `setTypeLimits` got limits that are not a positive whole concurrency nor a `{ max, perMs }` rate. */
   | 'invalid_limits'
+  /** A job's `group` option that is not a non-empty string of at most 256 UTF-8 bytes. */
+  | 'invalid_group'
   | 'not_found'
   /** `retry` of a job that did not end failed or cancelled (it is pending, running, or succeeded). */
   | 'not_retryable'

@@ -90,9 +90,9 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts, finishRows, countRows } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts, finishRows, countRows, groupRows } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity, outcomes, limits, running, finished, counts] = await Promise.all([
+    const [data, pending, activity, outcomes, limits, running, finished, counts, groups] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
@@ -101,6 +101,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       snapshot.getRange(keys.typeRunning.range().begin, keys.typeRunning.range().end),
       snapshot.getRange(keys.finishLog.range().begin, keys.finishLog.range().end),
       snapshot.getRange(keys.finishedCount.range().begin, keys.finishedCount.range().end),
+      snapshot.getRange(keys.groups.range().begin, keys.groups.range().end),
     ]);
     return {
       dataRows: data,
@@ -111,6 +112,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       runningCounts: running,
       finishRows: finished,
       countRows: counts,
+      groupRows: groups,
     };
   });
 
@@ -160,6 +162,48 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
         `pending key has priority ${priority} and time ${scheduledTime}, the job ${job.record.priority} and ${job.record.scheduledTime}`,
       );
     }
+  }
+
+  // Groups (job-groups.ts): a grouped pending job is indexed in its group's
+  // queue, and its group has a turn or an arrival, or no take would reach it;
+  // a group's running counter counts its running jobs.
+  const waitingGroups = new Set<string>();
+  const groupCounters = new Map<string, number>();
+  for (const row of groupRows) {
+    const [kind, type, ...rest] = tryUnpack(keys.groups, row.key);
+    if (typeof type !== 'string') continue;
+    if (kind === 'turn_of' || kind === 'arrivals') waitingGroups.add(JSON.stringify([type, rest[0]]));
+    if (kind === 'running' && row.value.length === 8) groupCounters.set(JSON.stringify([type, rest[0]]), Number(row.value.readBigInt64LE(0)));
+    if (kind !== 'pending') continue;
+    const [group, negated, scheduledTime, id] = rest;
+    if (typeof group !== 'string' || typeof negated !== 'number' || typeof scheduledTime !== 'number' || typeof id !== 'string') {
+      report('corrupt_row', type, undefined, `group pending key ${row.key.toString('hex')} is not (type, group, prio, stime, id)`);
+      continue;
+    }
+    const key = jobKey(type, id);
+    pendingKeys.set(key, (pendingKeys.get(key) ?? 0) + 1);
+    const record = jobs.get(key)?.record;
+    if (record === undefined || record.state !== 'pending' || record.group !== group) {
+      report('orphan_pending_key', type, id, `pending key in group ${group} of a job that is ${record === undefined ? 'missing' : `${record.state} in group ${String(record.group)}`}`);
+      continue;
+    }
+    const priority = negated === 0 ? 0 : -negated;
+    if (priority !== record.priority || scheduledTime !== record.scheduledTime) {
+      report('pending_index_mismatch', type, id, `group pending key has priority ${priority} and time ${scheduledTime}, the job ${record.priority} and ${record.scheduledTime}`);
+    }
+  }
+  const runningInGroups = new Map<string, number>();
+  for (const { type, id, record } of jobs.values()) {
+    if (record.group === undefined) continue;
+    const group = JSON.stringify([type, record.group]);
+    if (record.state === 'pending' && !waitingGroups.has(group)) report('pending_not_indexed', type, id, `a pending job of group ${record.group}, which has no turn`);
+    if (record.state === 'running') runningInGroups.set(group, (runningInGroups.get(group) ?? 0) + 1);
+  }
+  for (const group of new Set([...groupCounters.keys(), ...runningInGroups.keys()])) {
+    const counted = groupCounters.get(group) ?? 0;
+    const rows = runningInGroups.get(group) ?? 0;
+    const [type, name] = JSON.parse(group) as [string, string];
+    if (counted !== rows) report('running_count_mismatch', type, undefined, `the running counter of group ${name} holds ${counted}, the group has ${rows} running jobs`);
   }
 
   // Activity rows: each names a running job at exactly the job's sequence.

@@ -61,6 +61,8 @@ export interface Job<T extends string = string> {
   readonly retry?: JobRetryPolicy;
   /** The trace context its add carried (see {@link AddOptions.traceContext}); absent when it has none. */
   readonly traceContext?: TraceContext;
+  /** The job's group (see {@link AddOptions.group}); absent when it has none. */
+  readonly group?: string;
 }
 
 /**
@@ -129,6 +131,8 @@ export interface JobInfo<T extends string = string> {
   retry?: JobRetryPolicy;
   /** `getJob` only: the trace context its add carried (see {@link AddOptions.traceContext}), when it has one. */
   traceContext?: TraceContext;
+  /** The job's group (see {@link AddOptions.group}), when it has one. */
+  group?: string;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */
@@ -226,6 +230,18 @@ export interface AddOptions {
    * @example { traceContext: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } }
    */
   traceContext?: TraceContext;
+  /**
+   * The group the job belongs to (a tenant, a customer): a non-empty string
+   * of at most 256 UTF-8 bytes, stored with the job. The type's group limits
+   * (`setTypeLimits(type, { group: { concurrency, rate } })`) hold for each
+   * group on its own, and groups take turns: a group's backlog never keeps
+   * another group's job waiting for more than one turn of every group with
+   * jobs waiting. A new job (or a finished one added again) takes it, a
+   * pending job moves to it; a running job keeps its group until its run
+   * ends. When omitted, an existing job keeps its group.
+   * @example { group: 'tenant-42' }
+   */
+  group?: string;
 }
 
 /** One job of `addMany`: its id, and `add`'s data and options. */

@@ -142,7 +142,7 @@ function scheduleAdvice(call: 'add' | 'resubmit'): Record<string, string> {
   };
 }
 
-const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous', 'retry', 'traceContext'];
+const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous', 'retry', 'traceContext', 'group'];
 export const ADD_OPTIONS = new OptionNames('add', JOB_OPTION_NAMES, scheduleAdvice('add'));
 export const JOB_SPEC_OPTIONS = new OptionNames('a job of addMany', ['id', 'data', ...JOB_OPTION_NAMES], scheduleAdvice('add'));
 export const RESUBMIT_OPTIONS = new OptionNames('resubmit', ['data', ...JOB_OPTION_NAMES], scheduleAdvice('resubmit'));

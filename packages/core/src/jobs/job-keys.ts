@@ -25,6 +25,7 @@
 //   (paused, type)                      -> float64 when the type was paused (ms); see type-pauses.ts
 //   (schedules, name)                   -> JSON a recurring job's schedule; see schedules.ts
 //   (flows, …), (flow_children, …), (flow_parents, …)  job flows' links; see flow-rows.ts
+//   (groups, …)                         -> a type's groups, their queues, turns and counters; see group-keys.ts
 
 import { pack } from 'fdb-tuple';
 import { JobsError } from '../errors.js';
@@ -39,6 +40,7 @@ import {
   writeAscii,
   writeTupleDouble,
 } from '../keys/tuple-append.js';
+import { TypeGroupKeys } from './group-keys.js';
 import { RECORD_SEQ_OFFSET } from './job-record.js';
 import type { JobOutcome } from './job-record.js';
 import { completeVersionstampElement, TUPLE_VERSIONSTAMP_LENGTH, versionstampElement } from '../keys/versionstamp.js';
@@ -82,6 +84,8 @@ export class TypeKeys {
   readonly traceContexts: Subspace;
   /** (activity, type, <unset versionstamp, user version 0>) and where its 10 commit bytes go. */
   readonly activityTemplate: { key: Buffer; offset: number };
+  readonly #groupsRoot: Subspace;
+  #groups: TypeGroupKeys | undefined;
   /** `pendingPriorityPrefix` by priority: a queue rarely uses more than a few. */
   readonly #priorityPrefixes = new Map<number, Buffer>();
   /** `activityTemplateFor` by user version: every batch uses the same first ones. */
@@ -100,6 +104,7 @@ export class TypeKeys {
     this.runningCount = root.typeRunning.pack(type);
     this.rateWindow = root.typeRateWindows.pack(type);
     this.paused = root.paused.pack(type);
+    this.#groupsRoot = root.groups;
     this.outcomes = {
       succeeded: root.outcomes.subspace('succeeded', type),
       failed: root.outcomes.subspace('failed', type),
@@ -127,6 +132,12 @@ export class TypeKeys {
 
   job(id: string): Buffer {
     return appendTupleString(this.data.prefix, id);
+  }
+
+  /** The keys of this type's groups (see job-groups.ts), made when first asked for. */
+  get groups(): TypeGroupKeys {
+    this.#groups ??= new TypeGroupKeys(this.#groupsRoot, this.type);
+    return this.#groups;
   }
 
   /** The retry policy row of the job `id`. */
@@ -373,6 +384,8 @@ export class JobKeys {
   readonly paused: Subspace;
   /** (schedules, name): see the top of this file. */
   readonly schedules: Subspace;
+  /** (groups, …): see group-keys.ts. */
+  readonly groups: Subspace;
   readonly activity: Subspace;
   /** (outcomes, outcome, type, id): see the top of this file. */
   readonly outcomes: Subspace;
@@ -398,6 +411,7 @@ export class JobKeys {
     this.typeRateWindows = root.subspace('type_rate_windows');
     this.paused = root.subspace('paused');
     this.schedules = root.subspace('schedules');
+    this.groups = root.subspace('groups');
     this.activity = root.subspace('activity');
     this.outcomes = root.subspace('outcomes');
     this.finishLog = root.subspace('finished_log');

@@ -22,6 +22,7 @@ import {
   recordAttempts,
   recordContinuous,
   recordInFlow,
+  recordGroup,
   recordPriority,
   recordResubmit,
   recordRunningUnder,
@@ -90,6 +91,8 @@ export function addJobRead(
       0,
       changes.retry !== undefined,
       changes.traceContext !== undefined,
+      false,
+      changes.group,
     );
     if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
     if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
@@ -103,11 +106,11 @@ export function addJobRead(
 export async function removeJob(tx: Transaction, keys: TypeKeys, id: string, once?: OncePerAttempt): Promise<boolean> {
   const record = await readRecord(tx, keys, id);
   if (record === undefined) return false;
-  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
+  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime, record.group);
   if (record.state === 'running') {
     if (record.seq) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
-    countEndedRun(tx, keys, once);
+    countEndedRun(tx, keys, once, record.group);
   }
   clearFinishedRows(tx, keys, id, record, once);
   clearRetryPolicy(tx, keys, id, record.retryPolicy);
@@ -218,12 +221,12 @@ export function finishJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys, once);
+  countEndedRun(tx, keys, once, recordGroup(value));
   if (recordResubmit(value)) {
     // Given back (a rotation, a shutdown) or added again while it ran: its
     // attempts stay, as this run neither failed nor ended the job.
     const record = decodeJobRecord(value);
-    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow);
+    const pending = pendingRecord(record.priority, record.scheduledTime, data ?? record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow, record.group);
     writePending(tx, keys, job.id, pending, once, key);
     touchActivity(tx, keys, once);
     return 'pending';
@@ -289,6 +292,7 @@ export function jobInfo(type: string, id: string, record: JobRecord, outcomeValu
     attempts: record.attempts,
   };
   if (record.outcome !== undefined) info.outcome = record.outcome;
+  if (record.group !== undefined) info.group = record.group;
   if (outcomeValue !== undefined) addOutcomeValue(info, record.outcome, outcomeValue);
   return info;
 }

@@ -18,7 +18,7 @@ import type { Job } from './interfaces.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { owned } from './job-operations.js';
-import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordInFlow, recordResubmit, withAttempts } from './job-record.js';
+import { decodeJobRecord, encodeJobRecord, finishRecordInPlace, MAX_ATTEMPTS, recordAttempts, recordGroup, recordInFlow, recordResubmit, withAttempts } from './job-record.js';
 import { clearFinishedRows, countCancellation, pendingRecord, readRecord, touchActivity, writePending } from './job-transitions.js';
 import { removePending } from './pending-queue.js';
 import type { OncePerAttempt } from './pending-queue.js';
@@ -50,11 +50,11 @@ export function endJobRead(
 ): 'pending' | 'finished' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys, once);
+  countEndedRun(tx, keys, once, recordGroup(value));
   if (recordResubmit(value)) {
     const record = decodeJobRecord(value);
     const attempts = outcome === 'succeeded' ? 0 : Math.min(record.attempts + 1, MAX_ATTEMPTS);
-    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy, record.traceContext, record.inFlow), once, key);
+    writePending(tx, keys, job.id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, attempts, record.retryPolicy, record.traceContext, record.inFlow, record.group), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }
@@ -86,10 +86,10 @@ export function failAttemptRead(
 ): 'pending' {
   const value = owned(keys, job, read);
   clearHandedOver(tx, keys.activityKeyOfRecord(value));
-  countEndedRun(tx, keys, once);
   const record = decodeJobRecord(value);
+  countEndedRun(tx, keys, once, record.group);
   const count = attempts ?? Math.min(record.attempts + 1, MAX_ATTEMPTS);
-  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext, record.inFlow), once, key);
+  writePending(tx, keys, job.id, pendingRecord(record.priority, scheduledTime, record.data, record.continuous, count, record.retryPolicy, record.traceContext, record.inFlow, record.group), once, key);
   touchActivity(tx, keys, once);
   return 'pending';
 }
@@ -104,11 +104,11 @@ export async function cancelJob(tx: Transaction, keys: TypeKeys, id: string, onc
   const record = await readRecord(tx, keys, id);
   if (record === undefined) throw new JobsError('not_found', `no job ${describe(id)} of type ${describe(keys.type)}`);
   if (record.state === 'finished') return false;
-  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime);
+  if (record.state === 'pending') removePending(tx, keys, id, record.priority, record.scheduledTime, record.group);
   if (record.state === 'running') {
     if (record.seq !== undefined) tx.clear(keys.activityKey(record.seq));
     countCancellation(tx, keys);
-    countEndedRun(tx, keys, once);
+    countEndedRun(tx, keys, once, record.group);
   }
   const finishedAt = logFinish(tx, keys, 'cancelled', id, once);
   tx.set(
@@ -147,7 +147,7 @@ export async function retryJob(tx: Transaction, keys: TypeKeys, id: string, now:
     );
   }
   clearFinishedRows(tx, keys, id, record, once);
-  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext, record.inFlow), once);
+  writePending(tx, keys, id, pendingRecord(record.priority, Math.floor(now), record.data, record.continuous, 0, record.retryPolicy, record.traceContext, record.inFlow, record.group), once);
   touchActivity(tx, keys, once);
   if (record.inFlow === true) flowMemberRestarted(tx, keys, id);
 }

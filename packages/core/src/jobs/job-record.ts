@@ -54,8 +54,7 @@ const FINISHED_AT_OFFSET = LOCK_OFFSET;
  * row in the outcomes subspace (a result, an error, a cancellation), bit 5
  * the job has its own retry policy (a row in the retry policies subspace),
  * bit 6 the job carries a trace context (a row in the trace contexts
- * subspace), bit 7 the job belongs to a flow (a parent or a child: its
- * rows in the flow subspaces, flow-rows.ts, are read when it ends). Records written before the continuous flag existed hold 0 or 1
+ * subspace), bit 7 the record has an extension (below). Records written before the continuous flag existed hold 0 or 1
  * here, so they read back as one-shot jobs; records written before
  * outcomes, as succeeded; before retry policies or trace contexts, as jobs
  * without one.
@@ -68,9 +67,9 @@ const OUTCOME_MASK = 3 << OUTCOME_SHIFT;
 const OUTCOME_ROW_FLAG = 16;
 const RETRY_POLICY_FLAG = 32;
 const TRACE_CONTEXT_FLAG = 64;
-const IN_FLOW_FLAG = 128;
+const EXTENDED_FLAG = 128;
 /** The flags that stay with a job through its runs (accept and finish keep them). */
-const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG | IN_FLOW_FLAG;
+const KEPT_FLAGS = CONTINUOUS_FLAG | RETRY_POLICY_FLAG | TRACE_CONTEXT_FLAG | EXTENDED_FLAG;
 const OUTCOME_BITS: Record<JobOutcome, number> = { succeeded: 0, failed: 1, cancelled: 2 };
 const OUTCOMES: Record<number, JobOutcome> = { 0: 'succeeded', 1: 'failed', 2: 'cancelled' };
 const PRIORITY_OFFSET = FLAGS_OFFSET + 1; // 30
@@ -81,6 +80,22 @@ const LEGACY_HEADER_BYTES = TIME_OFFSET + 8; // 46
 const ATTEMPTS_OFFSET = LEGACY_HEADER_BYTES; // 46
 /** Bytes before the JSON data in the current format. */
 export const RECORD_HEADER_BYTES = ATTEMPTS_OFFSET + 4; // 50
+/**
+ * The extension: a record whose flags have bit 7 holds, right after the
+ * header and before the data, one byte of more flags, bit 0 the job belongs
+ * to a flow (a parent or a child: its rows in the flow subspaces,
+ * flow-rows.ts, are read when it ends), bit 1 the job belongs to a group
+ * (see job-groups.ts), and then, for a group, a uint16 length and that many
+ * UTF-8 bytes: every path that reads the record knows its group and whether
+ * it is in a flow without a read. Jobs with neither have no extension.
+ * Other bits are a newer version's: such a record reads as corrupt here.
+ */
+const EXTENSION_OFFSET = RECORD_HEADER_BYTES;
+const IN_FLOW_EXTENSION = 1;
+const GROUP_EXTENSION = 2;
+const KNOWN_EXTENSIONS = IN_FLOW_EXTENSION | GROUP_EXTENSION;
+const GROUP_LENGTH_OFFSET = EXTENSION_OFFSET + 1;
+const GROUP_OFFSET = GROUP_LENGTH_OFFSET + 2;
 /** The most failed attempts a record holds. */
 export const MAX_ATTEMPTS = 0xffff_ffff;
 
@@ -117,13 +132,15 @@ export interface JobRecord {
   traceContext: boolean;
   /** The job belongs to a flow (see job-flows.ts); `false` when left out of a record to encode. */
   inFlow?: boolean;
+  /** The job's group (see job-groups.ts), kept in the record between its header and its data. */
+  group?: string | undefined;
   /** The data as UTF-8 JSON, not parsed. */
   data: Buffer;
 }
 
 /** A record to encode: a new job's (or a record of format 0's) attempts, outcome and outcome row may be left out. */
-export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'> &
-  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext'>>;
+export type JobRecordInput = Omit<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext' | 'group'> &
+  Partial<Pick<JobRecord, 'attempts' | 'outcome' | 'outcomeRow' | 'finishedAt' | 'retryPolicy' | 'traceContext' | 'group'>>;
 
 /**
  * Random bytes for locks, filled 256 locks at a time and turned into hex in
@@ -159,7 +176,10 @@ function fillLocks(): void {
 export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVersion = 0): Buffer {
   // From Node's pool (Buffer.alloc made an ArrayBuffer per record); every
   // byte is written below: the sequence and lock zeroed, then set if running.
-  const value = Buffer.allocUnsafe(RECORD_HEADER_BYTES + record.data.length);
+  const group = record.group === undefined ? undefined : Buffer.from(record.group, 'utf8');
+  const extension = (record.inFlow === true ? IN_FLOW_EXTENSION : 0) | (group === undefined ? 0 : GROUP_EXTENSION);
+  const header = extension === 0 ? RECORD_HEADER_BYTES : group === undefined ? GROUP_LENGTH_OFFSET : GROUP_OFFSET + group.length;
+  const value = Buffer.allocUnsafe(header + record.data.length);
   value[0] = CURRENT_FORMAT_BITS | STATE_BYTES[record.state];
   value.fill(0, SEQ_OFFSET, FLAGS_OFFSET);
   if (record.state === 'running') {
@@ -177,7 +197,7 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
     (record.continuous ? CONTINUOUS_FLAG : 0) |
     (record.retryPolicy ? RETRY_POLICY_FLAG : 0) |
     (record.traceContext ? TRACE_CONTEXT_FLAG : 0) |
-    (record.inFlow === true ? IN_FLOW_FLAG : 0);
+    (extension === 0 ? 0 : EXTENDED_FLAG);
   if (record.state === 'finished') {
     flags |= outcomeFlags(record.outcome ?? 'succeeded', record.outcomeRow === true);
     if (record.finishedAt !== undefined) value.writeDoubleBE(record.finishedAt, FINISHED_AT_OFFSET);
@@ -186,7 +206,12 @@ export function encodeJobRecord(record: JobRecordInput, freshSeq = false, userVe
   value.writeDoubleBE(record.priority, PRIORITY_OFFSET);
   value.writeDoubleBE(record.scheduledTime, TIME_OFFSET);
   value.writeUInt32BE(Math.min(record.attempts ?? 0, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
-  record.data.copy(value, RECORD_HEADER_BYTES);
+  if (extension !== 0) value[EXTENSION_OFFSET] = extension;
+  if (group !== undefined) {
+    value.writeUInt16BE(group.length, GROUP_LENGTH_OFFSET);
+    group.copy(value, GROUP_OFFSET);
+  }
+  record.data.copy(value, header);
   return value;
 }
 
@@ -201,7 +226,31 @@ function outcomeFlags(outcome: JobOutcome, outcomeRow: boolean): number {
  */
 function headerBytes(value: Buffer): number | undefined {
   const format = (value[0] ?? 0) >> FORMAT_SHIFT;
-  return format === CURRENT_FORMAT ? RECORD_HEADER_BYTES : format === 0 ? LEGACY_HEADER_BYTES : undefined;
+  if (format !== CURRENT_FORMAT) return format === 0 ? LEGACY_HEADER_BYTES : undefined;
+  if (((value[FLAGS_OFFSET] ?? 0) & EXTENDED_FLAG) === 0) return RECORD_HEADER_BYTES;
+  // A header longer than the record (its extension, or a group's length, past its end) makes it corrupt.
+  if (value.length <= EXTENSION_OFFSET) return GROUP_LENGTH_OFFSET;
+  const extension = value[EXTENSION_OFFSET] as number;
+  if ((extension & ~KNOWN_EXTENSIONS) !== 0) return undefined;
+  if ((extension & GROUP_EXTENSION) === 0) return GROUP_LENGTH_OFFSET;
+  return value.length < GROUP_OFFSET ? GROUP_OFFSET : GROUP_OFFSET + value.readUInt16BE(GROUP_LENGTH_OFFSET);
+}
+
+/** The extension flags of an encoded record (0 when it has none). */
+function extensionOf(value: Buffer): number {
+  if (((value[FLAGS_OFFSET] ?? 0) & EXTENDED_FLAG) === 0 || !currentFormat(value)) return 0;
+  return value[EXTENSION_OFFSET] ?? 0;
+}
+
+/** Whether an encoded record is of the current format (it counts attempts). */
+function currentFormat(value: Buffer): boolean {
+  return (value[0] ?? 0) >> FORMAT_SHIFT === CURRENT_FORMAT;
+}
+
+/** The group of an encoded record's job, `undefined` when it has none. */
+export function recordGroup(value: Buffer): string | undefined {
+  if ((extensionOf(value) & GROUP_EXTENSION) === 0) return undefined;
+  return value.toString('utf8', GROUP_OFFSET, GROUP_OFFSET + value.readUInt16BE(GROUP_LENGTH_OFFSET));
 }
 
 /** Where the JSON data of an encoded record starts; `corrupt_record` when it does not decode. */
@@ -243,7 +292,7 @@ export function recordRetryPolicy(value: Buffer): boolean {
 
 /** Whether an encoded record's job belongs to a flow (see job-flows.ts). */
 export function recordInFlow(value: Buffer): boolean {
-  return ((value[FLAGS_OFFSET] ?? 0) & IN_FLOW_FLAG) !== 0;
+  return (extensionOf(value) & IN_FLOW_EXTENSION) !== 0;
 }
 
 /** Whether an encoded record's job carries a trace context (a row in the trace contexts subspace). */
@@ -257,7 +306,7 @@ export function recordResubmit(value: Buffer): boolean {
 
 /** Failed attempts of an encoded record (0 in format 0, which has none). */
 export function recordAttempts(value: Buffer): number {
-  return headerBytes(value) === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0;
+  return currentFormat(value) ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0;
 }
 
 /**
@@ -389,7 +438,7 @@ export function setRecordFinishedAt(value: Buffer, finishedAt: number): Buffer {
  * record encoded anew in the current format.
  */
 export function withAttempts(value: Buffer, attempts: number): Buffer {
-  if (headerBytes(value) !== RECORD_HEADER_BYTES) return encodeJobRecord({ ...decodeJobRecord(value), attempts });
+  if (!currentFormat(value)) return encodeJobRecord({ ...decodeJobRecord(value), attempts });
   value.writeUInt32BE(Math.min(attempts, MAX_ATTEMPTS), ATTEMPTS_OFFSET);
   return value;
 }
@@ -414,7 +463,8 @@ export function decodeJobRecord(value: Buffer): JobRecord {
   const running = state === 'running';
   const finished = state === 'finished';
   const flags = value[FLAGS_OFFSET] ?? 0;
-  return {
+  const group = recordGroup(value);
+  const record: JobRecord = {
     state,
     seq: running ? Buffer.from(value.subarray(SEQ_OFFSET, LOCK_OFFSET)) : undefined,
     lock: running ? value.toString('hex', LOCK_OFFSET, FLAGS_OFFSET) : undefined,
@@ -422,15 +472,17 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     continuous: (flags & CONTINUOUS_FLAG) !== 0,
     priority: value.readDoubleBE(PRIORITY_OFFSET),
     scheduledTime: value.readDoubleBE(TIME_OFFSET),
-    attempts: header === RECORD_HEADER_BYTES ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
+    attempts: currentFormat(value) ? value.readUInt32BE(ATTEMPTS_OFFSET) : 0,
     outcome: finished ? (OUTCOMES[(flags & OUTCOME_MASK) >> OUTCOME_SHIFT] ?? corruptOutcome(flags)) : undefined,
     outcomeRow: finished && (flags & OUTCOME_ROW_FLAG) !== 0,
     finishedAt: finished ? recordFinishedAt(value) : undefined,
     retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
-    inFlow: (flags & IN_FLOW_FLAG) !== 0,
+    inFlow: recordInFlow(value),
     data: value.subarray(header),
   };
+  if (group !== undefined) record.group = group;
+  return record;
 }
 
 function corruptOutcome(flags: number): never {

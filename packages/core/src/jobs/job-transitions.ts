@@ -33,6 +33,7 @@ import {
   recordScheduledTime,
   recordTraceContext,
   makeRunningUnderNewLock,
+  recordGroup,
   recordState,
 } from './job-record.js';
 import type { JobRecord, JobState } from './job-record.js';
@@ -43,6 +44,8 @@ import { uncountFinished } from './finish-log.js';
 import { attachRetryPolicies, writeRetryPolicy } from './job-retry-policy.js';
 import { attachTraceContexts, clearTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun, takeUnderLimits } from './type-limits.js';
+import { GroupTurns, hasGroupsIn } from './job-groups.js';
+import type { GroupLimits } from './job-groups.js';
 import { isPausedIn } from './type-pauses.js';
 import { flowMemberRestarted } from './job-flows.js';
 
@@ -59,6 +62,8 @@ export interface Changes {
   retry: Buffer | undefined;
   /** A new trace context for the job, its row's value (see job-trace-context.ts). */
   traceContext: Buffer | undefined;
+  /** The job's group (see job-groups.ts): a new or finished job takes it, a pending one moves to it, a running one keeps its own. */
+  group: string | undefined;
 }
 
 export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string): Promise<JobRecord | undefined> {
@@ -80,6 +85,7 @@ export function pendingRecord(
   retryPolicy = false,
   traceContext = false,
   inFlow = false,
+  group: string | undefined = undefined,
 ): JobRecord {
   return {
     state: 'pending',
@@ -96,6 +102,7 @@ export function pendingRecord(
     retryPolicy,
     traceContext,
     inFlow,
+    group,
     data: data ?? NULL_JOB_DATA,
   };
 }
@@ -110,7 +117,7 @@ export function writePending(
   key: Buffer = keys.job(id),
 ): void {
   setHandedOver(tx, key, encodeJobRecord(record));
-  enqueuePending(tx, keys, id, record.priority, record.scheduledTime, once);
+  enqueuePending(tx, keys, id, record.priority, record.scheduledTime, once, record.group);
 }
 
 /**
@@ -195,7 +202,8 @@ export function resubmitRecord(
       const scheduledTime = changes.scheduledTime ?? Math.floor(now);
       clearFinishedRows(tx, keys, id, current, once);
       if (changes.traceContext === undefined) clearTraceContext(tx, keys, id, current.traceContext);
-      const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined, current.inFlow);
+      const group = changes.group ?? current.group;
+      const record = pendingRecord(priority, scheduledTime, changes.data ?? current.data, continuous, 0, retryPolicy, changes.traceContext !== undefined, current.inFlow, group);
       writePending(tx, keys, id, record, once);
       touchActivity(tx, keys, once);
       if (current.inFlow === true) flowMemberRestarted(tx, keys, id);
@@ -211,7 +219,8 @@ export function resubmitRecord(
     case 'pending': {
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
       const data = changes.data ?? current.data;
-      const moved = priority !== current.priority || scheduledTime !== current.scheduledTime;
+      const group = changes.group ?? current.group;
+      const moved = priority !== current.priority || scheduledTime !== current.scheduledTime || group !== current.group;
       if (
         !moved &&
         continuous === current.continuous &&
@@ -222,10 +231,10 @@ export function resubmitRecord(
         return 'pending'; // nothing changed in the record
       }
       if (moved) {
-        removePending(tx, keys, id, current.priority, current.scheduledTime);
-        enqueuePending(tx, keys, id, priority, scheduledTime, once);
+        removePending(tx, keys, id, current.priority, current.scheduledTime, current.group);
+        enqueuePending(tx, keys, id, priority, scheduledTime, once, group);
       }
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext }));
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext, group }));
       return 'pending';
     }
     case 'running': {
@@ -318,8 +327,8 @@ export function acceptJobs(
   claims?: PendingClaims,
   shared?: SharedAccept,
 ): Promise<AcceptBatch> {
-  return takeUnderLimits(tx, keys, count, watchUnder, (allowed) =>
-    takeJobs(tx, keys, maxScheduledTime, allowed, Math.min(watchUnder, allowed), claims, shared),
+  return takeUnderLimits(tx, keys, count, watchUnder, (allowed, groupLimits) =>
+    takeJobs(tx, keys, maxScheduledTime, allowed, Math.min(watchUnder, allowed), groupLimits, claims, shared),
   );
 }
 
@@ -330,6 +339,7 @@ async function takeJobs(
   maxScheduledTime: number | undefined,
   count: number,
   watchUnder: number,
+  groupLimits: GroupLimits | undefined,
   claims?: PendingClaims,
   shared?: SharedAccept,
 ): Promise<AcceptBatch> {
@@ -346,9 +356,12 @@ async function takeJobs(
   // A paused type starts nothing: one read per take, answered at once on the embedded engine.
   const paused = isPausedIn(tx, keys);
   if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
+  // A type that has had grouped jobs takes by turns (job-groups.ts); one snapshot read for any other.
+  const grouped = hasGroupsIn(tx, keys);
+  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, Date.now(), claims) : undefined;
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
-    const dequeue = dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims);
+    const dequeue = turns === undefined ? dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims) : turns.pick(maxScheduledTime, count - jobs.length);
     const picked = dequeue instanceof Promise ? await dequeue : dequeue;
     skippedClaims ||= picked.skippedClaims;
     // Every record is read before anything is written (a read after a
@@ -377,6 +390,7 @@ async function takeJobs(
         recordState(value) === 'pending' &&
         recordPriority(value) === next.priority &&
         recordScheduledTime(value) === next.scheduledTime;
+      turns?.taken(index, own);
       if (!own) {
         stale += 1;
         continue;
@@ -392,7 +406,7 @@ async function takeJobs(
       // What a read returned is the caller's own copy: made running in place.
       const lock = makeRunningUnderNewLock(value, userVersion);
       writeRunningValue(tx, keys, next.recordKey, next.idBytes ?? next.id, value, userVersion);
-      jobs.push({
+      const job: { -readonly [K in keyof Job]: Job[K] } = {
         type: keys.type,
         id: next.id,
         lock,
@@ -402,9 +416,15 @@ async function takeJobs(
         resubmit: false,
         continuous,
         attempts,
-      });
+      };
+      if (turns !== undefined) {
+        const group = recordGroup(value);
+        if (group !== undefined) job.group = group;
+      }
+      jobs.push(job);
     }
     if (jobs.length === count || truncated) {
+      turns?.settle();
       touchActivity(tx, keys, once);
       if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
       if (withTrace.length > 0) await attachTraceContexts(tx, keys, jobs, withTrace);
@@ -412,6 +432,7 @@ async function takeJobs(
     }
     // Stale entries took the place of jobs: pick again; the queue is shorter by them now.
     if (stale > 0) continue;
+    turns?.settle();
     if (jobs.length > 0) touchActivity(tx, keys, once);
     if (withPolicy.length > 0) await attachRetryPolicies(tx, keys, jobs, withPolicy);
     if (withTrace.length > 0) await attachTraceContexts(tx, keys, jobs, withTrace);
@@ -419,6 +440,13 @@ async function takeJobs(
     // Enough jobs for every request that would wait (see AcceptBatchBody): no watch.
     if (jobs.length >= watchUnder || skippedClaims) {
       return { jobs, watch: undefined, nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
+    }
+    if (turns !== undefined) {
+      await tx.snapshot().get(keys.watchesPending);
+      if (turns.heldByConcurrency) await tx.snapshot().get(keys.runningCount);
+      const batch: AcceptBatch = { jobs, watch: turns.watch(tx), nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
+      if (turns.limitedUntil !== undefined) batch.limitedUntil = turns.limitedUntil;
+      return batch;
     }
     // The watch is created in the transaction that saw no due job: an
     // enqueue committed after our read version changes the counter and
@@ -461,8 +489,8 @@ export async function reEnqueuePage(
     const record = records[index];
     // A row whose job moved on (removed, or updated in between) is stale.
     if (record?.state !== 'running' || !record.seq || !keys.activityKey(record.seq).equals(row.key)) return;
-    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow));
-    countEndedRun(tx, keys);
+    writePending(tx, keys, id, pendingRecord(record.priority, record.scheduledTime, record.data, record.continuous, record.attempts, record.retryPolicy, record.traceContext, record.inFlow, record.group));
+    countEndedRun(tx, keys, undefined, record.group);
     ids.push(id);
   });
   if (rows.length > 0) touchActivity(tx, keys);

@@ -58,15 +58,26 @@ export function enqueuePending(
   priority: number,
   scheduledTime: number,
   once?: OncePerAttempt,
+  group?: string,
 ): void {
-  setHandedOver(tx, keys.pendingKey(priority, scheduledTime, id), EMPTY);
+  // A grouped job waits in its group's queue and its group for a turn (job-groups.ts).
+  if (group === undefined) setHandedOver(tx, keys.pendingKey(priority, scheduledTime, id), EMPTY);
+  else enqueueGrouped(tx, keys, group, id, priority, scheduledTime);
   // Wakes workers blocked in accept (they watch this counter).
   if (once === undefined || once.first(keys.watchesPending)) tx.atomicAdd(keys.watchesPending, 1);
   once?.enqueued?.(keys, scheduledTime);
 }
 
-export function removePending(tx: Transaction, keys: TypeKeys, id: string, priority: number, scheduledTime: number): void {
-  tx.clear(keys.pendingKey(priority, scheduledTime, id));
+export function removePending(tx: Transaction, keys: TypeKeys, id: string, priority: number, scheduledTime: number, group?: string): void {
+  tx.clear(group === undefined ? keys.pendingKey(priority, scheduledTime, id) : keys.groups.pendingKey(group, priority, scheduledTime, id));
+}
+
+/** Enqueues a grouped job: its entry in its group's queue, its group's arrival, and the mark that the type has groups. Reads nothing. */
+function enqueueGrouped(tx: Transaction, keys: TypeKeys, group: string, id: string, priority: number, scheduledTime: number): void {
+  const groups = keys.groups;
+  tx.set(groups.pendingKey(group, priority, scheduledTime, id), EMPTY);
+  tx.set(groups.arrival(group), EMPTY);
+  tx.set(groups.marker, EMPTY);
 }
 
 export interface DequeuedJob {

@@ -29,6 +29,7 @@ import type { Subspace } from '../keys/subspace.js';
 import { readRecord } from './job-transitions.js';
 import { readJobStates } from './jobs-in-transaction.js';
 import { countPendingPage } from './pending-queue.js';
+import { countGroupedPendingPage } from './job-groups.js';
 import type { ReadTransaction } from '../storage/interfaces.js';
 
 /** The read calls of one `Jobs` handle: each method is the `Jobs` method of the same name. */
@@ -101,6 +102,16 @@ export class ReadCalls {
       const from: Buffer = start;
       const page = await this.#handle.runBatch(this.#countBatch, (tx, size) =>
         countPendingPage(tx.snapshot(), keys, from, size, maxScheduledTime),
+      );
+      count += page.count;
+      start = page.next;
+    }
+    // Grouped jobs wait in their groups' queues (job-groups.ts).
+    start = keys.groups.pending.range().begin;
+    while (start !== undefined && count < limit) {
+      const from: Buffer = start;
+      const page = await this.#handle.runBatch(this.#countBatch, (tx, size) =>
+        countGroupedPendingPage(tx.snapshot(), keys, from, size, maxScheduledTime),
       );
       count += page.count;
       start = page.next;

@@ -24,6 +24,7 @@ import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import type { AcceptBatch } from './accept-batcher.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
+import type { GroupLimits } from './job-groups.js';
 import type { OncePerAttempt } from './pending-queue.js';
 
 /** A type's limits; an absent field sets no limit of that kind. */
@@ -32,6 +33,8 @@ export interface TypeLimits {
   concurrency?: number;
   /** At most `max` starts in each window of `perMs` milliseconds (windows aligned on the epoch). */
   rate?: { max: number; perMs: number };
+  /** Limits that hold for each group of the type on its own (jobs added with a `group`; see job-groups.ts). */
+  group?: GroupLimits;
 }
 
 /** A bigint operand: no conversion per end of a run. */
@@ -44,26 +47,43 @@ const MAX_LIMIT = 1_000_000_000;
 export function checkTypeLimits(limits: unknown): TypeLimits | null {
   if (limits === null) return null;
   if (typeof limits !== 'object' || limits === undefined || Array.isArray(limits)) {
-    throw new JobsError('invalid_limits', `limits are { concurrency?, rate?: { max, perMs } } or null, got ${describe(limits)}`);
+    throw new JobsError('invalid_limits', `limits are { concurrency?, rate?: { max, perMs }, group? } or null, got ${describe(limits)}`);
   }
-  const { concurrency, rate, ...rest } = limits as Record<string, unknown>;
+  const { concurrency, rate, group, ...rest } = limits as Record<string, unknown>;
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new JobsError('invalid_limits', `unknown limit ${describe(unknown[0])}: limits are concurrency and rate`);
+  if (unknown.length > 0) throw new JobsError('invalid_limits', `unknown limit ${describe(unknown[0])}: limits are concurrency, rate and group`);
   const checked: TypeLimits = {};
   if (concurrency !== undefined) checked.concurrency = wholeCount(concurrency, 'concurrency');
-  if (rate !== undefined) {
-    if (typeof rate !== 'object' || rate === null || Array.isArray(rate)) {
-      throw new JobsError('invalid_limits', `rate is { max, perMs }, got ${describe(rate)}`);
+  if (rate !== undefined) checked.rate = checkRate(rate, 'rate');
+  if (group !== undefined) {
+    if (typeof group !== 'object' || group === null || Array.isArray(group)) {
+      throw new JobsError('invalid_limits', `group is { concurrency?, rate?: { max, perMs } }, got ${describe(group)}`);
     }
-    const { max, perMs, ...other } = rate as Record<string, unknown>;
+    const { concurrency: perGroup, rate: groupRate, ...other } = group as Record<string, unknown>;
     const extra = Object.keys(other);
-    if (extra.length > 0) throw new JobsError('invalid_limits', `unknown rate field ${describe(extra[0])}: a rate is { max, perMs }`);
-    checked.rate = { max: wholeCount(max, 'rate.max'), perMs: wholeCount(perMs, 'rate.perMs') };
+    if (extra.length > 0) throw new JobsError('invalid_limits', `unknown group limit ${describe(extra[0])}: group limits are concurrency and rate`);
+    const groupLimits: GroupLimits = {};
+    if (perGroup !== undefined) groupLimits.concurrency = wholeCount(perGroup, 'group.concurrency');
+    if (groupRate !== undefined) groupLimits.rate = checkRate(groupRate, 'group.rate');
+    if (groupLimits.concurrency === undefined && groupLimits.rate === undefined) {
+      throw new JobsError('invalid_limits', 'group limits set neither concurrency nor rate');
+    }
+    checked.group = groupLimits;
   }
-  if (checked.concurrency === undefined && checked.rate === undefined) {
-    throw new JobsError('invalid_limits', 'limits set neither concurrency nor rate: pass null to clear them');
+  if (checked.concurrency === undefined && checked.rate === undefined && checked.group === undefined) {
+    throw new JobsError('invalid_limits', 'limits set neither concurrency, rate nor group: pass null to clear them');
   }
   return checked;
+}
+
+function checkRate(rate: unknown, name: string): { max: number; perMs: number } {
+  if (typeof rate !== 'object' || rate === null || Array.isArray(rate)) {
+    throw new JobsError('invalid_limits', `${name} is { max, perMs }, got ${describe(rate)}`);
+  }
+  const { max, perMs, ...other } = rate as Record<string, unknown>;
+  const extra = Object.keys(other);
+  if (extra.length > 0) throw new JobsError('invalid_limits', `unknown ${name} field ${describe(extra[0])}: a rate is { max, perMs }`);
+  return { max: wholeCount(max, `${name}.max`), perMs: wholeCount(perMs, `${name}.perMs`) };
 }
 
 function wholeCount(value: unknown, name: string): number {
@@ -110,12 +130,16 @@ function readLimitsForTake(tx: Transaction, keys: TypeKeys): TypeLimits | undefi
   return read.then((values) => (values[0] === undefined ? undefined : decodeLimits(values[0])));
 }
 
-/** A job of the type stopped running: one slot less in use. */
-export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAttempt): void {
+/** A job of the type (of `group`, when it has one) stopped running: one slot less in use. */
+export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAttempt, group?: string): void {
   // In a write batch, one add per type for the whole batch (a read in the
   // batch may see more running than there are: a take takes fewer, never more).
   if (once?.add !== undefined) once.add(keys.runningCount, -1);
   else tx.atomicAdd(keys.runningCount, MINUS_ONE);
+  if (group === undefined) return;
+  const key = keys.groups.runningKey(group);
+  if (once?.add !== undefined) once.add(key, -1);
+  else tx.atomicAdd(key, MINUS_ONE);
 }
 
 /** What a take of a limited type may take now. */
@@ -156,8 +180,8 @@ function openGate(limits: TypeLimits, running: Buffer | undefined, windowValue: 
   return { allowed, window, reopensAt, byRateAlone: !concurrencyHolds };
 }
 
-/** The body that takes up to `count` jobs, as acceptJobs runs it once limits are known. */
-export type TakeUpTo = (count: number) => Promise<AcceptBatch>;
+/** The body that takes up to `count` jobs, as acceptJobs runs it once limits are known; `group`: the type's group limits. */
+export type TakeUpTo = (count: number, group: GroupLimits | undefined) => Promise<AcceptBatch>;
 
 /**
  * Runs a take under the type's limits: `take` is asked for at most what
@@ -169,15 +193,15 @@ export type TakeUpTo = (count: number) => Promise<AcceptBatch>;
 export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: number, watchUnder: number, take: TakeUpTo): Promise<AcceptBatch> {
   const limitsRead = readLimitsForTake(tx, keys);
   const limits = limitsRead instanceof Promise ? await limitsRead : limitsRead;
-  if (limits === undefined) {
-    const batch = await take(count);
+  if (limits === undefined || (limits.concurrency === undefined && limits.rate === undefined)) {
+    const batch = await take(count, limits?.group);
     if (batch.jobs.length > 0) tx.atomicAdd(keys.runningCount, batch.jobs.length);
     return batch;
   }
   const rowsRead = getMany(tx, [keys.runningCount, keys.rateWindow]);
   const rows = Array.isArray(rowsRead) ? rowsRead : await rowsRead;
   const gate = openGate(limits, rows[0], rows[1], count, Date.now());
-  const batch = gate.allowed > 0 ? await take(gate.allowed) : emptyBatch();
+  const batch = gate.allowed > 0 ? await take(gate.allowed, limits.group) : emptyBatch();
   const taken = batch.jobs.length;
   if (taken > 0) {
     tx.atomicAdd(keys.runningCount, taken);

@@ -24,6 +24,7 @@ import { addJobRead, finishJobRead, updateJobRead } from './job-operations.js';
 import { endJobRead, failAttemptRead } from './job-outcomes.js';
 import type { RunOutcome } from './job-outcomes.js';
 import { MAX_ATTEMPTS, RECORD_HEADER_BYTES } from './job-record.js';
+import { checkGroup } from './job-groups.js';
 import { encodeJobError } from './outcome-rows.js';
 import { encodeRetryPolicy } from './job-retry-policy.js';
 import { encodeTraceContext } from './job-trace-context.js';
@@ -241,6 +242,7 @@ const NO_CHANGES: Changes = Object.freeze({
   continuous: undefined,
   retry: undefined,
   traceContext: undefined,
+  group: undefined,
 });
 
 /** What an add or a creator's resubmit asks to change, checked and encoded; `options` are checked for their names already. */
@@ -252,7 +254,8 @@ export function jobChanges(data: unknown, options: AddOptions): Changes {
     options.scheduledTime === undefined &&
     options.continuous === undefined &&
     options.retry === undefined &&
-    options.traceContext === undefined
+    options.traceContext === undefined &&
+    options.group === undefined
   ) {
     return NO_CHANGES;
   }
@@ -263,6 +266,7 @@ export function jobChanges(data: unknown, options: AddOptions): Changes {
     continuous: checkBooleanOption(options.continuous, 'continuous'),
     retry: encodeRetryPolicy(options.retry),
     traceContext: encodeTraceContext(options.traceContext),
+    group: checkGroup(options.group),
   };
 }
 

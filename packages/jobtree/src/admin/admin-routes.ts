@@ -119,7 +119,7 @@ export function adminRoutes(sources: RouteSources): Route[] {
       method: 'GET',
       path: 'api/types/:type/limits',
       mutates: false,
-      summary: "a type's limits: { concurrency, rate: { max, perMs } }, null when it has none",
+      summary: "a type's limits: { concurrency, rate: { max, perMs }, group: { concurrency, rate } }, null when it has none",
       handle: async ({ params }) => {
         const type = params[0] as string;
         return { type, limits: (await app.getLimits?.(type)) ?? null };

@@ -209,12 +209,15 @@ function spark(series) {
   return canvas;
 }
 
-/** A type's limits after its timeout: ' · ≤2 running, 500/1000 ms', or nothing. */
+/** A type's limits after its timeout: ' · ≤2 running, 500/1000 ms, per group ≤1 running', or nothing. */
 function limitsText(limits) {
   if (limits === undefined || limits === null) return '';
   const parts = [];
   if (limits.concurrency !== undefined) parts.push(`≤${limits.concurrency} running`);
   if (limits.rate !== undefined) parts.push(`${limits.rate.max}/${limits.rate.perMs} ms`);
+  const group = limits.group;
+  if (group?.concurrency !== undefined) parts.push(`per group ≤${group.concurrency} running`);
+  if (group?.rate !== undefined) parts.push(`per group ${group.rate.max}/${group.rate.perMs} ms`);
   return ` · ${parts.join(', ')}`;
 }
 

@@ -210,7 +210,7 @@ function buildProgram(io: CliIo): Command {
       }),
     );
 
-  command('limits', "a type's limits: concurrency and rate (set them with app.setLimits)")
+  command('limits', "a type's limits: concurrency and rate, for the type and per group (set them with app.setLimits)")
     .argument('<type>')
     .action((type: string, options: CommonOptions) =>
       run(options, false, async (backend) => {
@@ -353,5 +353,8 @@ function describeLimits(limits: TypeLimits | null): string {
   const parts: string[] = [];
   if (limits.concurrency !== undefined) parts.push(`concurrency ${limits.concurrency}`);
   if (limits.rate !== undefined) parts.push(`rate ${limits.rate.max} per ${limits.rate.perMs} ms`);
+  const group = limits.group;
+  if (group?.concurrency !== undefined) parts.push(`per group: concurrency ${group.concurrency}`);
+  if (group?.rate !== undefined) parts.push(`per group: rate ${group.rate.max} per ${group.rate.perMs} ms`);
   return parts.join(', ');
 }
