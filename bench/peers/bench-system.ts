@@ -1,8 +1,8 @@
-// What each compared system (jobtree and its variants, BullMQ, graphile-worker
-// and its variants) offers the peer benchmark: the scenarios it can run. A
-// system leaves out a scenario it has no way to run (graphile-worker has no
-// worker-thread handlers; the batched jobtree variant adds nothing to the
-// single-call latency test), and its cell stays empty.
+// What each compared system (jobtree's LocalQueue and app.process in both
+// modes, BullMQ's Worker and sandboxed processors, graphile-worker and its
+// batched setup) offers the peer benchmark: the scenarios it can run. A
+// system leaves out a scenario it has no way to run, and its cell stays
+// empty.
 
 export interface DrainResult {
   jobs: number;
@@ -23,19 +23,26 @@ export interface RateResult {
   perSecond: number;
 }
 
+export interface FirstJobResult {
+  /** Milliseconds from the workers being started (see each system's `firstJob`) to the first job's completion. */
+  firstJobMs: number;
+}
+
 export interface BenchSystem {
   /** Column header. */
   readonly label: string;
+  /** What `--only` matches, and what a system process is told to run. */
+  readonly key: string;
   /** How durable an acknowledged add or completion is, in a few words. */
   readonly durability: string;
-  /** Adds `count` no-op jobs, then drains them with `workers` in-process workers. */
+  /** Adds `count` no-op jobs, then drains them with `workers` handlers running at once. */
   drain?(count: number, workers: number): Promise<DrainResult>;
   /** One add at a time, each awaited: adds per second. */
   sequentialAdds?(count: number): Promise<RateResult>;
   /** add -> handler start with one idle worker, `gapMs` between adds. */
   latency?(samples: number, gapMs: number): Promise<LatencyResult>;
-  /** Like `drain`, with handlers in worker threads (`workers` running at once). */
-  threadedDrain?(count: number, workers: number): Promise<DrainResult>;
+  /** One job waits; the workers start; the time from their start to that job's completion. */
+  firstJob?(): Promise<FirstJobResult>;
   close(): Promise<void>;
 }
 

@@ -9,7 +9,9 @@ export type PeerBenchErrorCode =
   /** Redis or Postgres did not start, or exited while the benchmark ran. */
   | 'server_failed'
   /** A run did not finish within its deadline. */
-  | 'run_timeout';
+  | 'run_timeout'
+  /** A system's own process failed (its error is printed above). */
+  | 'run_failed';
 
 export class PeerBenchError extends Error {
   override readonly name = 'PeerBenchError';

@@ -53,6 +53,8 @@ export interface BullWorkerOptions {
   concurrency: number;
   /** Sandboxed processors in worker threads instead of child processes. */
   useWorkerThreads?: boolean;
+  /** Options of those worker threads (BullMQ passes the process's execArgv unless these say otherwise). */
+  workerThreadsOptions?: { execArgv?: string[] };
   removeOnComplete?: { count: number };
   removeOnFail?: { count: number };
 }

@@ -4,7 +4,7 @@
 // hands them out) plus batched completion (completions of the same tick
 // share one query), the setup its documentation recommends for throughput.
 
-import type { BenchSystem, DrainResult, LatencyResult, RateResult } from '../bench-system.js';
+import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult, RateResult } from '../bench-system.js';
 import { latencyOf, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
@@ -22,6 +22,7 @@ export type GraphileVariant = 'as it comes' | 'local queue';
 
 export class GraphileSystem implements BenchSystem {
   readonly label: string;
+  readonly key: string;
   readonly durability = 'fsync on';
   readonly #postgres: PostgresServer;
   readonly #graphile: GraphileModule;
@@ -64,6 +65,7 @@ export class GraphileSystem implements BenchSystem {
     this.#logger = logger;
     this.#log = log;
     this.label = variant === 'local queue' ? 'graphile batched' : 'graphile';
+    this.key = variant === 'local queue' ? 'graphile-batched' : 'graphile';
     // Adding a job is the same call in both setups: measured once.
     if (variant === 'as it comes') this.sequentialAdds = this.#sequentialAdds;
   }
@@ -124,6 +126,32 @@ export class GraphileSystem implements BenchSystem {
       for (let i = 0; i < count; i++) ledger.markComplete(ledger.id(i));
       ledger.verify(this.label);
       return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
+    } finally {
+      await runner.stop();
+    }
+  }
+
+  /**
+   * One job waits; from `run()` resolving (the runner started) until the
+   * job's row is gone (graphile deletes a completed job's row; the table is
+   * polled every millisecond once the task has run).
+   */
+  async firstJob(): Promise<FirstJobResult> {
+    await this.#reset();
+    await this.#utils.addJob(TASK, { id: 'first' });
+    let ran = false;
+    const runner = await this.#run(1, async () => {
+      ran = true;
+    });
+    const started = performance.now();
+    try {
+      const done = (async () => {
+        while (!ran) await sleep(1);
+        while ((await this.#jobsLeft()) > 0) await sleep(1);
+        return performance.now();
+      })();
+      const at = await watchRun(`${this.label}, first job`, done, 60_000);
+      return { firstJobMs: at - started };
     } finally {
       await runner.stop();
     }

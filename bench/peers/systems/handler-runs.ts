@@ -1,7 +1,8 @@
 // Handlers that run in worker threads report each job they run on a
 // BroadcastChannel (it reaches every thread of the process), so the main
 // thread can count runs per job id for the exactly-once check without the
-// systems' own bookkeeping.
+// systems' own bookkeeping; the latency rows' handlers report when they
+// started on another.
 
 import { BroadcastChannel } from 'node:worker_threads';
 import type { CompletionLedger } from '../completion-ledger.js';
@@ -31,4 +32,17 @@ export function listenToHandlerRuns(ledger: CompletionLedger): HandlerRuns {
           }),
     close: () => channel.close(),
   };
+}
+
+/** The channel the start-reporting handlers post `[id, epoch ms]` on as they start. */
+export const HANDLER_STARTS_CHANNEL = 'jobtree-bench-peers:starts';
+
+/** Calls `started` with each job id and the epoch milliseconds its handler started at, as handlers in threads report them. */
+export function listenToHandlerStarts(started: (id: string, at: number) => void): { close(): void } {
+  const channel = new BroadcastChannel(HANDLER_STARTS_CHANNEL);
+  channel.onmessage = (event) => {
+    const [id, at] = (event as MessageEvent).data as [string, number];
+    started(id, at);
+  };
+  return { close: () => channel.close() };
 }

@@ -1,24 +1,22 @@
-// jobtree in the peer benchmark, through the packages' public API only:
-// `openJobs` from @jobtree/core with in-process workers (N concurrent
-// accept -> finish loops), the batch calls and the core's LocalQueue when
-// the core has them, and the scheduler of jobtree's processors (handlers in
-// worker threads, and a handler function on the main thread) when it
-// exports one.
+// jobtree's engine in the peer benchmark, through the packages' public API
+// only: `openJobs` from @jobtree/core with in-process workers (N concurrent
+// accept -> finish loops, one job per call), and the batch calls with the
+// core's LocalQueue shared by the workers when the core has them. What users
+// are told to use, `app.process`, is app-process.ts'.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Job, Jobs, LocalQueue, openJobs } from '@jobtree/core';
-import type { BenchSystem, DrainResult, LatencyResult, RateResult } from '../bench-system.js';
+import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult, RateResult } from '../bench-system.js';
 import { latencyOf, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import { CpuMeter } from '../process-cpu.js';
 import { deadlineMs, watchRun } from '../run-watch.js';
-import { listenToHandlerRuns } from './handler-runs.js';
 import { LOCAL_QUEUE } from './local-queue.js';
 
-const TYPE = 'bench';
-const TYPE_TIMEOUT_SECONDS = 60;
+export const TYPE = 'bench';
+export const TYPE_TIMEOUT_SECONDS = 60;
 /** Adds in flight while filling the queue with single calls. */
 const FILL_IN_FLIGHT = 64;
 /** Jobs per addMany call while filling. */
@@ -42,12 +40,12 @@ export function hasBatchCalls(): boolean {
   return typeof calls.addMany === 'function' && typeof calls.acceptMany === 'function' && typeof calls.finishMany === 'function';
 }
 
-function batchCalls(jobs: Jobs): BatchCalls | undefined {
+export function batchCalls(jobs: Jobs): BatchCalls | undefined {
   return hasBatchCalls() ? (jobs as unknown as BatchCalls) : undefined;
 }
 
 /** Fills the queue with the ledger's jobs: with addMany when `batch` is given, else with single adds, 64 in flight. */
-async function fillJobs(jobs: Jobs, ledger: CompletionLedger, batch: BatchCalls | undefined): Promise<void> {
+export async function fillJobs(jobs: Jobs, ledger: CompletionLedger, batch: BatchCalls | undefined): Promise<void> {
   if (batch) {
     for (let start = 0; start < ledger.count; start += FILL_BATCH) {
       const specs = [];
@@ -99,10 +97,11 @@ async function drainFromLocalQueue(jobs: Jobs, ledger: CompletionLedger, workers
 
 export type JobtreeVariant = 'single calls' | 'batched';
 
-const DURABILITY = 'fsync, group commit';
+export const DURABILITY = 'fsync, group commit';
 
 export class JobtreeSystem implements BenchSystem {
   readonly label: string;
+  readonly key: string;
   readonly durability = DURABILITY;
   readonly #scratch: string;
   readonly #variant: JobtreeVariant;
@@ -110,12 +109,34 @@ export class JobtreeSystem implements BenchSystem {
   constructor(scratch: string, variant: JobtreeVariant) {
     this.#scratch = scratch;
     this.#variant = variant;
-    this.label = variant === 'batched' ? 'jobtree batched' : 'jobtree';
-    // Adding one job is the same call in both variants: measured once.
-    if (variant === 'single calls') this.sequentialAdds = this.#sequentialAdds;
+    this.label = variant === 'batched' ? 'LocalQueue' : 'jobtree single calls';
+    this.key = variant === 'batched' ? 'local-queue' : 'jobtree-single';
+    // Adding one job is the same call in both variants, and in app.process: measured by the LocalQueue column.
+    if (variant === 'batched') {
+      this.sequentialAdds = this.#sequentialAdds;
+      this.firstJob = this.#firstJob;
+    }
   }
 
   sequentialAdds?: (count: number) => Promise<RateResult>;
+  firstJob?: () => Promise<FirstJobResult>;
+
+  /** One job waits; from the LocalQueue being made until that job's finish resolved. */
+  async #firstJob(): Promise<FirstJobResult> {
+    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+      await jobs.add(TYPE, 'first', {});
+      const started = performance.now();
+      const queue = new LocalQueue(jobs, TYPE, { size: LOCAL_QUEUE });
+      try {
+        const job = await queue.take();
+        if (job === undefined) throw new PeerBenchError('not_exactly_once', 'LocalQueue: the waiting job was not taken');
+        await queue.finish(job);
+        return { firstJobMs: performance.now() - started };
+      } finally {
+        await queue.stop();
+      }
+    });
+  }
 
   /** Opens a fresh store in the scratch folder, runs `body`, closes and deletes it. */
   static async withJobs<T>(scratch: string, body: (jobs: Jobs) => Promise<T>): Promise<T> {
@@ -213,106 +234,4 @@ export class JobtreeSystem implements BenchSystem {
       return latencyOf(latencies);
     });
   }
-}
-
-/** A running set of jobtree processors, as far as this benchmark needs it. */
-interface RunningProcessors {
-  /** Jobs finished so far are reported here, if the API reports them. */
-  onFinished?(listener: (id: string) => void): void;
-  stop(): Promise<void>;
-}
-
-/** A handler function: it runs on the main thread. */
-type HandlerFunction = (job: { id: string }) => unknown;
-
-/** Starts processors for `type` on `jobs`' store, with `handler` (a module URL, or a function) and at most `maxJobs` running. */
-type StartProcessors = (jobs: Jobs, type: string, handler: string | HandlerFunction, maxJobs: number) => Promise<RunningProcessors>;
-
-/** The scheduler of jobtree's processors, as far as this benchmark uses it. */
-interface SchedulerSlice {
-  events: { on(event: 'job:finished', listener: (event: { id: string; state: string }) => void): unknown };
-  stop(): Promise<void>;
-}
-type StartScheduler = (options: { jobs: Jobs; type: string; handler: string | HandlerFunction; maxJobs: number }) => Promise<SchedulerSlice>;
-
-/**
- * How this build of jobtree runs handlers in worker threads: its exported
- * `startScheduler`, when there is one; otherwise why the processors variant
- * cannot run.
- */
-export async function findProcessors(): Promise<StartProcessors | string> {
-  const jobtree: Record<string, unknown> = await import('jobtree');
-  if (typeof jobtree.startScheduler !== 'function') return 'this build of jobtree does not export startScheduler';
-  const startScheduler = jobtree.startScheduler as StartScheduler;
-  return async (jobs, type, handler, maxJobs) => {
-    const scheduler = await startScheduler({ jobs, type, handler, maxJobs });
-    return {
-      onFinished: (listener) => {
-        scheduler.events.on('job:finished', (event) => {
-          if (event.state === 'finished') listener(event.id);
-        });
-      },
-      stop: () => scheduler.stop(),
-    };
-  };
-}
-
-/**
- * jobtree's processors: the scheduler runs handlers in worker threads. It
- * gets `maxJobs: workers` and the default `threads` (at most the core count),
- * against BullMQ's one thread per concurrent job: the same number of handlers
- * at once, on as many threads as there are cores (see the README's threads row).
- * In the drain rows the handler is a function on the main thread (as
- * BullMQ's Worker runs its processor), `maxJobs: workers`.
- */
-export class JobtreeProcessorsSystem implements BenchSystem {
-  readonly label = 'jobtree processors';
-  readonly durability = DURABILITY;
-  readonly #scratch: string;
-  readonly #start: StartProcessors;
-
-  constructor(scratch: string, start: StartProcessors) {
-    this.#scratch = scratch;
-    this.#start = start;
-  }
-
-  /** Handlers on the main thread: each run is counted by the handler itself. */
-  drain(count: number, workers: number): Promise<DrainResult> {
-    return this.#drain(count, workers, 'm', undefined);
-  }
-
-  threadedDrain(count: number, workers: number): Promise<DrainResult> {
-    return this.#drain(count, workers, 'p', new URL('../handlers/jobtree-noop.mjs', import.meta.url).href);
-  }
-
-  /** Fills the queue, then drains it with `workers` handlers: the module `handlerUrl` in threads, else a function on the main thread. */
-  async #drain(count: number, workers: number, prefix: string, handlerUrl: string | undefined): Promise<DrainResult> {
-    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
-      const ledger = new CompletionLedger(prefix, count);
-      const runs = handlerUrl === undefined ? undefined : listenToHandlerRuns(ledger);
-      let processors: RunningProcessors | undefined;
-      try {
-        const cpu = new CpuMeter([]);
-        cpu.start();
-        await fillJobs(jobs, ledger, batchCalls(jobs));
-        const handler = handlerUrl ?? ((job: { id: string }) => void ledger.markRun(job.id));
-        processors = await this.#start(jobs, TYPE, handler, workers);
-        processors.onFinished?.((id) => ledger.markComplete(id));
-        const where = handlerUrl === undefined ? 'main thread' : 'threads';
-        const what = `${this.label} (${where}), drain ${count.toLocaleString('en-US')} @ ${workers}`;
-        await watchRun(what, Promise.all([runs?.allRun(), ledger.allComplete()]), deadlineMs(count), ledger);
-        const seconds = (performance.now() - ledger.firstRunAt) / 1000;
-        const cpuSeconds = cpu.elapsed();
-        ledger.verify(this.label);
-        const states = await jobs.foldJobs(TYPE, (finished, job) => finished + (job.state === 'finished' ? 1 : 0), 0);
-        if (states !== count) throw new PeerBenchError('not_exactly_once', `${what}: ${states} of ${count} jobs finished in the store`);
-        return { jobs: count, seconds, perSecond: count / seconds, cpuSeconds };
-      } finally {
-        runs?.close();
-        await processors?.stop();
-      }
-    });
-  }
-
-  async close(): Promise<void> {}
 }

@@ -66,6 +66,11 @@ export class JobActivity {
   readonly events = new EventEmitter<JobActivityEventTypes>();
   readonly #totals = new Map<string, JobTotals>();
   readonly #addedAt = new Map<string, number>();
+  /**
+   * By lock: an accept's lock is 16 random bytes, new at every accept, and a
+   * finish that resolved holds the lock of the accept it ends (no key built
+   * per job from type, id and lock).
+   */
   readonly #acceptedAt = new Map<string, number>();
 
   /** Totals per type (a copy). */
@@ -87,15 +92,17 @@ export class JobActivity {
     if (jobs.length === 0) return;
     const now = Date.now();
     const waits: number[] = [];
+    // Jobs added by another process (or before this app started) have no add time here: no key to build.
+    const added = this.#addedAt.size > 0;
     for (const job of jobs) {
-      const key = `${type}\u0000${job.id}`;
-      const addedAt = this.#addedAt.get(key);
+      const key = added ? `${type}\u0000${job.id}` : '';
+      const addedAt = added ? this.#addedAt.get(key) : undefined;
       if (addedAt !== undefined) {
         this.#addedAt.delete(key);
         // A job scheduled for later was not waiting before its time came.
         waits.push(Math.max(0, now - Math.max(addedAt, job.scheduledTime * 1000)) / 1000);
       }
-      track(this.#acceptedAt, `${key}\u0000${job.lock}`, now);
+      track(this.#acceptedAt, job.lock, now);
     }
     this.#of(type).accepted += jobs.length;
     this.events.emit('accepted', type, jobs.length, waits);
@@ -114,10 +121,9 @@ export class JobActivity {
         failed++;
         if (job.failure !== undefined) this.events.emit('gaveUp', type, job.id, job.failure.error, job.failure.attempts);
       }
-      const key = `${type}\u0000${job.id}\u0000${job.lock}`;
-      const acceptedAt = this.#acceptedAt.get(key);
+      const acceptedAt = this.#acceptedAt.get(job.lock);
       if (acceptedAt === undefined) continue;
-      this.#acceptedAt.delete(key);
+      this.#acceptedAt.delete(job.lock);
       runs.push((now - acceptedAt) / 1000);
     }
     const totals = this.#of(type);

@@ -15,6 +15,64 @@ export type UpdateReply = (error?: SerializedError & { code: string }) => void;
 /** The answer to a `ctx.childResults()`: the children, else why they could not be read. */
 export type ChildrenReply = (children: FlowChild[] | undefined, error?: SerializedError & { code: string }) => void;
 
+/** Where a run's `ctx` asks whether the run is still the scheduler's, and sends its updates. */
+export interface RunHost {
+  /** Whether the run is still the scheduler's (an update after its end is refused without asking). */
+  running(): boolean;
+  /** Hands an update on; `reply` is called once the store has answered. */
+  send(data: JsonValue, reply: UpdateReply): void;
+  /** Asks for the run's job's children (a flow's parent); `reply` is called with them. */
+  children(reply: ChildrenReply): void;
+}
+
+/**
+ * A run's `ctx`. One object per run, with nothing else made until the
+ * handler uses it: the signal is made on first read (see RunSignal), the
+ * `update` function on first read too (bound, so a handler may take it
+ * out of `ctx`). Most handlers use neither, and a run on the main thread
+ * then costs this object alone.
+ */
+export class RunContext implements HandlerContext<JsonValue> {
+  readonly #run: RunSignal;
+  readonly #jobId: string;
+  readonly #host: RunHost;
+  #update: ((data: JsonValue) => Promise<void>) | undefined;
+
+  constructor(run: RunSignal, jobId: string, host: RunHost) {
+    this.#run = run;
+    this.#jobId = jobId;
+    this.#host = host;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+
+  get update(): (data: JsonValue) => Promise<void> {
+    this.#update ??= (data) =>
+      new Promise<void>((resolve, reject) => {
+        if (!this.#host.running()) {
+          reject(new SchedulerError('halt', `job ${JSON.stringify(this.#jobId)} has ended`));
+          return;
+        }
+        this.#host.send(data, (error) => {
+          if (error === undefined) resolve();
+          else reject(updateError(error));
+        });
+      });
+    return this.#update;
+  }
+
+  childResults(): Promise<FlowChild[]> {
+    return new Promise<FlowChild[]>((resolve, reject) => {
+      this.#host.children((children, error) => {
+        if (error === undefined) resolve(children ?? []);
+        else reject(updateError(error));
+      });
+    });
+  }
+}
+
 /**
  * A run's `ctx`. `running` says whether the run is still the scheduler's
  * (an update after its end is refused without asking); `send` hands an
@@ -28,29 +86,7 @@ export function handlerContext(
   send: (data: JsonValue, reply: UpdateReply) => void,
   readChildren: (reply: ChildrenReply) => void,
 ): HandlerContext<JsonValue> {
-  return {
-    get signal() {
-      return run.signal;
-    },
-    update: (data) =>
-      new Promise<void>((resolve, reject) => {
-        if (!running()) {
-          reject(new SchedulerError('halt', `job ${JSON.stringify(jobId)} has ended`));
-          return;
-        }
-        send(data, (error) => {
-          if (error === undefined) resolve();
-          else reject(updateError(error));
-        });
-      }),
-    childResults: () =>
-      new Promise<FlowChild[]>((resolve, reject) => {
-        readChildren((children, error) => {
-          if (error === undefined) resolve(children ?? []);
-          else reject(updateError(error));
-        });
-      }),
-  };
+  return new RunContext(run, jobId, { running, send, children: readChildren });
 }
 
 /** The error a refused `ctx.update` (or `ctx.childResults()`) rejects with: a `halt` SchedulerError when the job is no longer the processor's. */

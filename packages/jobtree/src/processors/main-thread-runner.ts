@@ -18,7 +18,7 @@ import type { JsonValue } from '@jobtree/core';
 import { inRunSpan } from '../job-tracing.js';
 import { watchEventLoopLag } from './event-loop-lag.js';
 import type { HandlerPoolEvents } from './handler-runner.js';
-import { handlerContext } from './handler-context.js';
+import { type ChildrenReply, RunContext, type RunHost, type UpdateReply } from './handler-context.js';
 import type { HandlerRunner } from './handler-runner.js';
 import type { AbortCause, Handler, HandlerJob } from './interfaces.js';
 import { type LaneRun, serializeError } from './lane-protocol.js';
@@ -38,9 +38,36 @@ export interface MainThreadRunnerOptions {
 /** The most jobs one report of a blocked loop names. */
 const NAMED_JOBS = 20;
 
-interface MainRun {
+/**
+ * One run on the main thread: its signal, and the host of its `ctx`. One
+ * object (and the ctx) per run, so that a run of a handler that uses
+ * neither signal nor update allocates little beyond its job.
+ */
+class MainRun implements RunHost {
   readonly id: string;
-  readonly signal: RunSignal;
+  readonly signal = new RunSignal();
+  readonly #serial: number;
+  readonly #runner: MainThreadRunner;
+  readonly #events: HandlerPoolEvents;
+
+  constructor(id: string, serial: number, runner: MainThreadRunner, events: HandlerPoolEvents) {
+    this.id = id;
+    this.#serial = serial;
+    this.#runner = runner;
+    this.#events = events;
+  }
+
+  running(): boolean {
+    return this.#runner.runOf(this.#serial) === this;
+  }
+
+  send(data: JsonValue, reply: UpdateReply): void {
+    this.#events.update(this.#serial, data, reply);
+  }
+
+  children(reply: ChildrenReply): void {
+    this.#events.childResults(this.#serial, reply);
+  }
 }
 
 export class MainThreadRunner implements HandlerRunner {
@@ -55,6 +82,11 @@ export class MainThreadRunner implements HandlerRunner {
   constructor(options: MainThreadRunnerOptions) {
     this.#options = options;
     this.#unwatch = watchEventLoopLag((lagMs) => this.#checkLag(lagMs));
+  }
+
+  /** The run `serial` while it is this runner's. */
+  runOf(serial: number): MainRun | undefined {
+    return this.#runs.get(serial);
   }
 
   threadIdOf(serial: number): number | undefined {
@@ -93,16 +125,9 @@ export class MainThreadRunner implements HandlerRunner {
   #call(run: LaneRun): void {
     const { serial, job } = run;
     const { handler, jobType, events } = this.#options;
-    const signal = new RunSignal();
-    const entry: MainRun = { id: job.id, signal };
+    const entry = new MainRun(job.id, serial, this, events);
     this.#runs.set(serial, entry);
-    const ctx = handlerContext(
-      signal,
-      job.id,
-      () => this.#runs.get(serial) === entry,
-      (data, reply) => events.update(serial, data, reply),
-      (reply) => events.childResults(serial, reply),
-    );
+    const ctx = new RunContext(entry.signal, job.id, entry);
     const handlerJob: HandlerJob<JsonValue> = {
       type: jobType,
       id: job.id,

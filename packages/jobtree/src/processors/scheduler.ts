@@ -77,6 +77,8 @@ export async function checkSchedulerStart(
   return { handler, settings: schedulerSettings(resolved, timeout * 1000) };
 }
 
+const RESOLVED = Promise.resolve();
+
 export class Scheduler {
   readonly type: string;
   readonly events = new EventEmitter<SchedulerEventTypes>();
@@ -317,11 +319,16 @@ export class Scheduler {
   #requestPump(): void {
     if (this.#pumpQueued || !this.#active) return;
     this.#pumpQueued = true;
-    queueMicrotask(() => {
-      this.#pumpQueued = false;
-      this.#startDue();
-    });
+    // A promise reaction rather than queueMicrotask: the latter makes an
+    // AsyncResource per call, and with few slots the pump runs about once
+    // per job.
+    void RESOLVED.then(this.#pump);
   }
+
+  readonly #pump = (): void => {
+    this.#pumpQueued = false;
+    this.#startDue();
+  };
 
   /**
    * Starts jobs into the free slots: held ones, then jobs of the local

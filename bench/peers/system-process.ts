@@ -1,0 +1,46 @@
+// One system of the peer benchmark in a process of its own, as its users
+// run it: started by the benchmark (system-runs.ts) with the servers it
+// already started, it opens that one system, runs the scenarios it is given
+// in order (letting the machine settle before each), prints each
+// measurement as a `@result` line on stdout, and exits. Progress and
+// errors go to stderr.
+//
+//   node --import tsx bench/peers/system-process.ts '<json of SystemProcessTask>'
+
+import type { BenchSystem } from './bench-system.js';
+import { loadPg } from './peer-modules.js';
+import { Quiescer } from './quiesce.js';
+import { scenarioRun, summary } from './scenarios.js';
+import { RESULT_PREFIX, type SystemProcessTask } from './system-runs.js';
+import { openSystem } from './systems/catalog.js';
+
+async function main(task: SystemProcessTask): Promise<void> {
+  const pg = await loadPg();
+  const admin = new pg.Client({ connectionString: task.env.postgres.connectionString });
+  await admin.connect();
+  let system: BenchSystem | undefined;
+  try {
+    system = await openSystem(task.key, task.env);
+    const quiescer = new Quiescer(admin);
+    for (const scenario of task.scenarios) {
+      const run = scenarioRun(system, scenario);
+      if (run === undefined) continue;
+      await quiescer.quiesce();
+      const measurement = await run();
+      console.error(`    ${system.label.padEnd(22)} ${summary(measurement)}  [${scenario.key}, own process]`);
+      process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ scenario: scenario.key, measurement })}\n`);
+    }
+  } finally {
+    await system?.close();
+    await admin.end();
+  }
+}
+
+try {
+  await main(JSON.parse(process.argv[2] ?? '') as SystemProcessTask);
+  // The peers' clients may keep sockets or timers alive after their close; nothing is left to wait for.
+  process.exit(0);
+} catch (error) {
+  console.error(error instanceof Error ? `${error.name}${'code' in error ? ` (${String(error.code)})` : ''}: ${error.message}` : error);
+  process.exit(1);
+}
