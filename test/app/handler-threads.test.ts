@@ -21,7 +21,8 @@ function workerThreads(app: JobsApp, types: readonly string[]): number {
 
 test.serial('processors of 100 types add at most cores + 2 threads to the app', async (t) => {
   const types = Array.from({ length: 100 }, (_, i) => `kind-${i}`);
-  const { app } = await startTempApp(t, {}, Object.fromEntries(types.map((type) => [type, 30])));
+  // The default number of handler threads, not the fixture's one.
+  const { app } = await startTempApp(t, { handlerThreads: undefined }, Object.fromEntries(types.map((type) => [type, 30])));
   const none = workerThreads(app, []);
   for (const type of types) await app.process(type, orders, { interval: 60_000 });
   const all = workerThreads(app, types);

@@ -46,7 +46,7 @@ test('the pruner waits after a batch until its jobs are worth the time at its ra
   // 10 jobs a batch at 5 a second: the second batch is 2 s away.
   const app = await startJobs({
     path: dir,
-    threads: 2,
+    threads: 1,
     retention: { default: { succeeded: { maxCount: 0 }, failed: false, cancelled: false }, intervalSeconds: 0.05, batchSize: 10, maxRemovalsPerSecond: 5 },
   });
   t.teardown(() => app.close());

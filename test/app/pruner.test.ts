@@ -31,7 +31,7 @@ async function tempDir(t: ExecutionContext): Promise<string> {
 }
 
 async function start(t: ExecutionContext, dir: string, options: Partial<StartJobsOptions> = { retention: RETENTION }): Promise<JobsApp> {
-  const app = await startJobs({ path: dir, threads: 2, ...options } as StartJobsOptions);
+  const app = await startJobs({ path: dir, threads: 1, ...options } as StartJobsOptions);
   t.teardown(() => app.close());
   for (const type of [KEPT, PRUNED]) await app.jobs.setTypeTimeout(type, 30);
   return app;

@@ -138,7 +138,7 @@ test('a client process of a shared store traces its adds and runs alike, the con
   const dir = await tempDataDir(t, 'tracing-client');
   const owner = await Peer.start(t, { kind: 'app', path: dir });
   t.is(owner.role, 'owner');
-  const app = await startJobs({ path: dir, role: 'client', threads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
+  const app = await startJobs({ path: dir, role: 'client', threads: 1, handlerThreads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
   t.teardown(() => app.close());
   t.is(app.role, 'client');
   await app.setTypeTimeout(T1, 30);

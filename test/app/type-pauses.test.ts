@@ -49,7 +49,7 @@ test.serial('a pause survives a restart of the app on the same store', async (t)
   await app.add(T1, 'queued', { dir });
   await app.close();
 
-  const again = await startJobs({ path: dir, threads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
+  const again = await startJobs({ path: dir, threads: 1, handlerThreads: 1, logLevel: 'silent', typeMonitorHoldoffMs: 0 });
   t.teardown(() => again.close());
   t.true(await again.isPaused(T1));
   t.deepEqual(

@@ -21,7 +21,7 @@ async function tempDir(t: { teardown(fn: () => Promise<void>): void }): Promise<
 
 async function runningApp(t: Parameters<typeof tempDir>[0]): Promise<{ app: JobsApp; dir: string }> {
   const dir = await tempDir(t);
-  const app = await startJobs({ path: dir, threads: 2, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
+  const app = await startJobs({ path: dir, threads: 1, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
   t.teardown(() => app.close());
   await app.setTypeTimeout('email', 30);
   return { app, dir };

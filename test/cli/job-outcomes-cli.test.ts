@@ -81,7 +81,7 @@ async function checkOutcomeCommands(t: ExecutionContext, where: string[], read: 
 
 test.serial('against a running app: jobs --failed, job with its outcome, retry and cancel go through the app', async (t) => {
   const dir = await tempDir(t);
-  const app = await startJobs({ path: dir, threads: 2, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
+  const app = await startJobs({ path: dir, threads: 1, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
   t.teardown(() => app.close());
   await app.setTypeTimeout('email', 30);
   await endThreeWays(app.jobs);
@@ -110,7 +110,7 @@ test.serial('against a closed store: jobs --failed, job with its outcome, retry 
 
 test.serial('over --url, retry and cancel need the token', async (t) => {
   const dir = await tempDir(t);
-  const app = await startJobs({ path: dir, threads: 2, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
+  const app = await startJobs({ path: dir, threads: 1, typeMonitorHoldoffMs: 0, admin: { port: 0 } });
   t.teardown(() => app.close());
   await app.setTypeTimeout('email', 30);
   await endThreeWays(app.jobs);

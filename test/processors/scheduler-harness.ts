@@ -58,10 +58,12 @@ export async function harness(t: ExecutionContext, timeoutSeconds = 3): Promise<
     mode,
     async start(type, handler, options = {}) {
       if ((await jobs.getTypeTimeout(type)) === undefined) await jobs.setTypeTimeout(type, timeoutSeconds);
+      // One handler thread unless a test asks for more: each one loads the
+      // handler modules through tsx, about a CPU second of the test's time.
       const scheduler =
         mode === 'main'
           ? await startScheduler({ jobs, type, handler: await definitionOf(handler), runIn: 'main', ...options })
-          : await startScheduler({ jobs, type, handler: fixture(handler), threads: 2, ...options });
+          : await startScheduler({ jobs, type, handler: fixture(handler), threads: 1, ...options });
       schedulers.push(scheduler);
       return scheduler;
     },
