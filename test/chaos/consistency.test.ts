@@ -35,13 +35,15 @@ async function threeJobs(jobs: Jobs): Promise<void> {
   await jobs.add(T, 'p', { n: 3 }, { priority: 1, scheduledTime: 1_000 });
 }
 
-test('a store written only through the jobs API is consistent, in every state', async (t) => {
+test('a store written only through the jobs API is consistent, in every state (a flow parent waiting included)', async (t) => {
   const { database, jobs } = await store(t);
   await threeJobs(jobs);
+  // A flow's parent waits for its child.
+  await jobs.addFlow({ type: T, id: 'parent', children: [{ type: T, id: 'child' }] });
   const report = await checkJobsConsistency(database);
   t.deepEqual(report.anomalies, []);
-  t.is(report.jobs, 3);
-  t.deepEqual(report.states, { pending: 1, running: 1, finished: 1 });
+  t.is(report.jobs, 5);
+  t.deepEqual(report.states, { waiting: 1, pending: 2, running: 1, finished: 1 });
   t.deepEqual(
     report.running.map(({ type, id }) => ({ type, id })),
     [{ type: T, id: 'r' }],

@@ -7,7 +7,8 @@ import type { Settled } from './interfaces.js';
 import type { Handover } from './parked-accepts.js';
 import type { QueuedCall } from './queued-call.js';
 import { SharedReads } from './shared-reads.js';
-import { discardFlowWork, runFlowWork } from './job-flows.js';
+import { discardFlowWork } from './flow-work.js';
+import { runFlowWork } from './job-flows.js';
 import type { BodyOutcomes, BodyRequest } from './write-requests.js';
 
 /**

@@ -59,6 +59,7 @@ import { pendingRecord, touchActivity, writePending } from './job-transitions.js
 import type { Changes } from './job-transitions.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { jobChanges } from './write-calls.js';
+import { type FlowEvent, flowEventsOf } from './flow-work.js';
 
 export type { ChildFailurePolicy, FlowJobRef };
 
@@ -277,39 +278,24 @@ async function readFlowNode(tx: ReadTransaction, ref: FlowJobRef, depth: number)
 
 // --- the work a flow job's end leaves ---------------------------------------
 
-/** What a flow job's end, removal or new run leaves to do in its transaction. */
-type FlowWork = (tx: Transaction, once: OncePerAttempt | undefined) => Promise<void>;
-
-const workOf = new WeakMap<Transaction, FlowWork[]>();
-
-function leave(tx: Transaction, work: FlowWork): void {
-  let list = workOf.get(tx);
-  if (list === undefined) {
-    list = [];
-    workOf.set(tx, list);
-  }
-  list.push(work);
-}
-
-/** Forgets the work an attempt of `tx` left: a retried attempt runs its bodies, and leaves it, again. */
-export function discardFlowWork(tx: Transaction): void {
-  workOf.delete(tx);
-}
-
 /**
- * Does the work the bodies run in `tx` left, one piece after the other
- * (and what that work leaves in turn); `undefined` when there is none,
- * which is every transaction without a flow job.
+ * Does the work the bodies run in `tx` left (flow-work.ts), one piece
+ * after the other (and what that work leaves in turn); `undefined` when
+ * there is none, which is every transaction without a flow job.
  */
 export function runFlowWork(tx: Transaction, once?: OncePerAttempt): Promise<void> | undefined {
-  const list = workOf.get(tx);
+  const list = flowEventsOf(tx);
   if (list === undefined || list.length === 0) return undefined;
   return drain(tx, list, once);
 }
 
-async function drain(tx: Transaction, list: FlowWork[], once: OncePerAttempt | undefined): Promise<void> {
+async function drain(tx: Transaction, list: FlowEvent[], once: OncePerAttempt | undefined): Promise<void> {
   try {
-    for (let work = list.shift(); work !== undefined; work = list.shift()) await work(tx, once);
+    for (let event = list.shift(); event !== undefined; event = list.shift()) {
+      if (event.kind === 'ended') await memberEnded(tx, event.type, event.id, event.outcome, once);
+      else if (event.kind === 'removed') await memberRemoved(tx, event.type, event.id, once);
+      else await memberRestarted(tx, event.type, event.id);
+    }
   } catch (error) {
     // The attempt fails: none of its work may run in a retry on the same transaction object.
     list.length = 0;
@@ -321,21 +307,6 @@ async function drain(tx: Transaction, list: FlowWork[], once: OncePerAttempt | u
 export async function withFlowWork<T>(tx: Transaction, value: T): Promise<T> {
   await runFlowWork(tx);
   return value;
-}
-
-/** A flow job ended as `outcome`: its parent counts it, and a cancelled one's children are cancelled. */
-export function flowMemberEnded(tx: Transaction, keys: TypeKeys, id: string, outcome: JobOutcome): void {
-  leave(tx, (tx, once) => memberEnded(tx, keys.type, id, outcome, once));
-}
-
-/** A flow job was removed: see the rules at the top of this file. */
-export function flowMemberRemoved(tx: Transaction, keys: TypeKeys, id: string): void {
-  leave(tx, (tx, once) => memberRemoved(tx, keys.type, id, once));
-}
-
-/** A flow job that had ended runs again: a parent still waiting counts it as unfinished again. */
-export function flowMemberRestarted(tx: Transaction, keys: TypeKeys, id: string): void {
-  leave(tx, (tx) => memberRestarted(tx, keys.type, id));
 }
 
 async function memberEnded(tx: Transaction, type: string, id: string, outcome: JobOutcome, once: OncePerAttempt | undefined): Promise<void> {

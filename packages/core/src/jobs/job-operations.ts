@@ -49,7 +49,7 @@ import { logFinish } from './finish-log.js';
 import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
 import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
 import { countEndedRun } from './type-limits.js';
-import { flowMemberEnded, flowMemberRemoved } from './job-flows.js';
+import { flowMemberEnded, flowMemberRemoved } from './flow-work.js';
 
 /**
  * An `add` in a transaction of its own (an application's, `jobs.in(tx)`);

@@ -25,7 +25,7 @@ import type { OncePerAttempt } from './pending-queue.js';
 import { CANCELLED_ROW } from './outcome-rows.js';
 import { countEndedRun } from './type-limits.js';
 import { logFinish } from './finish-log.js';
-import { flowMemberEnded, flowMemberRestarted } from './job-flows.js';
+import { flowMemberEnded, flowMemberRestarted } from './flow-work.js';
 
 /** How a worker ends its run: `complete` or `fail`. */
 export type RunOutcome = 'succeeded' | 'failed';

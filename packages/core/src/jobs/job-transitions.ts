@@ -47,7 +47,7 @@ import { countEndedRun, takeUnderLimits } from './type-limits.js';
 import { GroupTurns, hasGroupsIn } from './job-groups.js';
 import type { GroupLimits } from './job-groups.js';
 import { isPausedIn } from './type-pauses.js';
-import { flowMemberRestarted } from './job-flows.js';
+import { flowMemberRestarted } from './flow-work.js';
 
 /** The value written to `watches_activity`: 10 bytes the commit fills + user version 0. */
 const ACTIVITY_STAMP_TEMPLATE = Buffer.alloc(TUPLE_VERSIONSTAMP_LENGTH);
