@@ -57,7 +57,6 @@ test('a record of format 0 reads with no attempts, and finished as succeeded', (
     finishedAt: undefined,
     retryPolicy: false,
     traceContext: false,
-    inFlow: false,
   });
   t.is(recordDataOffset(legacy), LEGACY_HEADER_BYTES);
   t.is(recordAttempts(legacy), 0);

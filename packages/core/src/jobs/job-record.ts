@@ -130,7 +130,7 @@ export interface JobRecord {
   retryPolicy: boolean;
   /** The job carries a trace context, a row in the trace contexts subspace. */
   traceContext: boolean;
-  /** The job belongs to a flow (see job-flows.ts); `false` when left out of a record to encode. */
+  /** The job belongs to a flow (see job-flows.ts); left out when it does not. */
   inFlow?: boolean;
   /** The job's group (see job-groups.ts), kept in the record between its header and its data. */
   group?: string | undefined;
@@ -478,9 +478,10 @@ export function decodeJobRecord(value: Buffer): JobRecord {
     finishedAt: finished ? recordFinishedAt(value) : undefined,
     retryPolicy: (flags & RETRY_POLICY_FLAG) !== 0,
     traceContext: (flags & TRACE_CONTEXT_FLAG) !== 0,
-    inFlow: recordInFlow(value),
     data: value.subarray(header),
   };
+  // Left out when not in a flow or a group, as records encoded without them are.
+  if (recordInFlow(value)) record.inFlow = true;
   if (group !== undefined) record.group = group;
   return record;
 }
