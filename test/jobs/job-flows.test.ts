@@ -38,9 +38,12 @@ test('a parent waits, never taken, until every child succeeded; then it is pendi
     ],
   });
   t.is(added, 'waiting');
-  t.like(await jobs.getJob(T1, 'report'), { state: 'waiting', data: { month: 5 } });
+  t.like(await jobs.getJob(T1, 'report'), { state: 'waiting', data: { month: 5 }, inFlow: true });
+  t.like(await jobs.getJob(T2, 'a'), { state: 'pending', inFlow: true });
+  await jobs.add(T2, 'alone');
+  t.false('inFlow' in ((await jobs.getJob(T2, 'alone')) ?? {}));
   t.is(await jobs.accept(T1), undefined);
-  t.is(await jobs.pendingCount(T2), 2);
+  t.is(await jobs.pendingCount(T2), 3);
 
   const a = await takeId(jobs, T2, 'a');
   t.is(await jobs.complete(a, { rows: 10 }), 'finished');

@@ -133,6 +133,8 @@ export interface JobInfo<T extends string = string> {
   traceContext?: TraceContext;
   /** The job's group (see {@link AddOptions.group}), when it has one. */
   group?: string;
+  /** `getJob` only: `true` when the job is a parent or a child in a flow (see `addFlow`, `getFlow`). */
+  inFlow?: true;
 }
 
 /** Why a job failed, as the store keeps it (see `fail`). */

@@ -275,6 +275,7 @@ export async function readJobInfo(tx: ReadTransaction, keys: TypeKeys, id: strin
   if (policy !== undefined) info.retry = decodeRetryPolicy(policy);
   const traceContext = record.traceContext ? await tx.get(keys.traceContextKey(id)) : undefined;
   if (traceContext !== undefined) info.traceContext = decodeTraceContext(traceContext);
+  if (record.inFlow === true) info.inFlow = true;
   return info;
 }
 

@@ -428,7 +428,7 @@ async function showJob(type, id, quiet) {
       parts.push(el('h3', {}, 'history'), el('pre', { id: 'job-history' }, history.map((h) => `${h.timestamp} ${h.type}${h.reason ? ` ${h.reason}` : ''}`).join('\n')));
     }
     // A job of a flow shows the flow under it, and a link to its parent.
-    const flow = await api('GET', `/api/flows/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).catch(() => undefined);
+    const flow = job.inFlow ? await api('GET', `/api/flows/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).catch(() => undefined) : undefined;
     if (flow) {
       parts.push(el('h3', {}, 'flow'));
       if (flow.parent) parts.push(el('p', {}, 'parent ', flowLink(flow.parent)));
