@@ -42,6 +42,10 @@
 // A type whose jobs never had a group pays one snapshot read per take for
 // all this: the marker row a grouped enqueue writes. A group's rate runs on
 // the process's clock (`Date.now()`), as the type's rate does.
+//
+// Over 500 lines because the ring, the arrivals, the claims of takes in
+// flight and the counters are one mechanism: each part's rules are stated
+// against the others', and split apart they would be read only together.
 
 import { JobsError } from '../errors.js';
 import { keyAfterPrefix } from '../keys/subspace.js';
