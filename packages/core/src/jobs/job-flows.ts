@@ -53,9 +53,7 @@ import {
 } from './flow-rows.js';
 import type { ChildFailurePolicy, FlowJobRef } from './flow-rows.js';
 import { decodeJobError, encodeJobError } from './outcome-rows.js';
-import { writeRetryPolicy } from './job-retry-policy.js';
-import { writeTraceContext } from './job-trace-context.js';
-import { pendingRecord, touchActivity, writePending } from './job-transitions.js';
+import { newJobRecord, touchActivity, writePending } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
 import type { OncePerAttempt } from './pending-queue.js';
 import { jobChanges } from './write-calls.js';
@@ -202,18 +200,7 @@ export async function addFlowIn(tx: Transaction, jobs: readonly CheckedFlowJob[]
   for (const job of jobs) {
     const keys = flowKeys.forType(job.type);
     const { changes } = job;
-    const record = pendingRecord(
-      changes.priority ?? 0,
-      changes.scheduledTime ?? Math.floor(now),
-      changes.data,
-      changes.continuous ?? false,
-      0,
-      changes.retry !== undefined,
-      changes.traceContext !== undefined,
-      true,
-    );
-    if (changes.retry !== undefined) writeRetryPolicy(tx, keys, job.id, changes.retry);
-    if (changes.traceContext !== undefined) writeTraceContext(tx, keys, job.id, changes.traceContext);
+    const record = newJobRecord(tx, keys, job.id, changes, now, true);
     if (job.children.length > 0) {
       tx.set(keys.job(job.id), encodeJobRecord({ ...record, state: 'waiting' }));
       writeFlowRow(tx, job.type, job.id, { onChildFailure: job.onChildFailure, unfinished: job.children.length });

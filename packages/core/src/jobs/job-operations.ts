@@ -33,6 +33,7 @@ import type { JobRecord, JobState } from './job-record.js';
 import {
   clearFinishedRows,
   countCancellation,
+  newJobRecord,
   pendingRecord,
   readRecord,
   resubmitRecord,
@@ -46,8 +47,8 @@ import type { OncePerAttempt } from './pending-queue.js';
 import type { Job, JobInfo } from './interfaces.js';
 import { addOutcomeValue } from './outcome-rows.js';
 import { logFinish } from './finish-log.js';
-import { clearRetryPolicy, decodeRetryPolicy, writeRetryPolicy } from './job-retry-policy.js';
-import { clearTraceContext, decodeTraceContext, writeTraceContext } from './job-trace-context.js';
+import { clearRetryPolicy, decodeRetryPolicy } from './job-retry-policy.js';
+import { clearTraceContext, decodeTraceContext } from './job-trace-context.js';
 import { countEndedRun } from './type-limits.js';
 import { flowMemberEnded, flowMemberRemoved } from './flow-work.js';
 
@@ -83,20 +84,7 @@ export function addJobRead(
     throw new JobsError('no_type_timeout', `set a timeout for job type ${describe(keys.type)} before adding jobs to it`);
   }
   if (value === undefined) {
-    const record = pendingRecord(
-      changes.priority ?? 0,
-      changes.scheduledTime ?? Math.floor(now),
-      changes.data,
-      changes.continuous ?? false,
-      0,
-      changes.retry !== undefined,
-      changes.traceContext !== undefined,
-      false,
-      changes.group,
-    );
-    if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
-    if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
-    writePending(tx, keys, id, record, once, key);
+    writePending(tx, keys, id, newJobRecord(tx, keys, id, changes, now, false), once, key);
     touchActivity(tx, keys, once);
     return 'pending';
   }

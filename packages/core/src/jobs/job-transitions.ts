@@ -72,6 +72,27 @@ export async function readRecord(tx: ReadTransaction, keys: TypeKeys, id: string
 }
 
 /**
+ * The record of a job added new with `changes`, in a flow or not (a flow's
+ * group is never set), its own retry policy and trace context rows written
+ * beside it; the caller writes the record (pending, or waiting in a flow).
+ */
+export function newJobRecord(tx: Transaction, keys: TypeKeys, id: string, changes: Changes, now: number, inFlow: boolean): JobRecord {
+  if (changes.retry !== undefined) writeRetryPolicy(tx, keys, id, changes.retry);
+  if (changes.traceContext !== undefined) writeTraceContext(tx, keys, id, changes.traceContext);
+  return pendingRecord(
+    changes.priority ?? 0,
+    changes.scheduledTime ?? Math.floor(now),
+    changes.data,
+    changes.continuous ?? false,
+    0,
+    changes.retry !== undefined,
+    changes.traceContext !== undefined,
+    inFlow,
+    changes.group,
+  );
+}
+
+/**
  * `attempts`: the failed attempts it has (0 for a new job, or one added
  * again after it finished); `retryPolicy` and `traceContext`: whether it
  * has a row of its own retry policy, of its trace context.
