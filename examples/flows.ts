@@ -1,6 +1,7 @@
 // The README's flows example: a report waits for its parts (one of which
 // waits for its own), then its handler reads what they returned; a flow
-// whose part fails fails its parent, naming the part.
+// whose part fails fails its parent, naming the part. A flow subscription
+// follows every job of q2's tree.
 // `pnpm exec tsx examples/flows.ts [--path DIR]`
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,21 @@ const path = at >= 0 ? (process.argv[at + 1] as string) : mkdtempSync(join(tmpdi
 const app = await startJobs({ path, logLevel: 'silent' });
 await app.setTypeTimeout('report', 30);
 await app.setTypeTimeout('part', 30);
+await app.addFlow({
+  type: 'report',
+  id: 'q2',
+  data: { title: 'Q2' },
+  children: [
+    { type: 'part', id: 'q2-north', data: { region: 'north' } },
+    // A part with parts of its own: it waits for them, and q2 waits for it.
+    { type: 'report', id: 'q2-south', data: { title: 'south' }, children: [{ type: 'part', id: 'q2-south-coast', data: { region: 'coast' } }] },
+  ],
+});
+console.log('q2 is', await app.getJobState('report', 'q2')); // waiting: its parts run first (no handler yet)
+// Every job of the tree on one subscription, each event naming the job and its parent; it ends with q2's end.
+const q2 = await app.subscribeFlow('report', 'q2');
+
+// The handlers start once the subscription is there, so that it sees every job of q2 run.
 await app.process('part', async (job) => {
   const { region } = job.data as { region: string };
   if (region === 'atlantis') throw new Error('no such region');
@@ -27,20 +43,13 @@ await app.process('report', async (job, ctx) => {
   }, 0);
   return { title: (job.data as { title: string }).title, total };
 });
-
-await app.addFlow({
-  type: 'report',
-  id: 'q2',
-  data: { title: 'Q2' },
-  children: [
-    { type: 'part', id: 'q2-north', data: { region: 'north' } },
-    // A part with parts of its own: it waits for them, and q2 waits for it.
-    { type: 'report', id: 'q2-south', data: { title: 'south' }, children: [{ type: 'part', id: 'q2-south-coast', data: { region: 'coast' } }] },
-  ],
-});
-console.log('q2 is', await app.getJobState('report', 'q2')); // waiting: its parts run first
-const q2 = await app.subscribe('report', 'q2');
-await app.wait(q2, 'finished', 60_000);
+const finished: string[] = [];
+let last = '';
+for await (const event of q2) {
+  if (event.state === 'finished') finished.push(`${event.id} (under ${event.parent?.id ?? 'nothing'})`);
+  last = event.id;
+}
+console.log('q2 flow ended:', finished.sort().join(', '), '- last:', last);
 console.log('q2 result:', (await app.getJob('report', 'q2'))?.result);
 const tree = await app.getFlow('report', 'q2');
 console.log('q2 flow:', tree?.children.map((child) => `${child.id} ${child.outcome} (${child.children.length} children)`).join(', '));

@@ -70,9 +70,10 @@ test('the pausing example: a paused type starts nothing, adds go on, a resume wa
   t.regex(out, /after resume: welcome-1/);
 });
 
-test('the flows example: a report waits for its parts (nested), reads their results, and a failed part fails its parent', async (t) => {
+test('the flows example: a report waits for its parts (nested), reads their results, its flow subscription sees every job end, and a failed part fails its parent', async (t) => {
   const out = await runExample('examples/flows.ts');
   t.regex(out, /q2 is waiting/);
+  t.regex(out, /q2 flow ended: q2 \(under nothing\), q2-north \(under q2\), q2-south \(under q2\), q2-south-coast \(under q2-south\) - last: q2/);
   t.regex(out, /q2 result: \{ title: 'Q2', total: 1000 \}/);
   t.regex(out, /q2 flow: q2-north succeeded \(0 children\), q2-south succeeded \(1 children\)/);
   t.regex(out, /q3: failed child job "q3-atlantis" of type "part" failed: no such region/);

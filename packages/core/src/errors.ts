@@ -132,6 +132,8 @@ export type JobsErrorCode =
   | 'invalid_flow'
   /** `addFlow` names a job that exists already: a flow only adds new jobs. */
   | 'flow_job_exists'
+  /** `subscribeFlow` of a job that exists but is in no flow (subscribe to it alone instead). */
+  | 'not_in_flow'
   | 'closed'
   /**
    * @jobtree/supervisor: the jobs app stopped because its root supervisor

@@ -15,8 +15,16 @@ export type { StartJobsOptions, JobsAppSettings, JobsStoreOptions, RootExitActio
 export type { AppStop } from './app/app-stop.js';
 export type { ScheduleInfo, ScheduleOptions } from './app/app-schedules.js';
 export { Subscription, type JobStateChange } from './app/subscription.js';
+export { FlowSubscription, type FlowStateChange } from './app/flow-subscription.js';
 export { type JobEvent, type SubscriptionState, isJobEvent } from './app/job-event.js';
 export { subscribeJob, unsubscribeJob, type ActorSubscription } from './app/actor-subscription.js';
+export {
+  subscribeFlowJobs,
+  unsubscribeFlowJobs,
+  flowJobOf,
+  type ActorFlowJob,
+  type ActorFlowSubscription,
+} from './app/actor-flow-subscription.js';
 export { jobsCore, type JobsCore } from './app/bridge-client.js';
 export type { JobsBridge, BridgeAcceptOptions, JobSnapshot, NotifierSnapshot } from './app/jobs-bridge.js';
 export { formatTree, type TreeNode } from './app/live-tree.js';

@@ -69,6 +69,7 @@ import { LiveTree } from './live-tree.js';
 import { findNotifier } from './notifier-lookup.js';
 import { type AppScheduler, ProcessorRegistry } from './processor-registry.js';
 import { RemoteSubscriptions } from './remote-subscriptions.js';
+import { FlowSubscription } from './flow-subscription.js';
 import { servedAppCalls } from './served-app-calls.js';
 import { type ScheduleInfo, type ScheduleOptions, scheduleInput, withNextTicks } from './app-schedules.js';
 import type { ScheduleTickerMessage } from './schedule-ticker.js';
@@ -517,8 +518,37 @@ export class JobsApp {
     return this.#calls.track(this.#subscriptions().subscribe(type, id)) as Promise<Subscription<T>>;
   }
 
-  /** Ends a subscription and drops the events it had queued. */
-  async unsubscribe(sub: Subscription): Promise<void> {
+  /**
+   * Subscribes to the flow under a job: `sub.tree` is the flow now (as
+   * `getFlow` reads it), and the subscription iterates every later state
+   * change of any job in it, each naming the job and its parent, in order
+   * per job, until the job subscribed to reaches `finished` or `not_found`.
+   * Rejects with `not_found` for a missing job and `not_in_flow` for a job
+   * in no flow.
+   */
+  async subscribeFlow(type: string, id: string): Promise<FlowSubscription> {
+    this.#checkOpen();
+    return this.#calls.track(
+      FlowSubscription.open(
+        {
+          getFlow: (flowType, flowId) => this.getFlow(flowType, flowId),
+          getJobStates: (jobType, ids) => this.getJobStates(jobType, ids),
+          subscribe: (jobType, jobId) => {
+            const remote = this.#remote;
+            if (remote?.active) return remote.subscribe(jobType, jobId, { shared: false });
+            return this.#subscriptions().subscribe(jobType, jobId, { shared: false });
+          },
+          unsubscribe: (sub) => this.unsubscribe(sub),
+        },
+        type,
+        id,
+      ),
+    );
+  }
+
+  /** Ends a subscription (to a job or to a flow) and drops the events it had queued. */
+  async unsubscribe(sub: Subscription | FlowSubscription): Promise<void> {
+    if (sub instanceof FlowSubscription) return sub.close();
     const hub = this.#subscriptions();
     if (await this.#remote?.unsubscribe(sub)) return;
     return this.#calls.track(hub.unsubscribe(sub));

@@ -9,6 +9,7 @@ import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-repli
 import { ScheduleTimesCache, tickSchedules } from './schedule-ticks.js';
 import type {
   AcceptOptions,
+  FlowNode,
   Job,
   JobErrorInput,
   JobInfo,
@@ -137,6 +138,11 @@ export class JobsBridge {
 
   getJobState(type: string, id: string): Promise<JobState | undefined> {
     return this.#jobs.getJobState(type, id);
+  }
+
+  /** The flow under a job (see Jobs.getFlow): what an actor's `subscribeFlowJobs` subscribes to. */
+  getFlow(type: string, id: string): Promise<FlowNode | undefined> {
+    return this.#jobs.getFlow(type, id);
   }
 
   getJobData(type: string, id: string): Promise<JsonValue | undefined> {

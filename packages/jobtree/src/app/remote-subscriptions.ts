@@ -13,8 +13,10 @@ import { Subscription, nextEventSeq } from './subscription.js';
 
 export class RemoteSubscriptions {
   readonly #sharing: StoreSharing;
-  /** Live subscriptions by "type\0id": subscribing twice gives the same one. */
-  readonly #byJob = new Map<string, { sub: Subscription; channel: string; connection: OwnerConnection }>();
+  /** Live subscriptions, each with its channel. */
+  readonly #live = new Map<Subscription, { channel: string; connection: OwnerConnection }>();
+  /** Live shared subscriptions by "type\0id": subscribing twice gives the same one. */
+  readonly #byJob = new Map<string, Subscription>();
   #nextChannel = 1;
   #closed = false;
   #closeError: JobsError | undefined;
@@ -28,13 +30,15 @@ export class RemoteSubscriptions {
     return this.#sharing.role === 'client';
   }
 
-  async subscribe(type: string, id: string): Promise<Subscription> {
+  /** With `shared: false`, a subscription of its own (see SubscriptionHub.subscribe). */
+  async subscribe(type: string, id: string, options?: { shared?: boolean }): Promise<Subscription> {
+    const shared = options?.shared !== false;
     this.#checkOpen();
     if (typeof type !== 'string' || type === '') throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${JSON.stringify(type)}`);
     if (typeof id !== 'string' || id === '') throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${JSON.stringify(id)}`);
     const key = `${type}\u0000${id}`;
     const live = this.#byJob.get(key);
-    if (live !== undefined && !live.sub.ended) return live.sub;
+    if (shared && live !== undefined && !live.ended) return live;
     const connection = await this.#sharing.connection();
     if (connection === undefined) throw new JobsError('owner_lost', 'this process took the store over while subscribing: subscribe again');
     const channel = `sub:${this.#nextChannel++}`;
@@ -43,7 +47,7 @@ export class RemoteSubscriptions {
     let sub: Subscription | undefined;
     connection.listen(channel, (payload) => {
       if (sub === undefined) early.push(payload as RemoteSubscriptionEvent);
-      else this.#deliver(key, channel, sub, payload as RemoteSubscriptionEvent);
+      else this.#deliver(sub, payload as RemoteSubscriptionEvent);
     });
     let reply: RemoteSubscribeReply;
     try {
@@ -57,25 +61,25 @@ export class RemoteSubscriptions {
       connection.unlisten(channel);
       return sub;
     }
-    this.#byJob.set(key, { sub, channel, connection });
+    this.#live.set(sub, { channel, connection });
+    if (shared) this.#byJob.set(key, sub);
     const made = sub;
     void connection.lost.then((error) => {
-      if (this.#byJob.get(key)?.sub !== made) return;
-      this.#byJob.delete(key);
+      if (!this.#live.has(made)) return;
+      this.#forget(made);
       made.end(error);
     });
-    for (const event of early) this.#deliver(key, channel, sub, event);
+    for (const event of early) this.#deliver(sub, event);
     return sub;
   }
 
   /** Ends `sub` if the owner serves it; false for any other subscription (the app's own hub's). */
   async unsubscribe(sub: Subscription): Promise<boolean> {
     if (!(sub instanceof Subscription)) return false;
-    const key = `${sub.type}\u0000${sub.id}`;
-    const entry = this.#byJob.get(key);
-    if (entry === undefined || entry.sub !== sub) return false;
+    const entry = this.#live.get(sub);
+    if (entry === undefined) return false;
     sub.drop();
-    this.#byJob.delete(key);
+    this.#forget(sub);
     entry.connection.unlisten(entry.channel);
     if (entry.connection.open) await entry.connection.call('unsubscribe', [entry.channel]).catch(() => false);
     return true;
@@ -86,24 +90,31 @@ export class RemoteSubscriptions {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeError = error;
-    for (const { sub, channel, connection } of this.#byJob.values()) {
+    for (const [sub, { channel, connection }] of this.#live) {
       sub.end(error);
       connection.unlisten(channel);
     }
+    this.#live.clear();
     this.#byJob.clear();
   }
 
-  #deliver(key: string, channel: string, sub: Subscription, event: RemoteSubscriptionEvent): void {
+  #forget(sub: Subscription): void {
+    this.#live.delete(sub);
+    const key = `${sub.type}\u0000${sub.id}`;
+    if (this.#byJob.get(key) === sub) this.#byJob.delete(key);
+  }
+
+  #deliver(sub: Subscription, event: RemoteSubscriptionEvent): void {
     if ('state' in event) {
       sub.push({ type: sub.type, id: sub.id, state: event.state, data: event.data as never, seq: nextEventSeq() });
       if (!isTerminal(event.state)) return;
     } else if ('error' in event) {
       sub.end(new JobsError(event.error.code as JobsErrorCode, event.error.message.replace(/^[a-z_]+: /, '')));
     } else sub.end();
-    const entry = this.#byJob.get(key);
-    if (entry?.sub === sub) {
-      this.#byJob.delete(key);
-      entry.connection.unlisten(channel);
+    const entry = this.#live.get(sub);
+    if (entry !== undefined) {
+      this.#forget(sub);
+      entry.connection.unlisten(entry.channel);
     }
   }
 

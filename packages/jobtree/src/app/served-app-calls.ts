@@ -37,7 +37,8 @@ export function servedAppCalls(actors: ActorSystem, hubOptions: SubscriptionHubO
   const methods = new Map<string, ServedMethod>();
   methods.set('subscribe', async ([type, id, channel], call: ServedCall): Promise<RemoteSubscribeReply> => {
     const entry = subscriptionsOf(call.connection);
-    const sub = await entry.hub.subscribe(type as string, id as string);
+    // Each channel is pumped on its own: two channels to one job must not share (and split) its events.
+    const sub = await entry.hub.subscribe(type as string, id as string, { shared: false });
     if (sub.ended) return { state: sub.state, data: sub.data, live: false };
     entry.byChannel.set(channel as string, sub);
     // After this answer has gone out: the client learns the subscription before its events.

@@ -25,9 +25,11 @@ export class SubscriptionHub {
   readonly #system: ActorSystem;
   readonly #inbox: Inbox<JobEvent>;
   readonly #options: SubscriptionHubOptions;
-  readonly #byRef = new Map<string, Subscription>();
-  /** Live subscriptions by "type\0id": subscribing twice gives the same one. */
+  /** Live subscriptions by the notifier's ref: one shared one, and any number made with `shared: false`. */
+  readonly #byRef = new Map<string, Set<Subscription>>();
+  /** Live shared subscriptions by "type\0id": subscribing twice gives the same one. */
   readonly #byJob = new Map<string, Subscription>();
+  readonly #unshared = new WeakSet<Subscription>();
   readonly #notifiers = new Map<string, { id: ActorId; monitor: MonitorRef }>();
   readonly #early = new Map<string, { events: JobEvent[]; at: number }>();
   #closed = false;
@@ -49,13 +51,19 @@ export class SubscriptionHub {
     return this.#inbox.ref.id;
   }
 
-  async subscribe(type: string, id: string): Promise<Subscription> {
+  /**
+   * With `shared: false`, a subscription of its own, whose events no other
+   * taker shares (a flow subscription's, the subscriptions a client process
+   * makes through its owner), even while a shared one to the same job lives.
+   */
+  async subscribe(type: string, id: string, options?: { shared?: boolean }): Promise<Subscription> {
+    const shared = options?.shared !== false;
     this.#checkOpen();
     if (typeof type !== 'string' || type === '') throw new JobsError('invalid_job_type', `a job type is a non-empty string, got ${show(type)}`);
     if (typeof id !== 'string' || id === '') throw new JobsError('invalid_job_id', `a job id is a non-empty string, got ${show(id)}`);
     const key = `${type}\u0000${id}`;
     const live = this.#byJob.get(key);
-    if (live !== undefined && !live.ended) return live;
+    if (shared && live !== undefined && !live.ended) return live;
     // A notifier killed while it is asked is asked again in its successor.
     const deadline = performance.now() + this.#options.resubscribeTimeoutMs;
     let notifier: ActorId | undefined;
@@ -77,8 +85,8 @@ export class SubscriptionHub {
     const sub = new Subscription(type, id, reply.state, reply.data, reply.ref);
     if (reply.ref === undefined) return sub;
     this.#watchNotifier(type, notifier as ActorId);
-    this.#byRef.set(reply.ref, sub);
-    this.#byJob.set(key, sub);
+    if (!shared) this.#unshared.add(sub);
+    this.#track(reply.ref, sub);
     this.#deliverEarly(reply.ref);
     return sub;
   }
@@ -89,6 +97,8 @@ export class SubscriptionHub {
     sub.drop();
     if (ref === undefined) return;
     this.#forget(ref, sub);
+    // The notifier's subscription serves the others of the same job still.
+    if (this.#byRef.has(ref)) return;
     const notifier = this.#notifiers.get(sub.type);
     if (notifier !== undefined && !this.#closed) {
       await this.#system.call<boolean, NotifierMessage>(notifier.id, { type: 'unsubscribe', ref }).catch(() => false);
@@ -112,7 +122,7 @@ export class SubscriptionHub {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeError = error;
-    for (const sub of [...this.#byRef.values(), ...this.#moving]) sub.end(error);
+    for (const sub of [...[...this.#byRef.values()].flatMap((subs) => [...subs]), ...this.#moving]) sub.end(error);
     this.#moving.clear();
     this.#byRef.clear();
     this.#byJob.clear();
@@ -129,8 +139,8 @@ export class SubscriptionHub {
   }
 
   #onEvent(event: JobEvent): void {
-    const sub = this.#byRef.get(event.ref);
-    if (sub === undefined) {
+    const subs = this.#byRef.get(event.ref);
+    if (subs === undefined) {
       // The event may have overtaken the subscribe reply that tells its ref.
       const now = performance.now();
       for (const [ref, early] of this.#early) if (now - early.at > EARLY_EVENT_MS) this.#early.delete(ref);
@@ -139,8 +149,10 @@ export class SubscriptionHub {
       this.#early.set(event.ref, early);
       return;
     }
-    sub.push({ type: event.jobType, id: event.id, state: event.state, data: event.data, seq: nextEventSeq() });
-    if (isTerminal(event.state)) this.#forget(event.ref, sub);
+    for (const sub of [...subs]) {
+      sub.push({ type: event.jobType, id: event.id, state: event.state, data: event.data, seq: nextEventSeq() });
+      if (isTerminal(event.state)) this.#forget(event.ref, sub);
+    }
   }
 
   #deliverEarly(ref: string): void {
@@ -150,8 +162,20 @@ export class SubscriptionHub {
     for (const event of early.events) this.#onEvent(event);
   }
 
+  #track(ref: string, sub: Subscription): void {
+    let subs = this.#byRef.get(ref);
+    if (subs === undefined) {
+      subs = new Set();
+      this.#byRef.set(ref, subs);
+    }
+    subs.add(sub);
+    if (!this.#unshared.has(sub)) this.#byJob.set(`${sub.type}\u0000${sub.id}`, sub);
+  }
+
   #forget(ref: string, sub: Subscription): void {
-    this.#byRef.delete(ref);
+    const subs = this.#byRef.get(ref);
+    subs?.delete(sub);
+    if (subs?.size === 0) this.#byRef.delete(ref);
     const key = `${sub.type}\u0000${sub.id}`;
     if (this.#byJob.get(key) === sub) this.#byJob.delete(key);
   }
@@ -168,7 +192,7 @@ export class SubscriptionHub {
     if (entry === undefined || this.#closed) return;
     const [type] = entry;
     this.#notifiers.delete(type);
-    const orphans = [...this.#byRef].filter(([, sub]) => sub.type === type);
+    const orphans = [...this.#byRef].flatMap(([ref, subs]) => [...subs].filter((sub) => sub.type === type).map((sub) => [ref, sub] as const));
     for (const [ref, sub] of orphans) this.#forget(ref, sub);
     const subs = orphans.map(([, sub]) => sub);
     for (const sub of subs) this.#moving.add(sub);
@@ -209,8 +233,7 @@ export class SubscriptionHub {
           }
           if (reply.ref !== undefined && !sub.ended) {
             sub.ref = reply.ref;
-            this.#byRef.set(reply.ref, sub);
-            this.#byJob.set(`${type}\u0000${sub.id}`, sub);
+            this.#track(reply.ref, sub);
             this.#deliverEarly(reply.ref);
           }
         } catch (error) {

@@ -1,0 +1,160 @@
+// A subscription to a whole flow (app.subscribeFlow): every state change of
+// any job of the tree arrives on one stream, each naming the job and its
+// parent, in order per job, and the stream ends with the root's end; the
+// children a cancelled root took with it are reported before it; a job of
+// the flow that the app also subscribes to alone gives both subscriptions
+// all of its events; an actor subscribes to a flow and tells each event's
+// job and parent from its ref.
+
+import test from 'ava';
+import { type FlowStateChange, type FlowSubscription, JobsError } from 'jobtree';
+import flowSubscriber, { type FlowEventSeen, type FlowSubscriberMessage } from './fixtures/flow-subscriber-actor.js';
+import { T1, T2, eventually, startTempApp } from './fixtures/temp-app.js';
+
+const T3 = 't3';
+const ORDER = ['waiting', 'pending', 'running', 'finished'];
+
+async function collect(sub: FlowSubscription): Promise<FlowStateChange[]> {
+  const events: FlowStateChange[] = [];
+  for await (const event of sub) events.push(event);
+  return events;
+}
+
+/** The states reported for one job, in the order they came. */
+function statesOf(events: ReadonlyArray<{ id: string; state: string }>, id: string): string[] {
+  return events.filter((event) => event.id === id).map((event) => event.state);
+}
+
+/** Whether `states` follow the order a job's life gives them (some may be skipped, none repeated out of turn). */
+function inLifeOrder(states: string[]): boolean {
+  const at = states.map((state) => ORDER.indexOf(state));
+  return at.every((index, i) => index >= 0 && (i === 0 || index > (at[i - 1] as number)));
+}
+
+test('a nested flow: every job of the tree on one stream, in order per job, each naming its parent, ending with the root', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({
+    type: T1,
+    id: 'top',
+    children: [{ type: T1, id: 'middle', children: [{ type: T2, id: 'leaf', data: { n: 1 } }] }, { type: T2, id: 'side', data: { n: 2 } }],
+  });
+  const sub = await app.subscribeFlow(T1, 'top');
+  t.like(sub.tree, { type: T1, id: 'top', state: 'waiting', children: [{ id: 'middle', state: 'waiting', children: [{ id: 'leaf', state: 'pending' }] }, { id: 'side' }] });
+  const events = collect(sub);
+  await app.process(T2, async (job) => ({ n: (job.data as { n: number }).n }));
+  await app.process(T1, async (_job, ctx) => (await ctx.childResults()).length);
+  const stream = await events;
+  t.true(sub.ended);
+
+  for (const id of ['leaf', 'side', 'middle', 'top']) {
+    const states = statesOf(stream, id);
+    t.true(inLifeOrder(states), `${id}: ${states.join(' → ')}`);
+    t.is(states.at(-1), 'finished', `${id} ends finished`);
+  }
+  // Parents become pending only once their children have ended, so they are seen leaving `waiting`.
+  t.true(statesOf(stream, 'middle').includes('running'));
+  t.deepEqual(stream.at(-1), { type: T1, id: 'top', parent: undefined, state: 'finished', data: null });
+  const parents = new Map(stream.map((event) => [event.id, event.parent]));
+  t.deepEqual(parents.get('leaf'), { type: T1, id: 'middle' });
+  t.deepEqual(parents.get('middle'), { type: T1, id: 'top' });
+  t.deepEqual(parents.get('side'), { type: T1, id: 'top' });
+  // A job's end comes before its parent's.
+  const endOf = (id: string) => stream.findIndex((event) => event.id === id && event.state === 'finished');
+  t.true(endOf('leaf') < endOf('middle'));
+  t.true(endOf('middle') < endOf('top'));
+  t.true(endOf('side') < endOf('top'));
+});
+
+test("a child that fails under 'fail': its end, then the root's, ends the stream while a sibling still waits to run", async (t) => {
+  const { app } = await startTempApp(t, {}, { [T1]: 30, [T2]: 30, [T3]: 30 });
+  await app.addFlow({ type: T1, id: 'p', onChildFailure: 'fail', children: [{ type: T2, id: 'bad' }, { type: T3, id: 'slow' }] });
+  const sub = await app.subscribeFlow(T1, 'p');
+  const events = collect(sub);
+  await app.process(T2, () => {
+    throw new Error('no such file');
+  }, { attempts: 1 });
+  const stream = await events;
+  t.is(statesOf(stream, 'bad').at(-1), 'finished');
+  t.deepEqual(statesOf(stream, 'p'), ['finished']);
+  t.deepEqual(statesOf(stream, 'slow'), [], 'the sibling no processor runs stays pending');
+  t.like(stream.at(-1), { id: 'p', state: 'finished' });
+  t.like(await app.getJob(T1, 'p'), { outcome: 'failed', error: { name: 'ChildFailedError' } });
+});
+
+test('cancelling the root: the children it cancelled are reported before its own end', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T1, id: 'b', children: [{ type: T2, id: 'c' }] }] });
+  const sub = await app.subscribeFlow(T1, 'p');
+  const events = collect(sub);
+  await app.cancel(T1, 'p');
+  const stream = await events;
+  for (const id of ['a', 'b', 'c']) t.deepEqual(statesOf(stream, id), ['finished'], id);
+  t.like(stream.at(-1), { id: 'p', state: 'finished' });
+  t.is(stream.length, 4);
+});
+
+test('a job subscribed to alone and through its flow: each subscription gets all of its events', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  const alone = await app.subscribe(T2, 'c');
+  const flow = await app.subscribeFlow(T1, 'p');
+  const events = collect(flow);
+  const job = await app.accept(T2);
+  t.like(await app.wait(alone, 'running', 10_000), { id: 'c', state: 'running' });
+  await app.finish(job!, { done: true });
+  t.like(await app.wait(alone, 'finished', 10_000), { id: 'c', state: 'finished', data: { done: true } });
+  const parent = await app.accept(T1);
+  await app.finish(parent!);
+  const stream = await events;
+  t.is(statesOf(stream, 'c').at(-1), 'finished');
+  t.like(stream.find((event) => event.id === 'c' && event.state === 'finished'), { data: { done: true } });
+});
+
+test('unsubscribe ends a flow subscription; a job in no flow and a missing one are refused', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  const sub = await app.subscribeFlow(T1, 'p');
+  const events = collect(sub);
+  await app.unsubscribe(sub);
+  t.deepEqual(await events, []);
+  t.true(sub.ended);
+  await app.add(T2, 'alone', {});
+  await t.throwsAsync(app.subscribeFlow(T2, 'alone'), { instanceOf: JobsError, code: 'not_in_flow' });
+  await t.throwsAsync(app.subscribeFlow(T2, 'nobody'), { instanceOf: JobsError, code: 'not_found' });
+});
+
+test('a flow that has ended already: the subscription holds its tree and ends at once', async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  await app.cancel(T1, 'p');
+  const sub = await app.subscribeFlow(T1, 'p');
+  t.like(sub.tree, { state: 'finished', outcome: 'cancelled', children: [{ id: 'c', outcome: 'cancelled' }] });
+  t.deepEqual(await collect(sub), [{ type: T1, id: 'p', parent: undefined, state: 'finished', data: null }]);
+});
+
+test("an actor subscribes to a flow: each job's events arrive as its JobEvents, and the ref names the job and its parent", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'top', children: [{ type: T1, id: 'middle', children: [{ type: T2, id: 'leaf' }] }] });
+  const actor = await app.system.startActor('flow-subscriber', flowSubscriber, undefined);
+  const call = <R>(msg: FlowSubscriberMessage) => app.system.call<R, FlowSubscriberMessage>(actor, msg);
+  t.like(await call({ type: 'subscribe', jobType: T1, id: 'top' }), {
+    tree: { id: 'top', state: 'waiting', children: [{ id: 'middle', children: [{ id: 'leaf', state: 'pending' }] }] },
+    live: ['top', 'middle', 'leaf'],
+  });
+  for (const type of [T2, T1, T1]) {
+    const job = await app.accept(type);
+    await app.finish(job!);
+  }
+  const events = () => call<FlowEventSeen[]>({ type: 'events' });
+  await eventually(async () => (await events()).some((event) => event.id === 'top' && event.state === 'finished'), 15_000, "the root's end");
+  const seen = await events();
+  for (const id of ['leaf', 'middle', 'top']) {
+    const states = statesOf(seen, id);
+    t.true(inLifeOrder(states), `${id}: ${states.join(' → ')}`);
+    t.is(states.at(-1), 'finished');
+  }
+  t.like(seen.find((event) => event.id === 'leaf'), { type: T2, parent: { type: T1, id: 'middle' } });
+  t.like(seen.find((event) => event.id === 'middle'), { type: T1, parent: { type: T1, id: 'top' } });
+  t.like(seen.find((event) => event.id === 'top'), { parent: undefined });
+  await t.throwsAsync(call({ type: 'subscribe', jobType: T2, id: 'nobody' }), { message: /not_found/ });
+});
