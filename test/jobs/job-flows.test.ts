@@ -305,3 +305,38 @@ test("retention's prune of a flow's finished jobs leaves none of their flow rows
   });
   t.is(flowRows, 0);
 });
+
+test("a flow's jobs carry a group: children wait under their group's limit, a released parent takes its group's turn", async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T2, { group: { concurrency: 1 } });
+  await jobs.addFlow({
+    type: T1,
+    id: 'report',
+    group: 'tenant-a',
+    retry: { attempts: 3 },
+    priority: 2,
+    children: [
+      { type: T2, id: 'a1', group: 'tenant-a' },
+      { type: T2, id: 'a2', group: 'tenant-a' },
+      { type: T2, id: 'b1', group: 'tenant-b' },
+    ],
+  });
+  t.like(await jobs.getJob(T1, 'report'), { state: 'waiting', group: 'tenant-a', priority: 2, retry: { attempts: 3 } });
+  t.like(await jobs.getJob(T2, 'a1'), { group: 'tenant-a' });
+  // One at a time per group: a1 and b1 run, a2 waits for a1's slot.
+  const first = await jobs.acceptMany(T2, 3, { timeout: 0 });
+  t.deepEqual(first.map((job) => `${job.id}:${job.group}`).sort(), ['a1:tenant-a', 'b1:tenant-b']);
+  await jobs.finishMany(first.map((job) => ({ job })));
+  const [a2] = await jobs.acceptMany(T2, 3, { timeout: 0 });
+  t.like(a2, { id: 'a2', group: 'tenant-a' });
+  await jobs.finish(a2 as Job);
+  const parent = await jobs.accept(T1);
+  t.like(parent, { id: 'report', group: 'tenant-a' });
+  t.deepEqual(await anomalies(jobs), []);
+});
+
+test('a flow job with a bad group is refused whole with invalid_group', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await t.throwsAsync(jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c', group: '' }] }), { instanceOf: JobsError, code: 'invalid_group' });
+  t.is(await jobs.getJobState(T1, 'p'), undefined);
+});

@@ -31,7 +31,7 @@ import { JobsError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import type { AddOptions, JobError, JobInputOf, JsonValue } from './interfaces.js';
 import { decodeJobData } from './job-data.js';
-import { ADD_OPTIONS, checkId, checkOptions, checkType, describe } from './job-input.js';
+import { ADD_OPTIONS, JOB_OPTION_NAMES, checkId, checkOptions, checkType, describe } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
 import { decodeJobRecord, encodeJobRecord, recordState } from './job-record.js';
@@ -108,7 +108,8 @@ export interface FlowNode extends FlowChild {
 /** What `addFlow` resolves with: the root's state (`waiting` when it has children). */
 export type FlowAdded = JobState;
 
-const FLOW_SPEC_NAMES = new Set(['type', 'id', 'data', 'children', 'onChildFailure', 'priority', 'scheduledTime', 'continuous', 'retry', 'traceContext']);
+// Every option of `add` (a group included) means the same for a job of a flow.
+const FLOW_SPEC_NAMES = new Set(['type', 'id', 'data', 'children', 'onChildFailure', ...JOB_OPTION_NAMES]);
 
 /** The keys of every type, shared by the flow work of every handle (the prefixes are the same). */
 const flowKeys = new JobKeys();

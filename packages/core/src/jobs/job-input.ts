@@ -142,7 +142,8 @@ function scheduleAdvice(call: 'add' | 'resubmit'): Record<string, string> {
   };
 }
 
-const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous', 'retry', 'traceContext', 'group'];
+/** The options of `add`, which each job of `addMany` and of `addFlow` takes too. */
+export const JOB_OPTION_NAMES = ['scheduledTime', 'priority', 'continuous', 'retry', 'traceContext', 'group'];
 export const ADD_OPTIONS = new OptionNames('add', JOB_OPTION_NAMES, scheduleAdvice('add'));
 export const JOB_SPEC_OPTIONS = new OptionNames('a job of addMany', ['id', 'data', ...JOB_OPTION_NAMES], scheduleAdvice('add'));
 export const RESUBMIT_OPTIONS = new OptionNames('resubmit', ['data', ...JOB_OPTION_NAMES], scheduleAdvice('resubmit'));
