@@ -13,10 +13,12 @@
 //                    record has a finish time (none before the log existed); each type's count of those
 //                    jobs is what (finished_count, outcome, type) holds. A log entry of a job no longer
 //                    finished so is allowed (stale: retention drops it).
+//   flow rows    <-> as flow-consistency.ts says (a parent's count, its children's links, a waiting job's row)
 
 import type { Subspace } from '../keys/subspace.js';
 import type { Database } from '../storage/interfaces.js';
 import { unpackIds } from './finish-log.js';
+import { type FlowAnomalyKind, checkFlowRows, flowRowRanges } from './flow-consistency.js';
 import { JobKeys } from './job-keys.js';
 import { decodeJobRecord, type JobRecord, type JobState } from './job-record.js';
 
@@ -47,7 +49,9 @@ export type ConsistencyAnomalyKind =
   /** A finished job whose record has a finish time but no finish log entry at it. */
   | 'finish_row_missing'
   /** A type's count of finished jobs with a finish time that is not how many there are. */
-  | 'finish_count_mismatch';
+  | 'finish_count_mismatch'
+  /** The rows of job flows: see flow-consistency.ts. */
+  | FlowAnomalyKind;
 
 export interface ConsistencyAnomaly {
   kind: ConsistencyAnomalyKind;
@@ -90,9 +94,10 @@ interface DataRow {
  */
 export async function checkJobsConsistency(database: Database): Promise<ConsistencyReport> {
   const keys = new JobKeys();
-  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts, finishRows, countRows, groupRows } = await database.doTransaction(async (tx) => {
+  const { dataRows, pendingRows, activityRows, outcomeRows, limitRows, runningCounts, finishRows, countRows, groupRows, flowRows } = await database.doTransaction(async (tx) => {
     const snapshot = tx.snapshot();
-    const [data, pending, activity, outcomes, limits, running, finished, counts, groups] = await Promise.all([
+    const { flows, children, parents } = flowRowRanges();
+    const [data, pending, activity, outcomes, limits, running, finished, counts, groups, flowRows, childRows, parentRows] = await Promise.all([
       snapshot.getRange(keys.data.range().begin, keys.data.range().end),
       snapshot.getRange(keys.pending.range().begin, keys.pending.range().end),
       snapshot.getRange(keys.activity.range().begin, keys.activity.range().end),
@@ -102,6 +107,9 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       snapshot.getRange(keys.finishLog.range().begin, keys.finishLog.range().end),
       snapshot.getRange(keys.finishedCount.range().begin, keys.finishedCount.range().end),
       snapshot.getRange(keys.groups.range().begin, keys.groups.range().end),
+      snapshot.getRange(flows.begin, flows.end),
+      snapshot.getRange(children.begin, children.end),
+      snapshot.getRange(parents.begin, parents.end),
     ]);
     return {
       dataRows: data,
@@ -113,6 +121,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
       finishRows: finished,
       countRows: counts,
       groupRows: groups,
+      flowRows: { flows: flowRows, children: childRows, parents: parentRows },
     };
   });
 
@@ -327,6 +336,7 @@ export async function checkJobsConsistency(database: Database): Promise<Consiste
     const rows = activityByType.get(type) ?? 0;
     if (limited && counted !== rows) report('running_count_mismatch', type, undefined, `the running counter holds ${counted}, the type has ${rows} activity rows`);
   }
+  checkFlowRows(flowRows, jobs, report);
   return { jobs: jobs.size, states, running, anomalies };
 }
 

@@ -65,10 +65,22 @@ export function parentKey(type: string, id: string): Buffer {
   return parents.pack([type, id]);
 }
 
+/** The subspaces of the rows above, for a check that reads them all (consistency.ts). */
+export const FLOW_SUBSPACES = { flows, children, parents } as const;
+
 export async function readFlowRow(tx: ReadTransaction, type: string, id: string): Promise<FlowRow | undefined> {
   const value = await tx.get(flowKey(type, id));
-  if (value === undefined) return undefined;
-  const row = decodeJobData(value) as Partial<FlowRow> | null;
+  return value === undefined ? undefined : decodeFlowRow(value, type, id);
+}
+
+/** A parent's row; `corrupt_record` for one that does not decode. */
+export function decodeFlowRow(value: Buffer, type: string, id: string): FlowRow {
+  let row: Partial<FlowRow> | null;
+  try {
+    row = decodeJobData(value) as Partial<FlowRow> | null;
+  } catch {
+    row = null;
+  }
   if (row === null || typeof row.unfinished !== 'number' || !CHILD_FAILURE_POLICIES.includes(row.onChildFailure as ChildFailurePolicy)) {
     throw new JobsError('corrupt_record', `the flow row of job ${id} of type ${type} does not decode`);
   }
@@ -81,8 +93,17 @@ export function writeFlowRow(tx: Transaction, type: string, id: string, row: Flo
 
 export async function readParentLink(tx: ReadTransaction, type: string, id: string): Promise<ParentLink | undefined> {
   const value = await tx.get(parentKey(type, id));
-  if (value === undefined) return undefined;
-  const link = decodeJobData(value) as Partial<ParentLink> | null;
+  return value === undefined ? undefined : decodeParentLink(value, type, id);
+}
+
+/** A child's link; `corrupt_record` for one that does not decode. */
+export function decodeParentLink(value: Buffer, type: string, id: string): ParentLink {
+  let link: Partial<ParentLink> | null;
+  try {
+    link = decodeJobData(value) as Partial<ParentLink> | null;
+  } catch {
+    link = null;
+  }
   if (link === null || typeof link.type !== 'string' || typeof link.id !== 'string' || typeof link.ended !== 'boolean') {
     throw new JobsError('corrupt_record', `the parent row of job ${id} of type ${type} does not decode`);
   }
