@@ -1,6 +1,6 @@
 // The backend for a running app: its admin endpoint's JSON API.
 
-import type { AddOptions, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
+import type { AddOptions, FlowNode, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
 
@@ -39,6 +39,10 @@ export class AppClient implements Backend {
 
   async job(type: string, id: string): Promise<JobView> {
     return this.#request('GET', `/api/jobs/${encodeURIComponent(type)}/${encodeURIComponent(id)}`);
+  }
+
+  async flow(type: string, id: string): Promise<FlowNode> {
+    return this.#request('GET', `/api/flows/${encodeURIComponent(type)}/${encodeURIComponent(id)}`);
   }
 
   async add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }> {

@@ -2,7 +2,7 @@
 // (over its admin endpoint) or, when none runs, the store opened directly.
 // Both answer with the same plain shapes, which `--json` prints as they are.
 
-import type { AddOptions, JobInfo, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
+import type { AddOptions, FlowNode, JobInfo, JobOutcome, JobState, JsonValue, TypeLimits } from '@jobtree/core';
 import type { JobTotals } from '../admin/job-activity.js';
 import type { TypeQueue } from '../admin/queue-sampler.js';
 import type { ScheduleInfo } from '../app/app-schedules.js';
@@ -77,6 +77,8 @@ export interface Backend {
   /** `outcome`: only the finished jobs that ended so. */
   jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView>;
   job(type: string, id: string): Promise<JobView>;
+  /** The flow under a job (`GET /api/flows/:type/:id`); `not_found` for a job in no flow. */
+  flow(type: string, id: string): Promise<FlowNode>;
   add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }>;
   remove(type: string, id: string): Promise<{ type: string; id: string; removed: boolean }>;
   /** Runs a failed or cancelled job again with its input (`not_retryable` for any other). */

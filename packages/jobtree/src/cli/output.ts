@@ -1,6 +1,6 @@
 // Text output of the commands (`--json` prints the backend's values instead).
 
-import type { JobError, JobInfo } from '@jobtree/core';
+import type { FlowNode, JobError, JobInfo } from '@jobtree/core';
 import type { TreeNode } from '../app/live-tree.js';
 import type { JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView } from './backend.js';
 
@@ -112,6 +112,28 @@ export function formatJobs(view: JobsView): string {
   const which = [view.state, view.outcome].filter((word) => word !== null).join(' ');
   if (rows.length === 0) return `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
   return table(['id', 'state', 'priority', 'scheduled', 'kind', 'outcome', 'attempts', errors ? 'error' : 'data'], rows) + more;
+}
+
+/** A flow as an indented tree: each job with its state and outcome, each parent with its policy and unfinished children. */
+export function formatFlow(root: FlowNode): string {
+  const lines: string[] = [];
+  const describe = (node: FlowNode): string => {
+    const parts = [`${node.type}/${node.id}`, node.state ?? 'gone (removed or pruned)'];
+    if (node.outcome !== undefined) parts.push(node.error === undefined ? node.outcome : `${node.outcome}: ${node.error.message}`);
+    if (node.onChildFailure !== undefined) parts.push(`(${node.onChildFailure}: ${node.unfinished ?? 0} of ${node.children.length} children unfinished)`);
+    return parts.join('  ');
+  };
+  const visit = (node: FlowNode, prefix: string, last: boolean): void => {
+    lines.push(`${prefix}${last ? '└─ ' : '├─ '}${describe(node)}`);
+    node.children.forEach((child, i) => {
+      visit(child, `${prefix}${last ? '   ' : '│  '}`, i === node.children.length - 1);
+    });
+  };
+  lines.push(describe(root) + (root.parent === undefined ? '' : `  under ${root.parent.type}/${root.parent.id}`));
+  root.children.forEach((child, i) => {
+    visit(child, '', i === root.children.length - 1);
+  });
+  return lines.join('\n');
 }
 
 export function formatJob(job: JobView): string {

@@ -8,7 +8,7 @@ import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
 import { type TargetOptions, connect } from './connect.js';
 import { runDemo } from './demo.js';
-import { formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes } from './output.js';
+import { formatFlow, formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes } from './output.js';
 import { openUrl } from './open-url.js';
 
 /** Where the command writes; tests pass their own. */
@@ -33,6 +33,7 @@ Examples:
   $ jobtree jobs email --state pending --path ./.data/app
   $ jobtree job email welcome-42 --json --path ./.data/app
   $ jobtree jobs email --failed --path ./.data/app       the jobs given up, with their errors
+  $ jobtree flow report q2 --path ./.data/app            a flow's tree: each job's state and outcome
   $ jobtree retry email welcome-42 --path ./.data/app    run a failed or cancelled job again
   $ jobtree set-timeout email 30 --path ./.data/app
   $ jobtree pause email --path ./.data/app              no new email job starts anywhere until resume
@@ -145,6 +146,17 @@ function buildProgram(io: CliIo): Command {
       run(options, false, async (backend) => {
         const job = await backend.job(type, id);
         return { json: job, text: formatJob(job) };
+      }),
+    );
+
+  command('flow', 'the flow under a job as a tree: each job with its state and outcome, each parent with its policy')
+    .argument('<type>')
+    .argument('<id>')
+    .action((type: string, id: string, options: CommonOptions) =>
+      run(options, false, async (backend) => {
+        // The shape of GET /api/flows/:type/:id.
+        const flow = await backend.flow(type, id);
+        return { json: flow, text: formatFlow(flow) };
       }),
     );
 

@@ -5,7 +5,7 @@
 // kills need a running app.
 
 import { existsSync } from 'node:fs';
-import { type AddOptions, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs, type TypeLimits } from '@jobtree/core';
+import { type AddOptions, type FlowNode, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs, type TypeLimits } from '@jobtree/core';
 import { withNextTicks } from '../app/app-schedules.js';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
@@ -84,6 +84,12 @@ export class StoreBackend implements Backend {
     const job = await this.#wrap(() => this.#jobs.getJob(type, id));
     if (job === undefined) throw new CliError('request_failed', `not_found: no job ${id} of type ${type}`);
     return { ...job, scheduler: null };
+  }
+
+  async flow(type: string, id: string): Promise<FlowNode> {
+    const flow = await this.#wrap(() => this.#jobs.getFlow(type, id));
+    if (flow === undefined) throw new CliError('request_failed', `not_found: job ${id} of type ${type} is in no flow`);
+    return flow;
   }
 
   async add(type: string, id: string, data: JsonValue, options: AddOptions): Promise<{ type: string; id: string; state: JobState }> {
