@@ -340,3 +340,19 @@ test('a flow job with a bad group is refused whole with invalid_group', async (t
   await t.throwsAsync(jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c', group: '' }] }), { instanceOf: JobsError, code: 'invalid_group' });
   t.is(await jobs.getJobState(T1, 'p'), undefined);
 });
+
+test('a child whose parent was pruned leaves a new flow under the same parent id alone when it ends', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });
+  await jobs.cancel(T2, 'a');
+  t.is(await jobs.getJobState(T1, 'p'), 'finished');
+  // Retention prunes the failed parent while its child b still waits to run: b keeps its link to "p".
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 0 }), { removed: 1 });
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  await jobs.complete(await takeId(jobs, T2, 'b'));
+  // b was never a child of the new p: its end does not count there.
+  t.like(await jobs.getFlow(T1, 'p'), { state: 'waiting', unfinished: 1, children: [{ id: 'c', state: 'pending' }] });
+  await jobs.complete(await takeId(jobs, T2, 'c'));
+  t.is(await jobs.getJobState(T1, 'p'), 'pending');
+  t.deepEqual(await anomalies(jobs), []);
+});

@@ -51,7 +51,7 @@ import {
   writeFlowRow,
   writeParentLink,
 } from './flow-rows.js';
-import type { ChildFailurePolicy, FlowJobRef } from './flow-rows.js';
+import type { ChildFailurePolicy, FlowJobRef, ParentLink } from './flow-rows.js';
 import { decodeJobError, encodeJobError } from './outcome-rows.js';
 import { newJobRecord, touchActivity, writePending } from './job-transitions.js';
 import type { Changes } from './job-transitions.js';
@@ -325,7 +325,7 @@ async function memberRemoved(tx: Transaction, type: string, id: string, once: On
 }
 
 async function memberRestarted(tx: Transaction, type: string, id: string): Promise<void> {
-  const link = await readParentLink(tx, type, id);
+  const link = await readLiveLink(tx, type, id);
   if (link === undefined || !link.ended) return;
   const parent = await tx.get(flowKeys.forType(link.type).job(link.id));
   if (parent === undefined || recordState(parent) !== 'waiting') return;
@@ -358,7 +358,7 @@ async function childEnded(
   outcome: JobOutcome | 'removed',
   once: OncePerAttempt | undefined,
 ): Promise<void> {
-  const link = await readParentLink(tx, type, id);
+  const link = await readLiveLink(tx, type, id);
   if (link === undefined || link.ended) return;
   writeParentLink(tx, type, id, { ...link, ended: true });
   const row = await readFlowRow(tx, link.type, link.id);
@@ -380,6 +380,21 @@ async function childEnded(
   const reason = outcome === 'failed' ? await childError(tx, type, id) : outcome;
   failParent(tx, parentKeys, link.id, parent, `child job ${describe(id)} of type ${describe(type)} ${reason}`, once);
   await memberEnded(tx, link.type, link.id, 'failed', once);
+}
+
+/**
+ * A child's link to its parent, when that parent still names it. Retention
+ * prunes a finished parent's rows and leaves its children's links (they go
+ * with the children): a link whose parent no longer names the child is
+ * stale, the parent gone or its id a new job's, whose rows it must not
+ * touch; it is cleared here.
+ */
+async function readLiveLink(tx: Transaction, type: string, id: string): Promise<ParentLink | undefined> {
+  const link = await readParentLink(tx, type, id);
+  if (link === undefined) return undefined;
+  if ((await tx.get(childKey(link, { type, id }))) !== undefined) return link;
+  tx.clear(parentKey(type, id));
+  return undefined;
 }
 
 /** Why a failed child failed, as its error row says. */
