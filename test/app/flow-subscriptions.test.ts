@@ -9,7 +9,7 @@
 import test from 'ava';
 import { type FlowStateChange, type FlowSubscription, JobsError } from 'jobtree';
 import flowSubscriber, { type FlowEventSeen, type FlowSubscriberMessage } from './fixtures/flow-subscriber-actor.js';
-import { T1, T2, eventually, startTempApp } from './fixtures/temp-app.js';
+import { T1, T2, eventually, restarted, startTempApp } from './fixtures/temp-app.js';
 
 const T3 = 't3';
 const ORDER = ['waiting', 'pending', 'running', 'finished'];
@@ -157,4 +157,22 @@ test("an actor subscribes to a flow: each job's events arrive as its JobEvents, 
   t.like(seen.find((event) => event.id === 'middle'), { type: T1, parent: { type: T1, id: 'top' } });
   t.like(seen.find((event) => event.id === 'top'), { parent: undefined });
   await t.throwsAsync(call({ type: 'subscribe', jobType: T2, id: 'nobody' }), { message: /not_found/ });
+});
+
+test("a notifier that dies mid-flow: the flow's subscriptions and the app's own to the same job move to its successor, and each gets the job's end", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  const alone = await app.subscribe(T2, 'c');
+  const flow = await app.subscribeFlow(T1, 'p');
+  const events = collect(flow);
+  const before = app.system.whereis(`notifier:${T2}`);
+  await app.system.kill(`notifier:${T2}`);
+  await restarted(app, `notifier:${T2}`, before);
+  const job = await app.accept(T2);
+  await app.finish(job!, { after: 'restart' });
+  t.like(await app.wait(alone, 'finished', 15_000), { id: 'c', data: { after: 'restart' } });
+  await app.finish((await app.accept(T1))!);
+  const stream = await events;
+  t.like(stream.find((event) => event.id === 'c' && event.state === 'finished'), { data: { after: 'restart' } });
+  t.like(stream.at(-1), { id: 'p', state: 'finished' });
 });
