@@ -245,3 +245,54 @@ test('slot options are checked with invalid_option', (t) => {
     t.is(error?.code, 'invalid_option');
   }
 });
+
+test('while an accept is in flight the queue sends another only for a quarter or more of what it wants held, never a job or two alone', async (t) => {
+  t.timeout(120_000);
+  const { jobs } = await openTempJobs(t);
+  const count = 6_000;
+  for (let start = 0; start < count; start += 1_000) {
+    await jobs.addMany(
+      T1,
+      Array.from({ length: 1_000 }, (_, i) => ({ id: `p${start + i}` })),
+    );
+  }
+  // Accepts asked for while another was in flight, and the size of the one in flight.
+  const beside: { asked: number; inFlight: number }[] = [];
+  const inFlight: number[] = [];
+  const source = {
+    ...countingSource(jobs).source,
+    acceptMany: async (type: string, max: number, options?: Parameters<Jobs['acceptMany']>[2]) => {
+      if (inFlight.length > 0) beside.push({ asked: max, inFlight: Math.max(...inFlight) });
+      inFlight.push(max);
+      try {
+        return await jobs.acceptMany(type, max, options);
+      } finally {
+        inFlight.splice(inFlight.indexOf(max), 1);
+      }
+    },
+  } as LocalQueueSource;
+  const owner = new SlotOwner(1);
+  const queue = slotQueue(source, T1, owner);
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  // Runs end at once, 64 in a turn of the event loop, as a main-thread handler's do.
+  let inTurn = 0;
+  while (owner.started.length < count || owner.running.size > 0) {
+    const [id] = owner.running.keys();
+    if (id === undefined || ++inTurn === 64) {
+      inTurn = 0;
+      // A free slot asks the queue again each turn, as the scheduler's pump does.
+      owner.takeFromQueue();
+      await new Promise((resolve) => setImmediate(resolve));
+    } else {
+      const job = owner.running.get(id) as Job;
+      owner.running.delete(id);
+      queue.ended();
+      owner.takeFromQueue();
+      void queue.finish(job);
+    }
+  }
+  t.is(new Set(owner.started).size, count);
+  const tiny = beside.filter(({ asked, inFlight: large }) => asked < large / 8 && asked <= 2);
+  t.deepEqual(tiny, [], 'accepts of a job or two beside a large one');
+});

@@ -93,3 +93,48 @@ test('a handler that holds the event loop up is reported with the job that ran',
   t.true(event.lagMs >= 100, `held up ${event.lagMs} ms`);
   t.true(event.jobs.includes('spin'), `names ${event.jobs.join(', ')}`);
 });
+
+test('handlers that end at once let the event loop turn while a backlog runs', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('quick', 30);
+  const count = 2_000;
+  await h.jobs.addMany(
+    'quick',
+    Array.from({ length: count }, (_, index) => ({ id: `q${index}` })),
+  );
+  // Each run notes how many event-loop turns have passed: a backlog the
+  // scheduler chained in one turn would leave the local queue's next take
+  // and the finishes waiting until it ended.
+  let turns = 0;
+  let ticking = true;
+  const tick = (): void => {
+    turns++;
+    if (ticking) setImmediate(tick);
+  };
+  const turnsAtRun: number[] = [];
+  const scheduler = await startScheduler({
+    jobs: h.jobs,
+    type: 'quick',
+    maxJobs: 1,
+    handler: () => {
+      turnsAtRun.push(turns);
+    },
+  });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  setImmediate(tick);
+  let finished = 0;
+  await new Promise<void>((resolve) => {
+    scheduler.events.on('job:finished', () => {
+      if (++finished === count) resolve();
+    });
+  });
+  ticking = false;
+  // The longest stretch of runs within one turn.
+  let longest = 0;
+  let stretch = 0;
+  for (let index = 0; index < turnsAtRun.length; index++) {
+    stretch = index > 0 && turnsAtRun[index] === turnsAtRun[index - 1] ? stretch + 1 : 1;
+    longest = Math.max(longest, stretch);
+  }
+  t.true(longest <= 64, `${longest} runs in one turn of the event loop`);
+});

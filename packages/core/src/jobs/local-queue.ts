@@ -300,10 +300,14 @@ export class LocalQueue<T extends string = string> {
     return this.#slots === undefined ? Math.max(1, Math.ceil(this.#settings.size / MAX_FILLS)) : this.#settings.size;
   }
 
+  /** Jobs the queue's consumers want held: for workers its size, for an owner its free slots and the spare jobs. */
+  #wanted(): number {
+    return this.#slots === undefined ? this.#settings.size : this.#slots.free() + this.#spare.count(this.#takeMs);
+  }
+
   /** Jobs the queue may still take: what its consumers want held, less what it holds and has asked for. */
   #room(): number {
-    const wanted = this.#slots === undefined ? this.#settings.size : this.#slots.free() + this.#spare.count(this.#takeMs);
-    return wanted - this.#held.count - this.#requested;
+    return this.#wanted() - this.#held.count - this.#requested;
   }
 
   /** Workers wait in `take()`, or the owner has slots free. */
@@ -314,15 +318,18 @@ export class LocalQueue<T extends string = string> {
   /**
    * Whether to take more: there is room, and either someone waits and no
    * accept is in flight for them, or (while the store has jobs) the room
-   * is worth an accept of its own (for workers a chunk: a batch is taken
-   * once no more than half the queue is left).
+   * is worth an accept of its own: for workers a chunk (a batch is taken
+   * once no more than half the queue is left), for an owner's slots a
+   * quarter of what it wants held (an accept of one job while a large one
+   * is in flight would cost a transaction and a commit for that job alone).
    */
   #wantsMore(): boolean {
-    const room = this.#room();
+    const wanted = this.#wanted();
+    const room = wanted - this.#held.count - this.#requested;
     if (room <= 0) return false;
     if (this.#requested === 0 && this.#someoneWaits()) return true;
     if (this.#mode === 'waiting' && this.#requested > 0) return false;
-    return this.#slots !== undefined || room >= this.#chunk;
+    return room >= (this.#slots === undefined ? this.#chunk : Math.ceil(wanted / 4));
   }
 
   /** One accept of up to `count` jobs. Resolves false when it failed. */

@@ -78,6 +78,8 @@ export async function checkSchedulerStart(
 }
 
 const RESOLVED = Promise.resolve();
+/** Runs started in one turn of the event loop before the pump lets the loop turn (see #requestPump). */
+const TURN_STARTS = 64;
 
 export class Scheduler {
   readonly type: string;
@@ -98,6 +100,8 @@ export class Scheduler {
   /** Scheduling cycles (interval and manual) run one at a time, in order. */
   #work: Promise<void> = Promise.resolve();
   #pumpQueued = false;
+  /** Runs started since the event loop last turned (see #requestPump). */
+  #turnStarts = 0;
   #tickTimer: unknown;
 
   /**
@@ -321,9 +325,18 @@ export class Scheduler {
     this.#pumpQueued = true;
     // A promise reaction rather than queueMicrotask: the latter makes an
     // AsyncResource per call, and with few slots the pump runs about once
-    // per job.
-    void RESOLVED.then(this.#pump);
+    // per job. Handlers that end at once (on the main thread) would chain
+    // every held job in one turn, and the local queue's next take, and the
+    // finishes, would wait for the chain to end: after TURN_STARTS runs the
+    // pump waits for the next turn, so that they go to the store while
+    // the held jobs run.
+    if (this.#turnStarts < TURN_STARTS) void RESOLVED.then(this.#pump);
+    else setImmediate(this.#pump);
   }
+
+  readonly #newTurn = (): void => {
+    this.#turnStarts = 0;
+  };
 
   readonly #pump = (): void => {
     this.#pumpQueued = false;
@@ -378,6 +391,8 @@ export class Scheduler {
       batch.push(held as Held & LaneRun);
       if (announce) this.events.emit('job:started', { id, attempt: held.attempt });
     }
+    if (this.#turnStarts === 0) setImmediate(this.#newTurn);
+    this.#turnStarts += batch.length;
     this.#pool.start(batch);
   }
 
