@@ -150,7 +150,7 @@ interface Gate {
   allowed: number;
   /** The rate's recent starts, when the type has a rate. */
   log: RateLog | undefined;
-  /** When the rate's next window opens, if the rate is what stops it (ms since the epoch). */
+  /** When the rate next allows a start, if the rate is what stops it (ms, on the take's clock). */
   reopensAt: number | undefined;
   /** Whether the rate holds the take back and the concurrency does not. */
   byRateAlone: boolean;
