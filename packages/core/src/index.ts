@@ -95,6 +95,7 @@ export type {
 } from './jobs/interfaces.js';
 export { MAX_JOB_DATA_BYTES } from './jobs/job-data.js';
 export type { TypeLimits } from './jobs/type-limits.js';
+export type { JobsClock } from './jobs/jobs-clock.js';
 export { MAX_FLOW_JOBS } from './jobs/job-flows.js';
 export type { ChildFailurePolicy, FlowAdded, FlowChild, FlowJobRef, FlowNode, FlowSpec } from './jobs/job-flows.js';
 export { MAX_TYPE_BYTES, MAX_ID_BYTES, MAX_SCHEDULED_TIME } from './jobs/job-input.js';

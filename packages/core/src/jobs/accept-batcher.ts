@@ -50,7 +50,7 @@ export interface AcceptBatch {
   truncated: boolean;
   /** Bytes of job data in the records it rewrote (counted against its budget). */
   bytes: number;
-  /** Held back by the type's rate: when its next window opens (ms since the epoch); see type-limits.ts. */
+  /** Held back by the type's rate: when it next allows a start (ms, on the handle's clock); see type-limits.ts. */
   limitedUntil?: number;
 }
 
@@ -60,7 +60,7 @@ export interface AcceptOutcome {
   /** For a request left without a job that asked to wait: fires on the next enqueue. */
   watch: Watch | undefined;
   nextScheduledTime: number | undefined;
-  /** Held back by the type's rate: when its next window opens (ms since the epoch). */
+  /** Held back by the type's rate: when it next allows a start (ms, on the handle's clock). */
   limitedUntil?: number;
 }
 

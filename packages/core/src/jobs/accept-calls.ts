@@ -102,8 +102,13 @@ export class AcceptCalls {
         const untilDue = result.nextScheduledTime * 1000 - Date.now();
         wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
       }
-      // Held back by the type's rate: its next window wakes us (a finish or an enqueue does not).
-      if (result.limitedUntil !== undefined) wait = Math.min(wait, Math.max(1, result.limitedUntil - Date.now()));
+      // Held back by the type's rate: the time its window lets a start through
+      // wakes us (a finish or an enqueue does not), by the handle's clock.
+      if (result.limitedUntil !== undefined) {
+        const clock = this.#handle.clock;
+        const clockMs = result.limitedUntil - clock.now();
+        wait = Math.min(wait, Math.max(1, clock.realMs === undefined ? clockMs : clock.realMs(clockMs)));
+      }
       // Parked while it waits: a write of this handle that enqueues a job
       // for it may take the job for it in its own transaction.
       const parked = this.#parked.park(keys, bound, count, signal, deadline);
@@ -135,7 +140,7 @@ export class AcceptCalls {
       batcher = new AcceptBatcher(
         this.#handle.database,
         (tx, count, watchUnder, claims) =>
-          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? Date.now() / 1000), count, watchUnder, claims),
+          acceptJobs(tx, keys, bound === 'any' ? undefined : (bound ?? Date.now() / 1000), count, watchUnder, this.#handle.clock.now(), claims),
         () => this.#batchers.delete(name),
         this.#turn,
       );

@@ -7,6 +7,7 @@ import type { Database, Transaction } from '../storage/interfaces.js';
 import type { AdaptiveBatchSize } from './batch-size.js';
 import type { Job } from './interfaces.js';
 import type { TypeKeys } from './job-keys.js';
+import type { JobsClock } from './jobs-clock.js';
 
 /** A `Jobs` handle, as its accept path, its read, batch and activity calls use it. */
 export interface HandleContext {
@@ -25,6 +26,8 @@ export interface HandleContext {
   run<T>(body: (tx: Transaction) => Promise<T> | T): Promise<T>;
   /** One bulk batch of adaptive size (see batch-size.ts); its failures as `failure` names them. */
   runBatch<T>(size: AdaptiveBatchSize, body: (tx: Transaction, size: number) => Promise<T>): Promise<T>;
+  /** The clock rate limits count on (see jobs-clock.ts). */
+  readonly clock: JobsClock;
 }
 
 /** What the calls of a closed handle reject with; `cause`: the storage error that failed one in flight. */

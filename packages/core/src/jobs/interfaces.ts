@@ -1,6 +1,7 @@
 // The public types of the jobs API, in one place.
 
 import type { Database, EmbeddedOptions, FoundationDbOptions } from '../storage/interfaces.js';
+import type { JobsClock } from './jobs-clock.js';
 import type { JsonValue } from './job-data.js';
 import type { JobOutcome, JobState } from './job-record.js';
 
@@ -353,10 +354,18 @@ export interface SharingOptions {
   ownerWaitMs?: number;
 }
 
-export type OpenJobsOptions =
+export type OpenJobsOptions = (
   | (EmbeddedOptions & SharingOptions)
   | FoundationDbOptions
   | {
       /** An open database to share; `close()` then leaves it open. */
       database: Database;
-    };
+    }
+) & {
+  /**
+   * The clock rate limits count on, in the process that runs the store's
+   * transactions (a client's takes run in the owner, on the owner's clock).
+   * @default the system clock
+   */
+  clock?: JobsClock;
+};

@@ -25,8 +25,8 @@
 // counter and every end of its run subtracts one, in the same transaction as
 // the change of state (the activity monitor's re-enqueue of a crashed
 // process's jobs included), whether or not limits are set, so they are right
-// the moment limits are set. A take reads them (and the group's rate window)
-// with read conflicts only when the type has group limits.
+// the moment limits are set. A take reads them (and the group's rate log,
+// see rate-log.ts) with read conflicts only when the type has group limits.
 //
 // Takes in flight at once in one process (the accept batcher pipelines
 // them) pass over the ring rows, arrivals and queue entries the others
@@ -40,8 +40,8 @@
 // conflict on its ring row, and one runs again.
 //
 // A type whose jobs never had a group pays one snapshot read per take for
-// all this: the marker row a grouped enqueue writes. A group's rate runs on
-// the process's clock (`Date.now()`), as the type's rate does.
+// all this: the marker row a grouped enqueue writes. A group's rate is
+// counted on the clock of the handle that runs the take, as the type's is.
 //
 // Over 500 lines because the ring, the arrivals, the claims of takes in
 // flight and the counters are one mechanism: each part's rules are stated
@@ -57,6 +57,7 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { parsePendingKeyFast } from './job-keys.js';
 import { claimKey, dequeuePending } from './pending-queue.js';
+import { RateLog } from './rate-log.js';
 import type { DequeuedJob, DequeueResult, PendingClaims } from './pending-queue.js';
 
 /** The most UTF-8 bytes a group's name may have. */
@@ -69,7 +70,7 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 export interface GroupLimits {
   /** At most this many jobs of one group running at once. */
   concurrency?: number;
-  /** At most `max` starts of one group in each window of `perMs` milliseconds (windows aligned on the epoch). */
+  /** At most `max` starts of one group in any window of `perMs` milliseconds. */
   rate?: { max: number; perMs: number };
 }
 
@@ -121,7 +122,7 @@ interface GroupTurn {
   taken: number;
   /** Slots and starts it has under its limits, read when it first comes up (`undefined`: not yet). */
   free: number | undefined;
-  window: { start: number; used: number } | undefined;
+  log: RateLog | undefined;
   /** The earliest scheduled time of its jobs not due yet, when it was left with only those. */
   notDueUntil: number | undefined;
   /** Its queue was read to its end and has nothing left. */
@@ -165,7 +166,7 @@ export class GroupTurns {
   #lastPicks: GroupTurn[] = [];
   /** A group was passed over for its concurrency. */
   heldByConcurrency = false;
-  /** When the first group passed over for its rate may start again (ms since the epoch). */
+  /** When the first group passed over for its rate may start again (ms, on the clock `now` is read from). */
   limitedUntil: number | undefined;
 
   constructor(tx: Transaction, keys: TypeKeys, limits: GroupLimits | undefined, now: number, claims: PendingClaims | undefined) {
@@ -293,12 +294,9 @@ export class GroupTurns {
         free = Math.max(0, limits.concurrency - running);
       }
       if (limits.rate !== undefined) {
-        const { max, perMs } = limits.rate;
-        const start = Math.floor(this.#now / perMs) * perMs;
         const value = await this.#tx.get(this.#groupKeys.rateWindowKey(turn.group));
-        const used = value !== undefined && value.length === 16 && value.readDoubleLE(0) === start ? value.readDoubleLE(8) : 0;
-        turn.window = { start, used };
-        free = Math.min(free, Math.max(0, max - used));
+        turn.log = RateLog.read(value, limits.rate, this.#now);
+        free = Math.min(free, turn.log.room(limits.rate));
       }
     }
     turn.free = free;
@@ -384,9 +382,8 @@ export class GroupTurns {
 
   #passOver(turn: GroupTurn): void {
     const rate = this.#limits?.rate;
-    const window = turn.window;
-    if (window !== undefined && rate !== undefined && window.used + turn.picked >= rate.max) {
-      const reopens = window.start + rate.perMs;
+    const reopens = turn.log === undefined || rate === undefined ? undefined : turn.log.reopensAt(rate, turn.picked);
+    if (reopens !== undefined) {
       this.limitedUntil = Math.min(this.limitedUntil ?? reopens, reopens);
     } else {
       this.heldByConcurrency = true;
@@ -479,7 +476,7 @@ export class GroupTurns {
     for (const turn of [...this.#order, ...this.#borrowed]) {
       if (turn.taken === 0 || turn.group === UNGROUPED) continue;
       tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
-      if (turn.window !== undefined) tx.set(groups.rateWindowKey(turn.group), windowBytes(turn.window.start, turn.window.used + turn.taken));
+      if (turn.log !== undefined) tx.set(groups.rateWindowKey(turn.group), turn.log.bytes(turn.taken));
     }
     if (this.#nextTurn !== startTurn) tx.atomicAdd(groups.nextTurn, this.#nextTurn - startTurn);
   }
@@ -517,14 +514,7 @@ export class GroupTurns {
 }
 
 function newTurn(group: string, turn: number | undefined, queue: Buffer | undefined): GroupTurn {
-  return { group, turn, entries: [], next: queue, picked: 0, consumed: 0, taken: 0, free: undefined, window: undefined, notDueUntil: undefined, empty: false, passedClaims: false };
-}
-
-function windowBytes(start: number, used: number): Buffer {
-  const bytes = Buffer.alloc(16);
-  bytes.writeDoubleLE(start, 0);
-  bytes.writeDoubleLE(used, 8);
-  return bytes;
+  return { group, turn, entries: [], next: queue, picked: 0, consumed: 0, taken: 0, free: undefined, log: undefined, notDueUntil: undefined, empty: false, passedClaims: false };
 }
 
 /**

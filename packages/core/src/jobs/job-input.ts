@@ -160,8 +160,8 @@ export const FAIL_ATTEMPT_OPTIONS = new OptionNames('failAttempt', ['scheduledTi
   delay: 'the job runs again at its scheduledTime (epoch seconds, or a Date)',
 });
 export const JOBS_FILTER = new OptionNames('a jobs filter', ['outcome'], { status: 'outcome', state: 'outcome' });
-export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase']);
-const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs', 'durability']);
+export const NEW_JOBS_OPTIONS = new OptionNames('new Jobs', ['ownsDatabase', 'clock']);
+const OPEN_JOBS_OPTIONS = new OptionNames('openJobs', ['path', 'clusterFile', 'directory', 'database', 'role', 'ownerWaitMs', 'durability', 'clock']);
 
 /** An optional boolean option: `undefined` or a boolean; anything else is `invalid_option`. */
 export function checkBooleanOption(value: unknown, name: string): boolean | undefined {

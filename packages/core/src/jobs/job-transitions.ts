@@ -336,8 +336,9 @@ async function readEachRecord(tx: Transaction, keys: Buffer[], error: unknown): 
  * they share this commit's versionstamp. A transaction that reaches its
  * byte budget stops early and says so (`truncated`); the jobs it picked but
  * did not take stay in the queue. With fewer than `watchUnder` jobs found it
- * also returns a watch on the pending counter (0: never). `shared`: for an
- * accept that runs in a write batch's transaction (see SharedAccept).
+ * also returns a watch on the pending counter (0: never). `now`: the
+ * handle's clock (ms), which rate limits count on. `shared`: for an accept
+ * that runs in a write batch's transaction (see SharedAccept).
  */
 export function acceptJobs(
   tx: Transaction,
@@ -345,11 +346,12 @@ export function acceptJobs(
   maxScheduledTime: number | undefined,
   count: number,
   watchUnder: number,
+  now: number,
   claims?: PendingClaims,
   shared?: SharedAccept,
 ): Promise<AcceptBatch> {
-  return takeUnderLimits(tx, keys, count, watchUnder, (allowed, groupLimits) =>
-    takeJobs(tx, keys, maxScheduledTime, allowed, Math.min(watchUnder, allowed), groupLimits, claims, shared),
+  return takeUnderLimits(tx, keys, count, watchUnder, now, (allowed, groupLimits) =>
+    takeJobs(tx, keys, maxScheduledTime, allowed, Math.min(watchUnder, allowed), groupLimits, now, claims, shared),
   );
 }
 
@@ -361,6 +363,7 @@ async function takeJobs(
   count: number,
   watchUnder: number,
   groupLimits: GroupLimits | undefined,
+  now: number,
   claims?: PendingClaims,
   shared?: SharedAccept,
 ): Promise<AcceptBatch> {
@@ -379,7 +382,7 @@ async function takeJobs(
   if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
   // A type that has had grouped jobs takes by turns (job-groups.ts); one snapshot read for any other.
   const grouped = hasGroupsIn(tx, keys);
-  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, Date.now(), claims) : undefined;
+  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, now, claims) : undefined;
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
     const dequeue = turns === undefined ? dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims) : turns.pick(maxScheduledTime, count - jobs.length);

@@ -63,6 +63,7 @@ import { ReadCalls } from './read-calls.js';
 import { SettleTurn } from './settle-turn.js';
 import { TypeTimeoutCalls } from './type-timeout-calls.js';
 import { TypeLimitsCalls } from './type-limits-calls.js';
+import { checkJobsClock, type JobsClock, systemJobsClock } from './jobs-clock.js';
 import type { TypeLimits } from './type-limits.js';
 import { type PausedType, TypePauseCalls } from './type-pauses.js';
 import { type ScheduleInput, type ScheduleRecord, ScheduleCalls } from './schedules.js';
@@ -111,7 +112,7 @@ export class JobsHandle {
   readonly #ownsDatabase: boolean;
   readonly #keys = new JobKeys();
   /** Accepts waiting for a job, which this handle's writes serve. */
-  readonly #parked = new ParkedAccepts();
+  readonly #parked: ParkedAccepts;
   readonly #writes: WriteBatcher;
   readonly #accepts: AcceptCalls;
   readonly #activity: ActivityCalls;
@@ -130,14 +131,18 @@ export class JobsHandle {
 
   /**
    * Prefer {@link openJobs}. `ownsDatabase`: whether `close()` also closes
-   * `database`. @default false
+   * `database`. @default false. `clock`: what rate limits count on (see
+   * JobsClock). @default the system clock
    */
-  constructor(database: Database, options: { ownsDatabase?: boolean } = {}) {
+  constructor(database: Database, options: { ownsDatabase?: boolean; clock?: JobsClock } = {}) {
     if (!isDatabaseLike(database)) {
       throw new JobsError('invalid_option', `Jobs runs on an open Database (from openDatabase), got ${describe(database)}`);
     }
     this.#database = database;
-    this.#ownsDatabase = checkOptions(options, NEW_JOBS_OPTIONS).ownsDatabase === true;
+    const checked = checkOptions(options, NEW_JOBS_OPTIONS);
+    this.#ownsDatabase = checked.ownsDatabase === true;
+    const clock = checkJobsClock(checked.clock) ?? systemJobsClock;
+    this.#parked = new ParkedAccepts(clock);
     this.#writes = new WriteBatcher(database, this.#turn, this.#parked, this.#failureOf);
     this.#context = {
       typeKeys: (type) => this.#typeKeys(type),
@@ -152,6 +157,7 @@ export class JobsHandle {
       jobKeys: (job) => this.#jobKeys(job),
       run: (body) => this.#run(body),
       runBatch: (size, body) => this.#runBatch(size, body),
+      clock,
     };
     this.#accepts = new AcceptCalls(handle, this.#parked, this.#turn);
     this.#activity = new ActivityCalls(handle);

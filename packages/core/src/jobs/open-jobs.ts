@@ -11,6 +11,7 @@ import type { EmbeddedOptions } from '../storage/interfaces.js';
 import type { OpenJobsOptions, SharingOptions } from './interfaces.js';
 import { checkOpenJobsOptions } from './job-input.js';
 import { type Jobs, JobsHandle } from './jobs.js';
+import { checkJobsClock } from './jobs-clock.js';
 
 /**
  * Opens the store (or shares `options.database`) and returns the jobs API
@@ -20,9 +21,12 @@ import { type Jobs, JobsHandle } from './jobs.js';
  */
 export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
   checkOpenJobsOptions(options);
-  if (options !== undefined && 'database' in options) return new JobsHandle(options.database, { ownsDatabase: false });
+  const clock = checkJobsClock(options?.clock);
+  const withClock = clock === undefined ? {} : { clock };
+  if (options !== undefined && 'database' in options) return new JobsHandle(options.database, { ownsDatabase: false, ...withClock });
   if (options !== undefined && 'clusterFile' in options && options.clusterFile !== undefined) {
-    return new JobsHandle(await openDatabase(options), { ownsDatabase: true });
+    const { clock: _clock, ...storage } = options;
+    return new JobsHandle(await openDatabase(storage), { ownsDatabase: true, ...withClock });
   }
   const embedded = options as (EmbeddedOptions & SharingOptions) | undefined;
   const sharing = await StoreSharing.open({
@@ -31,7 +35,7 @@ export async function openJobs(options?: OpenJobsOptions): Promise<Jobs> {
     ...(embedded?.role !== undefined ? { role: embedded.role } : {}),
     ...(embedded?.ownerWaitMs !== undefined ? { ownerWaitMs: embedded.ownerWaitMs } : {}),
   });
-  const jobs = new SharedJobs(sharing, { ownsSharing: true });
+  const jobs = new SharedJobs(sharing, { ownsSharing: true, ...withClock });
   for (const [name, method] of servedJobsCalls(() => jobs.handle as Jobs)) sharing.serve(name, method);
   sharing.startServing();
   return jobs;

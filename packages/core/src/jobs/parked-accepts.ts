@@ -25,6 +25,7 @@ import type { Transaction } from '../storage/interfaces.js';
 import { BatchClaims } from './accept-batcher.js';
 import type { Job } from './interfaces.js';
 import type { TypeKeys } from './job-keys.js';
+import type { JobsClock } from './jobs-clock.js';
 import { ACCEPT_BYTES_BUDGET, acceptJobs } from './job-transitions.js';
 import type { OncePerAttempt } from './pending-queue.js';
 
@@ -152,9 +153,15 @@ export class ParkedAccept {
 /** The parked accepts of one `Jobs` handle, by type, oldest first. */
 export class ParkedAccepts {
   readonly #byType = new Map<string, ParkedAccept[]>();
+  /** The handle's clock, which rate limits count on. */
+  readonly clock: JobsClock;
   /** Queue entries picked by hand-overs whose transaction has not settled (see claimKey in pending-queue.ts). */
   readonly #claimed = new Set<number>();
   #closed = false;
+
+  constructor(clock: JobsClock) {
+    this.clock = clock;
+  }
 
   /** Whether the handle closed: no accept is claimed from then on. */
   get closed(): boolean {
@@ -298,7 +305,7 @@ export class Handover {
         const asked = Math.min(accept.count, MAX_HANDED_JOBS - handed);
         let batch: Awaited<ReturnType<typeof acceptJobs>>;
         try {
-          batch = await acceptJobs(tx, keys, maxScheduledTime, asked, 0, this.#claims, {
+          batch = await acceptJobs(tx, keys, maxScheduledTime, asked, 0, this.#registry.clock.now(), this.#claims, {
             userVersionBase: userVersion + handed,
             once,
             bytesBudget: ACCEPT_BYTES_BUDGET - bytes,

@@ -1,10 +1,10 @@
 // Limits per job type, kept in the store so that they hold across every
 // process and node of one store: at most `concurrency` jobs of the type
 // running at once, at most `rate.max` starts in each window of
-// `rate.perMs` milliseconds.
+// `rate.perMs` milliseconds, for any window (see rate-log.ts).
 //
 // Three rows per type (see job-keys.ts): the limits themselves, a counter of
-// the type's running jobs, and the current rate window with its starts.
+// the type's running jobs, and the rate's log of recent starts.
 // Every take adds the jobs it made running to the counter and every path by
 // which a job stops running (finish, fail, cancel, remove, the activity
 // monitor's re-enqueue) subtracts one, in the same transaction as the
@@ -15,8 +15,9 @@
 // from before limits existed is made exact.
 //
 // A take reads the limits row (one point read, at once on the embedded
-// store); only a limited type reads the counter and the window, with read
-// conflicts, so two takes can never both fill the last slot.
+// store); only a limited type reads the counter and the rate's log, with
+// read conflicts, so two takes can never both fill the last slot. The rate
+// is counted on the clock of the handle that runs the take (`now`, ms).
 
 import { JobsError } from '../errors.js';
 import { getMany } from '../storage/fast-paths.js';
@@ -26,12 +27,13 @@ import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import type { GroupLimits } from './job-groups.js';
 import type { OncePerAttempt } from './pending-queue.js';
+import { RateLog } from './rate-log.js';
 
 /** A type's limits; an absent field sets no limit of that kind. */
 export interface TypeLimits {
   /** At most this many jobs of the type running at once, across every process of the store. */
   concurrency?: number;
-  /** At most `max` starts in each window of `perMs` milliseconds (windows aligned on the epoch). */
+  /** At most `max` starts in any window of `perMs` milliseconds. */
   rate?: { max: number; perMs: number };
   /** Limits that hold for each group of the type on its own (jobs added with a `group`; see job-groups.ts). */
   group?: GroupLimits;
@@ -146,18 +148,18 @@ export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
 interface Gate {
   /** Jobs it may take (0: none). */
   allowed: number;
-  /** The rate window the take counts in, when the type has a rate. */
-  window: { start: number; used: number } | undefined;
-  /** When the rate's next window opens, if the rate is what stops it (ms since the epoch). */
+  /** The rate's recent starts, when the type has a rate. */
+  log: RateLog | undefined;
+  /** When the rate next allows a start, if the rate is what stops it (ms, on the take's clock). */
   reopensAt: number | undefined;
   /** Whether the rate holds the take back and the concurrency does not. */
   byRateAlone: boolean;
 }
 
-function openGate(limits: TypeLimits, running: Buffer | undefined, windowValue: Buffer | undefined, count: number, now: number): Gate {
+function openGate(limits: TypeLimits, running: Buffer | undefined, logValue: Buffer | undefined, count: number, now: number): Gate {
   let allowed = count;
   let reopensAt: number | undefined;
-  let window: Gate['window'];
+  let log: RateLog | undefined;
   let concurrencyHolds = false;
   if (limits.concurrency !== undefined) {
     const inUse = running === undefined ? 0 : Math.max(0, Number(running.readBigInt64LE(0)));
@@ -166,18 +168,14 @@ function openGate(limits: TypeLimits, running: Buffer | undefined, windowValue: 
     concurrencyHolds = free < count;
   }
   if (limits.rate !== undefined) {
-    const { max, perMs } = limits.rate;
-    const start = Math.floor(now / perMs) * perMs;
-    const stored = windowValue !== undefined && windowValue.length === 16 && windowValue.readDoubleLE(0) === start;
-    const used = stored ? (windowValue as Buffer).readDoubleLE(8) : 0;
-    window = { start, used };
-    const left = Math.max(0, max - used);
+    log = RateLog.read(logValue, limits.rate, now);
+    const left = log.room(limits.rate);
     if (left < allowed) {
       allowed = left;
-      if (left === 0) reopensAt = start + perMs;
+      if (left === 0) reopensAt = log.reopensAt(limits.rate);
     }
   }
-  return { allowed, window, reopensAt, byRateAlone: !concurrencyHolds };
+  return { allowed, log, reopensAt, byRateAlone: !concurrencyHolds };
 }
 
 /** The body that takes up to `count` jobs, as acceptJobs runs it once limits are known; `group`: the type's group limits. */
@@ -188,9 +186,10 @@ export type TakeUpTo = (count: number, group: GroupLimits | undefined) => Promis
  * they allow, and the jobs it made running are counted. A take held back
  * by a limit, with requests that wait (`watchUnder` > 0), returns a watch
  * on what may let it through (the running counter, which a finish changes)
- * and, for a rate, when its next window opens (`limitedUntil`).
+ * and, for a rate, when it next allows a start (`limitedUntil`, on the
+ * clock `now` is read from: ms).
  */
-export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: number, watchUnder: number, take: TakeUpTo): Promise<AcceptBatch> {
+export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: number, watchUnder: number, now: number, take: TakeUpTo): Promise<AcceptBatch> {
   const limitsRead = readLimitsForTake(tx, keys);
   const limits = limitsRead instanceof Promise ? await limitsRead : limitsRead;
   if (limits === undefined || (limits.concurrency === undefined && limits.rate === undefined)) {
@@ -200,24 +199,25 @@ export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: nu
   }
   const rowsRead = getMany(tx, [keys.runningCount, keys.rateWindow]);
   const rows = Array.isArray(rowsRead) ? rowsRead : await rowsRead;
-  const gate = openGate(limits, rows[0], rows[1], count, Date.now());
+  const gate = openGate(limits, rows[0], rows[1], count, now);
   const batch = gate.allowed > 0 ? await take(gate.allowed, limits.group) : emptyBatch();
   const taken = batch.jobs.length;
   if (taken > 0) {
     tx.atomicAdd(keys.runningCount, taken);
-    if (gate.window !== undefined) tx.set(keys.rateWindow, windowBytes(gate.window.start, gate.window.used + taken));
+    if (gate.log !== undefined) tx.set(keys.rateWindow, gate.log.bytes(taken));
   }
   if (gate.allowed < count && taken >= gate.allowed && taken < watchUnder) {
-    // Held back by a limit, not by an empty queue: wait for a slot or the next window.
+    // Held back by a limit, not by an empty queue: wait for a slot or for starts to leave the rate's window.
     batch.watch?.cancel();
     // Held by the concurrency: a finish subtracts from the counter (a take
     // elsewhere adds to it), which wakes the waiting takes. Held by the rate
-    // alone: the window's row changes only with the next window's first take,
-    // and the window's end wakes them by time.
+    // alone: the log's row changes only with another take, and the time its
+    // oldest starts leave the window wakes them.
     batch.watch = tx.watch(gate.byRateAlone ? keys.rateWindow : keys.runningCount);
     if (gate.reopensAt !== undefined) batch.limitedUntil = gate.reopensAt;
-    else if (gate.window !== undefined && gate.allowed === taken && limits.rate !== undefined && gate.window.used + taken >= limits.rate.max) {
-      batch.limitedUntil = gate.window.start + limits.rate.perMs;
+    else if (gate.log !== undefined && gate.allowed === taken && limits.rate !== undefined) {
+      const reopens = gate.log.reopensAt(limits.rate, taken);
+      if (reopens !== undefined) batch.limitedUntil = reopens;
     }
   }
   return batch;
@@ -225,13 +225,6 @@ export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: nu
 
 function emptyBatch(): AcceptBatch {
   return { jobs: [], watch: undefined, nextScheduledTime: undefined, skippedClaims: false, truncated: false, bytes: 0 };
-}
-
-function windowBytes(start: number, used: number): Buffer {
-  const bytes = Buffer.alloc(16);
-  bytes.writeDoubleLE(start, 0);
-  bytes.writeDoubleLE(used, 8);
-  return bytes;
 }
 
 function int64(value: number): Buffer {

@@ -32,6 +32,7 @@ import type { ScheduleInput, ScheduleRecord } from '../jobs/schedules.js';
 import { checkFlow } from '../jobs/job-flows.js';
 import type { FlowAdded, FlowChild, FlowNode, FlowSpec } from '../jobs/job-flows.js';
 import { type Jobs, JobsHandle, type StoreRole } from '../jobs/jobs.js';
+import type { JobsClock } from '../jobs/jobs-clock.js';
 import type { WriteCounter } from '../jobs/write-requests.js';
 import type {
   AcceptOptions,
@@ -86,14 +87,17 @@ const BATCH_METHODS: ReadonlySet<string> = new Set<BatchMethod>(['updateMany', '
 export class SharedJobs implements Jobs {
   readonly #sharing: StoreSharing;
   readonly #ownsSharing: boolean;
+  readonly #clock: JobsClock | undefined;
   /** This process's handle on the store, while it owns it. */
   #local: JobsHandle | undefined;
   #closed = false;
 
   /** @param ownsSharing whether `close()` also closes `sharing` (gives the store up) */
-  constructor(sharing: StoreSharing, options: { ownsSharing?: boolean } = {}) {
+  /** `clock`: what rate limits count on while this process owns the store (see JobsClock). */
+  constructor(sharing: StoreSharing, options: { ownsSharing?: boolean; clock?: JobsClock } = {}) {
     this.#sharing = sharing;
     this.#ownsSharing = options.ownsSharing === true;
+    this.#clock = options.clock;
   }
 
   /** `owner` while this process runs the store's transactions, `client` while it sends its calls to the owner. */
@@ -119,7 +123,9 @@ export class SharedJobs implements Jobs {
     if (this.#closed) return undefined;
     const database = this.#sharing.database;
     if (database === undefined) return undefined;
-    if (this.#local === undefined || this.#local.database !== database) this.#local = new JobsHandle(database);
+    if (this.#local === undefined || this.#local.database !== database) {
+      this.#local = new JobsHandle(database, this.#clock === undefined ? {} : { clock: this.#clock });
+    }
     return this.#local;
   }
 

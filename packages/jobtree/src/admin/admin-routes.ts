@@ -2,7 +2,8 @@
 // pattern, whether it changes anything (then it needs the token), and a
 // handler. Handlers return JSON values; errors become 4xx/5xx JSON answers.
 
-import { type AddOptions, type JobOutcome, JobsError, type JobState, type JsonValue } from '@jobtree/core';
+import { type AddOptions, type JobOutcome, JobsError, type JobState, type JsonValue, type ScheduleSpec } from '@jobtree/core';
+import type { ScheduleOptions } from '../app/app-schedules.js';
 import type { AdminTarget } from './admin-target.js';
 import { AdminError } from './errors.js';
 import type { JobActivity } from './job-activity.js';
@@ -142,6 +143,31 @@ export function adminRoutes(sources: RouteSources): Route[] {
       mutates: false,
       summary: 'the schedules (recurring jobs), each with its last and next tick (ms since the epoch)',
       handle: async () => ({ at: Date.now(), schedules: await app.schedules() }),
+    },
+    {
+      method: 'PUT',
+      path: 'api/schedules/:name',
+      mutates: true,
+      summary:
+        'set a schedule (replaces one of that name): { "spec": "0 * * * *" | { "everyMs": 60000 } | { "cron", "timezone"? }, "type": "report", "data"?, "priority"?, "timezone"?, "backfill"?: "none" | "last" | { "withinMs" } }',
+      handle: async ({ params, body }) => {
+        const name = params[0] as string;
+        // Every other field is a schedule option: app.schedule refuses an unknown one (invalid_option) and a bad spec (invalid_schedule).
+        const { spec, ...options } = body;
+        const schedule = await app.schedule(name, spec as string | ScheduleSpec, options as unknown as ScheduleOptions);
+        return { schedule };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: 'api/schedules/:name',
+      mutates: true,
+      summary: 'remove a schedule (the jobs its ticks added stay)',
+      handle: async ({ params }) => {
+        const name = params[0] as string;
+        if (!(await app.unschedule(name))) throw new AdminError('not_found', `no schedule ${JSON.stringify(name)}`);
+        return { name, removed: true };
+      },
     },
     {
       method: 'GET',

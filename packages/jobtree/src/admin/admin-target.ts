@@ -1,8 +1,8 @@
 // What the admin endpoint needs of a jobs app, by shape (the app passes
 // itself), so that the endpoint does not depend on the app's module.
 
-import type { AddOptions, FlowNode, JobInfo, JobsFilter, JobState, JsonValue, PausedType, TypeLimits } from '@jobtree/core';
-import type { ScheduleInfo } from '../app/app-schedules.js';
+import type { AddOptions, FlowNode, JobInfo, JobsFilter, JobState, JsonValue, PausedType, ScheduleSpec, TypeLimits } from '@jobtree/core';
+import type { ScheduleInfo, ScheduleOptions } from '../app/app-schedules.js';
 import type { TreeNode } from '../app/live-tree.js';
 import { type SchedulerView, schedulerOf } from './scheduler-view.js';
 
@@ -17,6 +17,8 @@ export interface AdminTarget {
   resume(type: string): Promise<void>;
   getPausedTypes(): Promise<PausedType[]>;
   schedules(): Promise<ScheduleInfo[]>;
+  schedule(name: string, spec: string | ScheduleSpec, options: ScheduleOptions): Promise<ScheduleInfo>;
+  unschedule(name: string): Promise<boolean>;
   getJob(type: string, id: string): Promise<JobInfo | undefined>;
   foldJobs<A>(type: string, fold: (accumulator: A, job: JobInfo) => A, initial: A, filter?: JobsFilter): Promise<A>;
   pendingCount(type: string): Promise<number>;
@@ -57,6 +59,8 @@ export function adminTarget(app: AdminApp): AdminTarget {
     resume: (type) => app.resume(type),
     getPausedTypes: () => app.getPausedTypes(),
     schedules: () => app.schedules(),
+    schedule: (name, spec, options) => app.schedule(name, spec, options),
+    unschedule: (name) => app.unschedule(name),
     getJob: (type, id) => app.getJob(type, id),
     foldJobs: (type, fold, initial, filter) => app.foldJobs(type, fold, initial, filter),
     pendingCount: (type) => app.pendingCount(type),

@@ -21,6 +21,7 @@ import {
   type JobErrorInput,
   type JobSpec,
   type JobState,
+  type JobsClock,
   JobsHandle,
   type ReEnqueueOptions,
   type Settled,
@@ -219,11 +220,11 @@ const ObservedHandle = observed(JobsHandle);
 const ObservedShared = observed(SharedJobs as unknown as typeof JobsHandle);
 
 /** The app's counting handle on a database it runs transactions on. */
-export function observedJobs(database: Database, activity: JobActivity): JobsHandle {
-  return new ObservedHandle(database).observeWith(activity);
+export function observedJobs(database: Database, activity: JobActivity, clock?: JobsClock): JobsHandle {
+  return new ObservedHandle(database, clock === undefined ? {} : { clock }).observeWith(activity);
 }
 
 /** The app's counting handle on an embedded store shared with other processes. */
-export function observedSharedJobs(sharing: StoreSharing, activity: JobActivity): SharedJobs {
-  return new ObservedShared(sharing as never).observeWith(activity) as unknown as SharedJobs;
+export function observedSharedJobs(sharing: StoreSharing, activity: JobActivity, clock?: JobsClock): SharedJobs {
+  return new ObservedShared(sharing as never, (clock === undefined ? {} : { clock }) as never).observeWith(activity) as unknown as SharedJobs;
 }

@@ -5,7 +5,7 @@
 // until the app ends.
 
 import type { ActorSystem } from '@jobtree/actors';
-import type { Database, Jobs, StoreSharing } from '@jobtree/core';
+import type { Database, Jobs, JobsClock, StoreSharing } from '@jobtree/core';
 import type { JobActivity } from '../admin/job-activity.js';
 import { observedJobs, observedSharedJobs } from '../admin/observed-jobs.js';
 import type { CoreServerArgs } from './core-server.js';
@@ -22,13 +22,18 @@ export class CoreHandles {
   readonly #activity: JobActivity;
   readonly #actors: ActorSystem;
   readonly #closing: () => boolean;
+  readonly #clock: JobsClock;
   /** Every handle ever made, closed when the app ends. */
   readonly #all = new Set<Jobs>();
   readonly #bridges = new Set<JobsBridge>();
   #current: Jobs;
 
-  /** @param closing whether the app is closing: a bridge withdrawn then closes its handle */
-  constructor(store: CoreStore, activity: JobActivity, actors: ActorSystem, closing: () => boolean) {
+  /**
+   * @param closing whether the app is closing: a bridge withdrawn then closes its handle
+   * @param clock the app's clock, which the handles' rate limits count on
+   */
+  constructor(store: CoreStore, activity: JobActivity, actors: ActorSystem, closing: () => boolean, clock: JobsClock) {
+    this.#clock = clock;
     this.#store = store;
     this.#relay = 'sharing' in store ? new ActorSubscriptionRelay(actors, store.sharing) : undefined;
     this.#activity = activity;
@@ -70,7 +75,7 @@ export class CoreHandles {
   }
 
   #newHandle(): Jobs {
-    const handle = 'database' in this.#store ? observedJobs(this.#store.database, this.#activity) : observedSharedJobs(this.#store.sharing, this.#activity);
+    const handle = 'database' in this.#store ? observedJobs(this.#store.database, this.#activity, this.#clock) : observedSharedJobs(this.#store.sharing, this.#activity, this.#clock);
     this.#all.add(handle);
     return handle;
   }

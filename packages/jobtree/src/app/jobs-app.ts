@@ -167,11 +167,12 @@ export class JobsApp {
     setMaxListeners(0, this.#ended.signal);
     this.#actors = createActorSystem({ threads: settings.threads, killTimeoutMs: settings.killTimeoutMs });
     this.#tree = new LiveTree(this.#actors, SYSTEM_NAMES.root);
-    this.#core = new CoreHandles(opened.store, this.#operations.activity, this.#actors, () => this.#closing !== undefined);
+    this.#clock = { speed: settings.clockSpeed, origin: Date.now() };
+    // Rate limits count on the app's clock too.
+    this.#core = new CoreHandles(opened.store, this.#operations.activity, this.#actors, () => this.#closing !== undefined, clockFromSpec(this.#clock));
     this.#stopped = new Promise((resolve) => {
       this.#resolveStopped = resolve;
     });
-    this.#clock = { speed: settings.clockSpeed, origin: Date.now() };
     this.#userChildren = new UserChildren(this.#actors, () => this.#checkOpen());
     this.#processors = new ProcessorRegistry({
       actors: this.#actors,
