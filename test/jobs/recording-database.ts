@@ -177,6 +177,9 @@ class RecordingTransaction implements Transaction {
     this.calls.watches += 1;
     return this.inner.watch(key);
   }
+  onVisible(callback: () => void): void {
+    this.inner.onVisible?.(callback);
+  }
 }
 
 export { FdbError };

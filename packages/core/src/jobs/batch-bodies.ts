@@ -43,7 +43,10 @@ export async function runBodies(
   // What the calls' ends of flow jobs left to do to their parents and children (job-flows.ts), one after the other.
   const flowWork = runFlowWork(tx, reads);
   if (flowWork !== undefined) await flowWork;
-  if (handover !== undefined) await handover.serve(tx, batch.length, reads);
+  if (handover !== undefined) {
+    await handover.serve(tx, batch.length, reads);
+    handover.serveWhenVisible(tx);
+  }
   reads.writeOnceWrites();
   return outcomes;
 }

@@ -329,12 +329,23 @@ export class Handover {
   }
 
   /**
-   * The batch committed: the accepts it served get their jobs, once the
-   * callers of the batch's own calls have resumed. Without a hand-over an
-   * accept returned a commit after the add that woke it, and code around
-   * the handle may count on seeing the add answered first (an observer
-   * that times how long each job waited). A tick runs after every promise
-   * callback already queued, however long their chains, and before any I/O.
+   * The accepts this attempt served get their jobs as soon as its commit is
+   * readable, which the embedded store with the default durability tells
+   * before the commit is durable (lmdb has written it and syncs it next):
+   * a take need not be durable to be safe (see docs/durability.md). The
+   * batch's own calls still answer once it is durable.
+   */
+  serveWhenVisible(tx: Transaction): void {
+    if (this.#handed.length > 0) tx.onVisible?.(() => this.committed());
+  }
+
+  /**
+   * The batch committed (or its commit is readable, see
+   * `serveWhenVisible`): the accepts it served get their jobs, on the next
+   * tick (after every promise callback already queued, before any I/O).
+   * Where the store tells nothing before a commit is durable, that is once
+   * the callers of the batch's own calls have resumed; otherwise an accept
+   * may return its job before the add that brought it has answered.
    */
   committed(): void {
     const handed = this.#handed;

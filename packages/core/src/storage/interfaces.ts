@@ -69,6 +69,16 @@ export interface Transaction extends ReadTransaction {
 
   /** A watch on `key`, armed when (and only if) this transaction commits. */
   watch(key: Bytes): Watch;
+
+  /**
+   * Calls `callback` once this transaction has committed and new
+   * transactions read what it wrote, which may be before its commit is
+   * durable (the embedded store with `durability: 'flush'`: lmdb has written
+   * it and syncs it next; see docs/durability.md); never if it does not
+   * commit. An engine without it makes what a transaction wrote readable
+   * only once durable: its caller learns both when the commit resolves.
+   */
+  onVisible?(callback: () => void): void;
 }
 
 export interface TransactionOptions {

@@ -59,6 +59,12 @@ export interface Batch {
   streaming: boolean;
   /** The store right after this batch, taken when lmdb committed it. */
   snapshot: StoreSnapshot | undefined;
+  /** A member asked to be told when it is readable: the batch is read ahead of its flush (see commit-pipeline.ts). */
+  early: boolean;
+  /** New transactions read this batch (or, failed, it was passed). */
+  revealed: boolean;
+  /** lmdb rejected its write: nothing of it is in the store. */
+  lost: boolean;
   flushed: boolean;
   error: unknown;
 }
@@ -88,6 +94,9 @@ export function newBatch(version: number, writes: BatchWrites): Batch {
     writtenParts: 0,
     streaming: false,
     snapshot: undefined,
+    early: false,
+    revealed: false,
+    lost: false,
     flushed: false,
     error: undefined,
   };

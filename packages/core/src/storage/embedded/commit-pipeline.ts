@@ -18,6 +18,17 @@
 // flush is reported, in version order, and only then do the batch's commit
 // promises resolve and its watches fire.
 //
+// One exception, with the default durability: a batch one of whose
+// transactions asked to be told when it is readable (`onVisible`: a write
+// that hands a just-added job to a waiting accept) is written
+// asynchronously and published for reading as soon as lmdb reports it
+// visible, and those transactions are told then; its commit promises still
+// resolve, and its watches fire, once it is flushed. Reading it early is
+// safe for what it is used for: a later commit that read it is
+// acknowledged only after its own flush, which (lmdb writing in order)
+// covers it, and only an OS crash, which ends every reader with it, can
+// lose it (docs/durability.md).
+//
 // A batch's lmdb write starts when its first transaction joins it (or when
 // the previous write commits, if transactions are already waiting): that
 // opens lmdb's transaction for the current event turn, which commits at the
@@ -77,7 +88,7 @@
 import { FdbError, FdbErrorCode } from '../../errors.js';
 import { TRANSACTION_LIFE_MS } from '../limits.js';
 import { writeVersionstamp } from '../versionstamp.js';
-import { type Batch, type StampedChange, applyPending, newBatch } from './commit-batch.js';
+import { type Batch, type Member, type StampedChange, applyPending, newBatch } from './commit-batch.js';
 import type { CommitRequest, CommitTicket } from './commit-request.js';
 import { ConflictLog } from './conflict-log.js';
 import type { LmdbStore, StoreWrite, WriteContents } from './lmdb-store.js';
@@ -100,7 +111,7 @@ export class CommitPipeline {
   readonly #now: () => number;
   readonly #log: ConflictLog;
   readonly #watches = new WatchRegistry();
-  /** The durable snapshot new transactions read from. */
+  /** The snapshot new transactions read from: the last durable batch, or a later one read ahead of its flush. */
   #published: StoreSnapshot;
   /**
    * Snapshots published before `#published` that transactions may still
@@ -131,10 +142,14 @@ export class CommitPipeline {
   /** A flush that failed after its batch was acknowledged: no commit is accepted any more. */
   #flushFailure: unknown;
 
-  constructor(store: LmdbStore, now: () => number) {
+  /**
+   * `deferred`: acknowledge batches once visible (deferred durability),
+   * which needs a store that tracks when its writes are visible.
+   */
+  constructor(store: LmdbStore, now: () => number, deferred = false) {
     this.#store = store;
     this.#now = now;
-    this.#deferred = store.tracksVisible;
+    this.#deferred = deferred && store.tracksVisible;
     const version = store.lastVersion();
     this.#lastVersion = version;
     this.#passedVersion = version;
@@ -234,6 +249,7 @@ export class CommitPipeline {
     }
     for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key);
     batch.members.push({ request, order, stampedKeys, seen: [] });
+    if (request.visible.length > 0) batch.early = true;
     if (batch.streaming) this.#stream(batch);
     else this.#queueWrite();
     return { version: batch.version, order, durable: batch.durable };
@@ -285,7 +301,7 @@ export class CommitPipeline {
     const writing = batch;
     this.#writing = writing;
     this.#unpublished.push(writing);
-    if (!this.#deferred && this.#unpublished.length === 1 && this.#lastBatchSize <= 1) {
+    if (!this.#deferred && !(writing.early && this.#store.tracksVisible) && this.#unpublished.length === 1 && this.#lastBatchSize <= 1) {
       // A lone commit (see the top of this file): written at the end of the
       // event turn, like lmdb's own write, so transactions committing until
       // then still join it.
@@ -307,8 +323,12 @@ export class CommitPipeline {
     writing.storeWrite = write;
     writing.streaming = true;
     this.#stream(writing);
-    if (write.visible !== undefined) {
+    if (write.visible !== undefined && this.#deferred) {
       this.#acknowledgeWhenVisible(writing, write, write.visible);
+      return;
+    }
+    if (write.visible !== undefined && writing.early) {
+      this.#revealWhenVisible(writing, write, write.visible);
       return;
     }
     write.committed.then(
@@ -352,6 +372,43 @@ export class CommitPipeline {
     write.flushed.then(undefined, (error: unknown) => {
       if (acknowledged) this.#flushFailure ??= error;
     });
+  }
+
+  /**
+   * A batch a member of which asked to be told when it is readable, with
+   * the default durability: new transactions read it (and those members are
+   * told) once lmdb's transaction is visible, or committed if that notice
+   * does not come; it is acknowledged once flushed.
+   */
+  #revealWhenVisible(batch: Batch, write: StoreWrite, visible: Promise<void>): void {
+    let committed = false;
+    const commit = (): void => {
+      if (committed) return;
+      committed = true;
+      batch.error ??= write.error;
+      this.#captureSnapshot(batch, 0);
+    };
+    visible.then(commit);
+    write.committed.then(commit, (error: unknown) => {
+      if (!committed) {
+        this.#writeFailed(batch, error);
+        return;
+      }
+      batch.error ??= error;
+      batch.flushed = true;
+      this.#advance();
+    });
+    write.flushed.then(
+      () => {
+        batch.flushed = true;
+        this.#advance();
+      },
+      (error: unknown) => {
+        batch.error ??= error;
+        batch.flushed = true;
+        this.#advance();
+      },
+    );
   }
 
   /** Writes a batch on this thread, durable when the call returns (see `LmdbStore.writeNow`). */
@@ -432,27 +489,45 @@ export class CommitPipeline {
     this.#advance();
   }
 
-  /** Publishes, in version order, every batch that is committed and flushed. */
+  /**
+   * Reveals (makes readable), in version order, every batch that is
+   * committed and flushed, or only committed for a batch read ahead of its
+   * flush; then acknowledges, in version order, every revealed batch that is
+   * flushed. Members waiting to hear that their commit is readable are told
+   * last, once the pipeline's state is settled.
+   */
   #advance(): void {
+    let told: Member[] | undefined;
+    for (const batch of this.#unpublished) {
+      if (batch.revealed) continue;
+      const inStore = batch.snapshot !== undefined;
+      if (!inStore && batch.error === undefined) break;
+      if (!batch.flushed && !(batch.early && inStore)) break;
+      this.#reveal(batch);
+      if (batch.early && inStore && batch.error === undefined) {
+        told ??= [];
+        told.push(...batch.members);
+      }
+    }
     for (;;) {
       const batch = this.#unpublished[0];
-      if (batch === undefined || !batch.flushed || (batch.snapshot === undefined && batch.error === undefined)) break;
+      if (batch === undefined || !batch.revealed || !batch.flushed) break;
       this.#unpublished.shift();
-      this.#publish(batch);
+      this.#acknowledge(batch);
     }
     this.#notifyIfIdle();
+    if (told !== undefined) for (const member of told) for (const callback of member.request.visible) callback();
   }
 
-  #publish(batch: Batch): void {
+  /** New transactions read the batch from now on (nothing of it, when lmdb rejected its write). */
+  #reveal(batch: Batch): void {
+    batch.revealed = true;
     const now = this.#now();
     batch.writes.durableAt = now;
     this.#passedVersion = batch.version;
     if (batch.snapshot === undefined) {
       // lmdb rejected the write: nothing of this batch is in the store.
-      const failure = new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to write a commit batch', {
-        cause: batch.error,
-      });
-      batch.rejectDurable(failure);
+      batch.lost = true;
       this.#log.compact(batch.writes);
       this.#retries.wake(batch.version);
       return;
@@ -462,6 +537,25 @@ export class CommitPipeline {
     batch.snapshot = undefined;
     previous.release();
     if (!previous.ended) this.#retired.push(previous);
+    // Forgetting as soon as no transaction reads below a batch keeps the log
+    // (and what it holds on to) small: under a steady write load, waiting the
+    // whole transaction life would keep seconds of keys alive.
+    this.#log.forget(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS, this.#oldestReadVersion());
+    // Kept a while longer for an older read version: keep the batch's keys, not its transactions' values.
+    this.#log.compactDurableBefore(now - LOG_COMPACT_AFTER_MS);
+    this.#retries.wake(batch.version);
+  }
+
+  /** Settles the commits of a revealed, flushed batch, and fires the watches of what it changed. */
+  #acknowledge(batch: Batch): void {
+    if (batch.lost) {
+      batch.rejectDurable(
+        new FdbError(FdbErrorCode.operation_failed, 'the storage engine failed to write a commit batch', {
+          cause: batch.error,
+        }),
+      );
+      return;
+    }
     if (batch.error !== undefined) {
       const unknown = new FdbError(FdbErrorCode.commit_unknown_result, 'the commit batch may not have reached the disk', {
         cause: batch.error,
@@ -470,24 +564,17 @@ export class CommitPipeline {
       // What lmdb took of the batch, whole transactions written early, is in
       // the store and readable now: watches of the keys they changed fire.
       if (!this.#watches.isEmpty && batch.writtenParts > 0) this.#watches.onDurableParts(batch.parts, batch.writtenParts, undefined);
-    } else {
-      batch.resolveDurable();
-      if (!this.#watches.isEmpty) this.#watches.onDurableParts(batch.parts, batch.parts.length, batch.changes);
-      for (const member of batch.members) {
-        const { watches } = member.request;
-        for (let i = 0; i < watches.length; i++) {
-          const watch = watches[i] as KeyWatch;
-          this.#watches.arm(watch, member.seen[i], this.#published.get(watch.key));
-        }
+      return;
+    }
+    batch.resolveDurable();
+    if (!this.#watches.isEmpty) this.#watches.onDurableParts(batch.parts, batch.parts.length, batch.changes);
+    for (const member of batch.members) {
+      const { watches } = member.request;
+      for (let i = 0; i < watches.length; i++) {
+        const watch = watches[i] as KeyWatch;
+        this.#watches.arm(watch, member.seen[i], this.#published.get(watch.key));
       }
     }
-    // Forgetting as soon as no transaction reads below a batch keeps the log
-    // (and what it holds on to) small: under a steady write load, waiting the
-    // whole transaction life would keep seconds of keys alive.
-    this.#log.forget(now - TRANSACTION_LIFE_MS - LOG_MARGIN_MS, this.#oldestReadVersion());
-    // Kept a while longer for an older read version: keep the batch's keys, not its transactions' values.
-    this.#log.compactDurableBefore(now - LOG_COMPACT_AFTER_MS);
-    this.#retries.wake(batch.version);
   }
 
   /** The oldest version a live transaction may read at (and so resolve from). */

@@ -18,6 +18,8 @@ export interface CommitRequest {
   readonly watches: readonly KeyWatch[];
   /** The snapshot the transaction read from (for the value its watches saw). */
   readonly snapshot: StoreSnapshot | undefined;
+  /** Told once the commit is readable by new transactions, ahead of its flush when the pipeline can (see commit-pipeline.ts). */
+  readonly visible: readonly (() => void)[];
 }
 
 /** An accepted commit: its versionstamp is known at once, its durability later. */

@@ -46,14 +46,14 @@ export class EmbeddedDatabase implements Database {
     const lock = DirectoryLock.acquire(options.path);
     let store: LmdbStore;
     try {
-      store = new LmdbStore(lock.directory, options.durability === 'deferred');
+      store = new LmdbStore(lock.directory, true);
     } catch (error) {
       lock.release();
       const reason = error instanceof Error ? error.message : String(error);
       throw new DataDirectoryError(lock.directory, `lmdb cannot open it (${reason})`, { cause: error });
     }
     try {
-      return new EmbeddedDatabase(lock, store, new CommitPipeline(store, options.now ?? Date.now));
+      return new EmbeddedDatabase(lock, store, new CommitPipeline(store, options.now ?? Date.now, options.durability === 'deferred'));
     } catch (error) {
       // The store opened but its first read failed: close it before giving the directory up.
       void store.close().finally(() => lock.release());

@@ -33,6 +33,7 @@ type State = 'open' | 'committing' | 'committed' | 'failed';
 
 const NO_KEYS: readonly Buffer[] = [];
 const NO_WATCHES: readonly KeyWatch[] = [];
+const NO_CALLBACKS: readonly (() => void)[] = [];
 
 export class EmbeddedTransaction implements Transaction, TransactionFastPaths, Attempt, RetryHint {
   readonly #pipeline: CommitPipeline;
@@ -46,6 +47,8 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
   #writeConflictKeys: Buffer[] | undefined;
   #conflictBytes = 0;
   #watches: KeyWatch[] | undefined;
+  /** Told once the commit is readable (see `onVisible`). */
+  #visible: (() => void)[] | undefined;
   #stamp: PendingVersionstamp | undefined;
   #snapshotView: SnapshotReads | undefined;
   /** When the commit conflicted: the newest version then (a retry should read at least this). */
@@ -372,6 +375,12 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     return watch;
   }
 
+  onVisible(callback: () => void): void {
+    this.#checkOpen();
+    this.#visible ??= [];
+    this.#visible.push(callback);
+  }
+
   // --- commit --------------------------------------------------------------
 
   #checkOpen(): void {
@@ -436,6 +445,8 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     this.#state = 'committed';
     this.#releaseSnapshot();
     this.#stamp?.reject(new FdbError(FdbErrorCode.client_invalid_operation, 'a read-only transaction has no versionstamp'));
+    // Nothing to write: what it did (nothing) is readable now.
+    if (this.#visible !== undefined) for (const callback of this.#visible) callback();
   }
 
   #request(writes: PendingWrites): CommitRequest {
@@ -447,6 +458,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
       writeConflictKeys: this.#writeConflictKeys ?? NO_KEYS,
       watches: this.#watches ?? NO_WATCHES,
       snapshot: this.#snapshot,
+      visible: this.#visible ?? NO_CALLBACKS,
     };
   }
 
