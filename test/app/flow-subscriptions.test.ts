@@ -52,8 +52,9 @@ test('a nested flow: every job of the tree on one stream, in order per job, each
     t.true(inLifeOrder(states), `${id}: ${states.join(' → ')}`);
     t.is(states.at(-1), 'finished', `${id} ends finished`);
   }
-  // Parents become pending only once their children have ended, so they are seen leaving `waiting`.
-  t.true(statesOf(stream, 'middle').includes('running'));
+  // Parents become pending only once their children have ended, so they are seen leaving `waiting`
+  // (a notifier may fold a short run's states into its end: `running` need not be seen).
+  t.false(statesOf(stream, 'middle').includes('waiting'));
   t.deepEqual(stream.at(-1), { type: T1, id: 'top', parent: undefined, state: 'finished', data: null });
   const parents = new Map(stream.map((event) => [event.id, event.parent]));
   t.deepEqual(parents.get('leaf'), { type: T1, id: 'middle' });
