@@ -2,7 +2,7 @@
 // handlers on the main thread and in threads), BullMQ (Worker and sandboxed
 // processors, on Redis) and graphile-worker (as it comes and batched, on
 // Postgres), run by `pnpm bench:peers [--rounds N] [--jobs SCALE]
-// [--only WORDS] [--mode isolated|shared|both] [--quick]`.
+// [--only WORDS] [--mode isolated|shared|both] [--quick] [--retention]`.
 //
 // Installs what it needs (Debian's redis-server and PostgreSQL, the peers'
 // npm packages into bench/peers/node_modules), starts both servers on
@@ -12,6 +12,13 @@
 // one (`shared`), checks after each run that every job finished exactly
 // once, stops everything it started, and prints per mode the medians over
 // the rounds with the best round beside them, then the issue's targets.
+// Redis and Postgres are installed and started only when a peer runs.
+//
+// `--retention` runs jobtree's variants only, each twice a round, with
+// retention on (what `startJobs` does by default) and off (`retention:
+// false`), one right after the other, the first of the two alternating
+// between rounds; it prints per variant and drain the ratio of the medians
+// on / off and the best rounds' (see systems/retention-setting.ts).
 
 import { chmodSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,13 +27,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchSystem } from './bench-system.js';
 import { ensurePeerPackages, ensureServers } from './install.js';
-import { loadPg } from './peer-modules.js';
+import { loadPg, type PgClient } from './peer-modules.js';
 import { Quiescer } from './quiesce.js';
 import { formatTargets, formatValues, type Samples } from './report.js';
+import { formatRetentionComparison } from './retention-report.js';
 import { describe, type Measurement, SCENARIO_KINDS, type Scenario, scenarioRun, scenarios as allScenarios, summary } from './scenarios.js';
 import { startPostgres, startRedis } from './servers.js';
 import { runInOwnProcess } from './system-runs.js';
-import { isSystemKey, OPT_IN_KEYS, openSystem, SYSTEM_KEYS, type SystemEnvironment, type SystemKey } from './systems/catalog.js';
+import { isJobtreeKey, isSystemKey, OPT_IN_KEYS, openSystem, SYSTEM_KEYS, type SystemEnvironment, type SystemKey } from './systems/catalog.js';
+import { type RetentionSetting, settingsOfRound } from './systems/retention-setting.js';
 import { LOCAL_QUEUE } from './systems/local-queue.js';
 import { Teardown } from './teardown.js';
 
@@ -40,9 +49,11 @@ const { values: args } = parseArgs({
     jobs: { type: 'string' },
     only: { type: 'string' },
     mode: { type: 'string', default: 'isolated' },
+    retention: { type: 'boolean', default: false },
   },
 });
 const quick = args.quick === true;
+const retention = args.retention === true;
 const rounds = args.rounds === undefined ? (quick ? 1 : 3) : Number(args.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new TypeError(`--rounds must be a positive integer, got ${args.rounds}`);
 const scale = args.jobs === undefined ? (quick ? 0.1 : 1) : Number(args.jobs);
@@ -67,7 +78,16 @@ for (const word of only) {
   }
 }
 const namedSystems = only.filter(isSystemKey);
-const systemKeys: SystemKey[] = namedSystems.length > 0 ? SYSTEM_KEYS.filter((key) => namedSystems.includes(key)) : SYSTEM_KEYS.filter((key) => !OPT_IN_KEYS.includes(key));
+if (retention && namedSystems.some((key) => !isJobtreeKey(key))) {
+  throw new TypeError(`--retention compares jobtree's variants with retention on and off; --only names a peer: ${namedSystems.filter((key) => !isJobtreeKey(key)).join(', ')}`);
+}
+const systemKeys: SystemKey[] =
+  namedSystems.length > 0
+    ? SYSTEM_KEYS.filter((key) => namedSystems.includes(key))
+    : SYSTEM_KEYS.filter((key) => !OPT_IN_KEYS.includes(key) && (!retention || isJobtreeKey(key)));
+const needsServers = systemKeys.some((key) => !isJobtreeKey(key));
+/** A round's settings: on and off under --retention, else the one run of each system as it comes. */
+const settingsOf = (round: number): (RetentionSetting | undefined)[] => (retention ? settingsOfRound(round) : [undefined]);
 const namedKinds = only.filter((word) => (SCENARIO_KINDS as readonly string[]).includes(word));
 const namedWorkers = only.filter((word) => /^@\d+$/.test(word)).map((word) => Number(word.slice(1)));
 const scenarios: Scenario[] = allScenarios(scale).filter(
@@ -75,12 +95,18 @@ const scenarios: Scenario[] = allScenarios(scale).filter(
 );
 
 type Results = Map<string, Map<SystemKey, Measurement[]>>;
+/** A mode's results by retention setting (undefined without --retention). */
+type SettingResults = Map<RetentionSetting | undefined, Results>;
 
-function record(results: Results, scenario: string, key: SystemKey, measurement: Measurement): void {
+function record(bySetting: SettingResults, setting: RetentionSetting | undefined, scenario: string, key: SystemKey, measurement: Measurement): void {
+  const results = bySetting.get(setting) ?? new Map<string, Map<SystemKey, Measurement[]>>();
+  bySetting.set(setting, results);
   const byKey = results.get(scenario) ?? new Map<SystemKey, Measurement[]>();
   results.set(scenario, byKey);
   byKey.set(key, [...(byKey.get(key) ?? []), measurement]);
 }
+
+const withSetting = (what: string, setting: RetentionSetting | undefined) => (setting === undefined ? what : `${what}, retention ${setting}`);
 
 /** Rotating the order gives each system each position in turn: none always runs first on a cold disk or last on a warm one. */
 function rotated<T>(items: readonly T[], round: number): T[] {
@@ -89,38 +115,47 @@ function rotated<T>(items: readonly T[], round: number): T[] {
 }
 
 /** Each system in a process of its own, per round: it runs every scenario, then exits. */
-async function runIsolated(teardown: Teardown, env: SystemEnvironment, results: Results): Promise<void> {
+async function runIsolated(teardown: Teardown, env: SystemEnvironment, results: SettingResults): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     const order = rotated(systemKeys, round);
-    console.log(`\nisolated, round ${round + 1}/${rounds}: ${order.join(', ')}`);
+    console.log(`\nisolated, round ${round + 1}/${rounds}: ${order.join(', ')}${retention ? `; retention ${settingsOfRound(round).join(', then ')}` : ''}`);
     for (const key of order) {
-      console.log(`  ${key} (own process): ${scenarios.map(describe).join('; ')}`);
-      const measured = await runInOwnProcess({ key, scenarios, env }, teardown);
-      for (const [scenario, measurement] of measured) record(results, scenario, key, measurement);
+      for (const setting of settingsOf(round)) {
+        console.log(`  ${withSetting(key, setting)} (own process): ${scenarios.map(describe).join('; ')}`);
+        const measured = await runInOwnProcess({ key, scenarios, env, ...(setting === undefined ? {} : { retention: setting }) }, teardown);
+        for (const [scenario, measurement] of measured) record(results, setting, scenario, key, measurement);
+      }
     }
   }
 }
 
 /** Every system in this process, as the benchmark always ran them: per round, per scenario, each system in turn. */
-async function runShared(teardown: Teardown, env: SystemEnvironment, quiescer: Quiescer, results: Results): Promise<void> {
-  const systems: BenchSystem[] = [];
-  for (const key of systemKeys) {
-    const system = await openSystem(key, env);
-    teardown.add(system.label, () => system.close());
-    systems.push(system);
+async function runShared(teardown: Teardown, env: SystemEnvironment, quiescer: Quiescer, results: SettingResults): Promise<void> {
+  const systems = new Map<RetentionSetting | undefined, BenchSystem[]>();
+  for (const setting of settingsOf(0)) {
+    const opened: BenchSystem[] = [];
+    for (const key of systemKeys) {
+      const system = await openSystem(key, env, setting);
+      teardown.add(withSetting(system.label, setting), () => system.close());
+      opened.push(system);
+    }
+    systems.set(setting, opened);
   }
   for (let round = 0; round < rounds; round++) {
-    const order = rotated(systems, round);
-    console.log(`\nshared process, round ${round + 1}/${rounds}: ${order.map((system) => system.key).join(', ')}`);
+    const order = rotated(systemKeys, round);
+    console.log(`\nshared process, round ${round + 1}/${rounds}: ${order.join(', ')}${retention ? `; retention ${settingsOfRound(round).join(', then ')}` : ''}`);
     for (const scenario of scenarios) {
       console.log(`  ${describe(scenario)}`);
-      for (const system of order) {
-        const run = scenarioRun(system, scenario);
-        if (run === undefined) continue;
-        await quiescer.quiesce();
-        const measurement = await run();
-        console.log(`    ${system.label.padEnd(22)} ${summary(measurement)}`);
-        record(results, scenario.key, system.key as SystemKey, measurement);
+      for (const key of order) {
+        for (const setting of settingsOf(round)) {
+          const system = systems.get(setting)?.[systemKeys.indexOf(key)];
+          const run = system && scenarioRun(system, scenario);
+          if (system === undefined || run === undefined) continue;
+          await quiescer.quiesce();
+          const measurement = await run();
+          console.log(`    ${withSetting(system.label, setting).padEnd(22)} ${summary(measurement)}`);
+          record(results, setting, scenario.key, key, measurement);
+        }
       }
     }
   }
@@ -145,34 +180,49 @@ async function main(teardown: Teardown): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'jobtree-peers-'));
   chmodSync(scratch, 0o755); // Postgres runs as its own user and must reach its folder inside
   teardown.add('scratch folder', () => rm(scratch, { recursive: true, force: true }));
-  const binaries = ensureServers();
-  ensurePeerPackages();
-  console.log('starting redis-server and postgres on 127.0.0.1');
-  const redis = await startRedis(teardown, binaries, scratch);
-  const postgres = await startPostgres(teardown, binaries, scratch);
-  console.log(`  redis-server pid ${redis.pid} port ${redis.port}; postgres pid ${postgres.pid} port ${postgres.port}`);
-  const env: SystemEnvironment = { scratch, redis, postgres };
-  const pg = await loadPg();
-  const admin = new pg.Client({ connectionString: postgres.connectionString });
-  await admin.connect();
-  teardown.add('postgres admin connection', () => admin.end());
+  const env: SystemEnvironment = { scratch };
+  let admin: PgClient | undefined;
+  if (needsServers) {
+    const binaries = ensureServers();
+    ensurePeerPackages();
+    console.log('starting redis-server and postgres on 127.0.0.1');
+    const redis = await startRedis(teardown, binaries, scratch);
+    const postgres = await startPostgres(teardown, binaries, scratch);
+    console.log(`  redis-server pid ${redis.pid} port ${redis.port}; postgres pid ${postgres.pid} port ${postgres.port}`);
+    Object.assign(env, { redis, postgres });
+    const pg = await loadPg();
+    const client = new pg.Client({ connectionString: postgres.connectionString });
+    admin = client;
+    await client.connect();
+    teardown.add('postgres admin connection', () => client.end());
+  }
 
-  const byMode = new Map<Mode, Results>();
+  const byMode = new Map<Mode, SettingResults>();
   for (const mode of modes) {
-    const results: Results = new Map();
+    const results: SettingResults = new Map();
     byMode.set(mode, results);
     if (mode === 'isolated') await runIsolated(teardown, env, results);
     else await runShared(teardown, env, new Quiescer(admin), results);
   }
 
   const durability = new Map(systemKeys.map((key) => [key, DURABILITY[key]]));
-  for (const [mode, results] of byMode) {
-    const samples: Samples = results;
+  for (const [mode, bySetting] of byMode) {
     const where = mode === 'isolated' ? 'each system in its own process' : 'all systems in one process';
-    console.log(`\n${where}: median of ${rounds} round${rounds === 1 ? '' : 's'} (best round in parentheses); every run checked: each job finished exactly once\n`);
-    console.log(formatValues(systemKeys, durability, samples, scenarios));
-    console.log(`\ntargets (${where}; ratios of medians, and of the best rounds)\n`);
-    console.log(formatTargets(systemKeys, samples, scenarios));
+    for (const [setting, results] of bySetting) {
+      const samples: Samples = results;
+      console.log(
+        `\n${withSetting(where, setting)}: median of ${rounds} round${rounds === 1 ? '' : 's'} (best round in parentheses); every run checked: each job finished exactly once\n`,
+      );
+      console.log(formatValues(systemKeys, durability, samples, scenarios));
+      if (retention) continue;
+      console.log(`\ntargets (${where}; ratios of medians, and of the best rounds)\n`);
+      console.log(formatTargets(systemKeys, samples, scenarios));
+    }
+    if (!retention) continue;
+    const settings = new Map<RetentionSetting, Samples>();
+    for (const [setting, results] of bySetting) if (setting !== undefined) settings.set(setting, results);
+    console.log(`\nretention on / off (${where}; on: startJobs' defaults, off: retention: false; medians over ${rounds} rounds, best rounds in parentheses)\n`);
+    console.log(formatRetentionComparison(systemKeys, settings, scenarios));
   }
   console.log(
     [

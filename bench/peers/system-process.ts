@@ -15,24 +15,25 @@ import { RESULT_PREFIX, type SystemProcessTask } from './system-runs.js';
 import { openSystem } from './systems/catalog.js';
 
 async function main(task: SystemProcessTask): Promise<void> {
-  const pg = await loadPg();
-  const admin = new pg.Client({ connectionString: task.env.postgres.connectionString });
-  await admin.connect();
+  // Postgres, to checkpoint it between runs, when a peer's run started it.
+  const admin = task.env.postgres === undefined ? undefined : new (await loadPg()).Client({ connectionString: task.env.postgres.connectionString });
+  await admin?.connect();
   let system: BenchSystem | undefined;
   try {
-    system = await openSystem(task.key, task.env);
+    system = await openSystem(task.key, task.env, task.retention);
     const quiescer = new Quiescer(admin);
+    const label = `${system.label}${task.retention === undefined ? '' : `, retention ${task.retention}`}`;
     for (const scenario of task.scenarios) {
       const run = scenarioRun(system, scenario);
       if (run === undefined) continue;
       await quiescer.quiesce();
       const measurement = await run();
-      console.error(`    ${system.label.padEnd(22)} ${summary(measurement)}  [${scenario.key}, own process]`);
+      console.error(`    ${label.padEnd(22)} ${summary(measurement)}  [${scenario.key}, own process]`);
       process.stdout.write(`${RESULT_PREFIX}${JSON.stringify({ scenario: scenario.key, measurement })}\n`);
     }
   } finally {
     await system?.close();
-    await admin.end();
+    await admin?.end();
   }
 }
 

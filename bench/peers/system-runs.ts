@@ -8,12 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { PeerBenchError } from './errors.js';
 import type { Measurement, Scenario } from './scenarios.js';
 import type { SystemEnvironment, SystemKey } from './systems/catalog.js';
+import type { RetentionSetting } from './systems/retention-setting.js';
 import type { Teardown } from './teardown.js';
 
 export interface SystemProcessTask {
   key: SystemKey;
   scenarios: Scenario[];
   env: SystemEnvironment;
+  /** Under `--retention`: jobtree's variant with retention on or off. */
+  retention?: RetentionSetting;
 }
 
 /** What a system process prints on stdout for each scenario it ran. */
@@ -28,7 +31,7 @@ export function runInOwnProcess(task: SystemProcessTask, teardown: Teardown): Pr
   const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
-  teardown.add(`system process ${task.key}`, kill, kill);
+  teardown.add(`system process ${task.key}${task.retention === undefined ? '' : `, retention ${task.retention}`}`, kill, kill);
   const results = new Map<string, Measurement>();
   let pending = '';
   child.stdout.setEncoding('utf8');

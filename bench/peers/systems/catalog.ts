@@ -10,6 +10,7 @@ import { AppProcessSystem } from './app-process.js';
 import { BullMqSystem } from './bullmq.js';
 import { GraphileSystem } from './graphile.js';
 import { hasBatchCalls, JobtreeSystem } from './jobtree.js';
+import type { RetentionSetting } from './retention-setting.js';
 
 /** The systems in the order of the table's columns: jobtree's first, then the peers. */
 export const SYSTEM_KEYS = [
@@ -44,33 +45,39 @@ export const isSystemKey = (key: string): key is SystemKey => (SYSTEM_KEYS as re
 /** jobtree's own systems; the others are its peers. */
 export const isJobtreeKey = (key: SystemKey): boolean => key === 'local-queue' || key === 'jobtree-single' || key.startsWith('app.process');
 
+/** The servers are started only when a peer runs: jobtree's variants alone need neither. */
 export interface SystemEnvironment {
   scratch: string;
-  redis: RedisServer;
-  postgres: PostgresServer;
+  redis?: RedisServer;
+  postgres?: PostgresServer;
 }
 
-/** Opens one system; close it with its `close()`. */
-export async function openSystem(key: SystemKey, env: SystemEnvironment): Promise<BenchSystem> {
+function server<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new TypeError(`no ${what} was started for this run`);
+  return value;
+}
+
+/** Opens one system; close it with its `close()`. `retention` (jobtree's variants, under `--retention`): see retention-setting.ts. */
+export async function openSystem(key: SystemKey, env: SystemEnvironment, retention?: RetentionSetting): Promise<BenchSystem> {
   switch (key) {
     case 'local-queue':
       if (!hasBatchCalls()) throw new TypeError('this build of @jobtree/core has no addMany/acceptMany/finishMany: no LocalQueue');
-      return new JobtreeSystem(env.scratch, 'batched');
+      return new JobtreeSystem(env.scratch, 'batched', retention);
     case 'jobtree-single':
-      return new JobtreeSystem(env.scratch, 'single calls');
+      return new JobtreeSystem(env.scratch, 'single calls', retention);
     case 'app.process':
-      return AppProcessSystem.open(env.scratch, 'main thread');
+      return AppProcessSystem.open(env.scratch, 'main thread', retention);
     case 'app.process-threads':
-      return AppProcessSystem.open(env.scratch, 'threads');
+      return AppProcessSystem.open(env.scratch, 'threads', retention);
     case 'bullmq':
     case 'bullmq-sandboxed': {
       const [bull, ioredis] = await Promise.all([loadBullMq(), loadIoRedis()]);
-      return new BullMqSystem(env.redis, bull, ioredis, key === 'bullmq' ? 'worker' : 'sandboxed');
+      return new BullMqSystem(server(env.redis, 'Redis'), bull, ioredis, key === 'bullmq' ? 'worker' : 'sandboxed');
     }
     case 'graphile':
     case 'graphile-batched': {
       const [graphile, pg] = await Promise.all([loadGraphile(), loadPg()]);
-      return GraphileSystem.open(env.postgres, graphile, pg, key === 'graphile' ? 'as it comes' : 'local queue');
+      return GraphileSystem.open(server(env.postgres, 'Postgres'), graphile, pg, key === 'graphile' ? 'as it comes' : 'local queue');
     }
   }
 }

@@ -2,7 +2,8 @@
 // only: `openJobs` from @jobtree/core with in-process workers (N concurrent
 // accept -> finish loops, one job per call), and the batch calls with the
 // core's LocalQueue shared by the workers when the core has them. What users
-// are told to use, `app.process`, is app-process.ts'.
+// are told to use, `app.process`, is app-process.ts'. Under `--retention`
+// the store is opened as an app opens it (retention-setting.ts).
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { PeerBenchError } from '../errors.js';
 import { CpuMeter } from '../process-cpu.js';
 import { deadlineMs, watchRun } from '../run-watch.js';
 import { LOCAL_QUEUE } from './local-queue.js';
+import { type RetentionSetting, retentionOption } from './retention-setting.js';
 
 export const TYPE = 'bench';
 export const TYPE_TIMEOUT_SECONDS = 60;
@@ -105,10 +107,13 @@ export class JobtreeSystem implements BenchSystem {
   readonly durability = DURABILITY;
   readonly #scratch: string;
   readonly #variant: JobtreeVariant;
+  readonly #retention: RetentionSetting | undefined;
 
-  constructor(scratch: string, variant: JobtreeVariant) {
+  /** `retention`: open the store with `startJobs`, retention on or off; undefined: with `openJobs`. */
+  constructor(scratch: string, variant: JobtreeVariant, retention?: RetentionSetting) {
     this.#scratch = scratch;
     this.#variant = variant;
+    this.#retention = retention;
     this.label = variant === 'batched' ? 'LocalQueue' : 'jobtree single calls';
     this.key = variant === 'batched' ? 'local-queue' : 'jobtree-single';
     // Adding one job is the same call in both variants, and in app.process: measured by the LocalQueue column.
@@ -123,7 +128,7 @@ export class JobtreeSystem implements BenchSystem {
 
   /** One job waits; from the LocalQueue being made until that job's finish resolved. */
   async #firstJob(): Promise<FirstJobResult> {
-    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+    return this.#withJobs(async (jobs) => {
       await jobs.add(TYPE, 'first', {});
       const started = performance.now();
       const queue = new LocalQueue(jobs, TYPE, { size: LOCAL_QUEUE });
@@ -138,21 +143,39 @@ export class JobtreeSystem implements BenchSystem {
     });
   }
 
-  /** Opens a fresh store in the scratch folder, runs `body`, closes and deletes it. */
-  static async withJobs<T>(scratch: string, body: (jobs: Jobs) => Promise<T>): Promise<T> {
-    const dir = await mkdtemp(join(scratch, 'jobtree-'));
-    const jobs = await openJobs({ path: dir });
+  /**
+   * Opens a fresh store in the scratch folder (with `openJobs`, or under
+   * `--retention` as an app with its jobs handle), runs `body`, closes and
+   * deletes it.
+   */
+  async #withJobs<T>(body: (jobs: Jobs) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(join(this.#scratch, 'jobtree-'));
     try {
-      await jobs.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
-      return await body(jobs);
+      if (this.#retention === undefined) {
+        const jobs = await openJobs({ path: dir });
+        try {
+          await jobs.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
+          return await body(jobs);
+        } finally {
+          await jobs.close();
+        }
+      }
+      // Loaded only here: the column without --retention loads the core alone, as it always did.
+      const { startJobs } = await import('jobtree');
+      const app = await startJobs({ path: dir, logLevel: 'silent', ...retentionOption(this.#retention) });
+      try {
+        await app.setTypeTimeout(TYPE, TYPE_TIMEOUT_SECONDS);
+        return await body(app.jobs);
+      } finally {
+        await app.close();
+      }
     } finally {
-      await jobs.close();
       await rm(dir, { recursive: true, force: true });
     }
   }
 
   async drain(count: number, workers: number): Promise<DrainResult> {
-    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+    return this.#withJobs(async (jobs) => {
       const ledger = new CompletionLedger('j', count);
       const cpu = new CpuMeter([]);
       cpu.start();
@@ -182,7 +205,7 @@ export class JobtreeSystem implements BenchSystem {
   }
 
   async #sequentialAdds(count: number): Promise<RateResult> {
-    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+    return this.#withJobs(async (jobs) => {
       const started = performance.now();
       for (let i = 0; i < count; i++) await jobs.add(TYPE, `a${i}`, { i });
       return { perSecond: count / ((performance.now() - started) / 1000) };
@@ -192,7 +215,7 @@ export class JobtreeSystem implements BenchSystem {
   async close(): Promise<void> {}
 
   async latency(samples: number, gapMs: number): Promise<LatencyResult> {
-    return JobtreeSystem.withJobs(this.#scratch, async (jobs) => {
+    return this.#withJobs(async (jobs) => {
       const addedAt = new Map<string, number>();
       const latencies: number[] = [];
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
