@@ -1,7 +1,8 @@
 // Run by bench/first-job.ts in a child process, from the workspace's
 // sources (under tsx) or from an app with the packed tarballs installed
 // (plain node): per round, a fresh store with one job waiting, and
-//   - app.process: process() called -> resolved, and resolved -> the job finished;
+//   - app.process, in handler threads (a module) and on the main thread (a
+//     function): process() called -> resolved, and resolved -> the job finished;
 //   - the LocalQueue path: the queue made -> the job taken and finished;
 // then, once, an app with no processors against the same app with
 // processors of 100 types: its threads and resident memory.
@@ -28,13 +29,16 @@ function osThreads() {
   }
 }
 
-async function appProcessRound(round) {
-  const app = await startJobs({ path: join(dataDir, `process-${round}`), logLevel: 'silent' });
+/** A no-op handler function: it runs on the main thread. */
+const noopOnMain = async () => null;
+
+async function appProcessRound(round, handler) {
+  const app = await startJobs({ path: join(dataDir, `process-${handler === noop ? 'threads' : 'main'}-${round}`), logLevel: 'silent' });
   try {
     await app.setTypeTimeout('noop', 30);
     await app.add('noop', 'first', {});
     const called = performance.now();
-    await app.process('noop', noop);
+    await app.process('noop', handler);
     const ready = performance.now();
     const scheduler = app.scheduler.of('noop');
     await new Promise((resolve) => {
@@ -88,10 +92,12 @@ async function hundredTypes() {
 }
 
 const process_ = [];
+const processMain = [];
 const queue = [];
 for (let round = 0; round < rounds; round++) {
-  process_.push(await appProcessRound(round));
+  process_.push(await appProcessRound(round, noop));
+  processMain.push(await appProcessRound(round, noopOnMain));
   queue.push(await localQueueRound(round));
 }
 const types = await hundredTypes();
-console.log(JSON.stringify({ process: process_, queue, types }));
+console.log(JSON.stringify({ process: process_, processMain, queue, types }));

@@ -3,9 +3,11 @@
 // takes down is every type's loss (each job told apart: the culprit
 // charged, the others run again), and a processor that stops ends only its
 // own runs. process() resolves once the type's handler module is loaded in
-// a thread, and rejects when it does not load.
+// every thread, and rejects when it does not load.
 
-import { availableParallelism } from 'node:os';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import type { JobsApp } from 'jobtree';
 import { SchedulerError } from '../../packages/jobtree/src/processors/index.js';
@@ -35,6 +37,20 @@ test.serial('processors of 100 types add at most cores + 2 threads to the app', 
     }),
   );
   for (const sub of subs) t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+});
+
+test.serial('process() resolves once every handler thread has loaded the module, so no first job waits for a load', async (t) => {
+  const loads = await mkdtemp(join(tmpdir(), 'jobtree-loads-'));
+  t.teardown(() => rm(loads, { recursive: true, force: true }));
+  // The handler threads start with the first process() and take the environment as it is then.
+  process.env.JOBTREE_TEST_LOADS = loads;
+  t.teardown(() => {
+    delete process.env.JOBTREE_TEST_LOADS;
+  });
+  const { app } = await startTempApp(t, { handlerThreads: 2 }, { late: 30 });
+  await app.process('late', new URL('./fixtures/late-second-load-handler.ts', import.meta.url), { interval: 60_000 });
+  const loaded = (await readdir(loads)).filter((name) => name.startsWith('loaded-'));
+  t.is(loaded.length, 2, `loaded in ${loaded.join(', ')}`);
 });
 
 test.serial('a thread one type crashes reports the other type’s job on it lost to that type, which runs it again uncharged', async (t) => {

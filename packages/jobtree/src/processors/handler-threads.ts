@@ -3,8 +3,9 @@
 // An app has one, shared by the processors of every type (each has a share
 // of it, see handler-pool.ts): threads are a cost of the machine, not of
 // the number of types. The lanes start with the pool and load a handler
-// module as soon as a processor of it joins, so a first job finds its
-// thread up and its module loaded.
+// module as soon as a processor of it joins, and `app.process` waits for
+// every lane to have it: a first job finds its thread up and its module
+// loaded, and does not share the CPU with the other threads' imports.
 //
 // A batch of one processor's jobs goes in one message per lane: whole to
 // the least busy lane when the lanes run through it quickly, else spread
@@ -191,9 +192,9 @@ export class HandlerThreads {
   }
 
   /**
-   * Loads a handler module in every lane; resolves once one lane has it
-   * (the others load it alongside), rejects with SchedulerError
-   * `invalid_handler` when it does not load.
+   * Loads a handler module in every lane; resolves once every live lane
+   * has it, rejects with SchedulerError `invalid_handler` when it does not
+   * load.
    */
   load(url: string): Promise<void> {
     if (this.#closed) return Promise.reject(new SchedulerError('stopped', 'the handler threads are closed'));
@@ -209,7 +210,23 @@ export class HandlerThreads {
       this.#loads.set(url, load);
     }
     for (const lane of this.#lanes) this.#ask(lane, url);
+    this.#settleLoad(url);
     return load.promise;
+  }
+
+  /** A load resolves once every live lane has the module (a lane that died meanwhile is replaced, and its successor loads it). */
+  #settleLoad(url: string): void {
+    const load = this.#loads.get(url);
+    if (load === undefined || load.settled) return;
+    let live = 0;
+    for (const lane of this.#lanes) {
+      if (lane.dead || lane.killReason !== undefined) continue;
+      if (lane.modules.get(url) !== true) return;
+      live++;
+    }
+    if (live === 0) return;
+    load.settled = true;
+    load.resolve();
   }
 
   /** A processor joins: its module starts loading in every lane. */
@@ -430,11 +447,7 @@ export class HandlerThreads {
       case 'loaded': {
         lane.modules.set(message.url, true);
         lane.loading--;
-        const load = this.#loads.get(message.url);
-        if (load !== undefined && !load.settled) {
-          load.settled = true;
-          load.resolve();
-        }
+        this.#settleLoad(message.url);
         break;
       }
       case 'broken':
@@ -532,6 +545,8 @@ export class HandlerThreads {
       if (share.runs === 0) share.emptied?.();
     }
     if (!this.#closed && this.#liveLanes() < this.size) this.#newLane();
+    // The lanes left may be all that a load waited for.
+    for (const url of this.#loads.keys()) this.#settleLoad(url);
   }
 
   /** The watchdog runs as often as the most watchful processor needs. */
