@@ -164,7 +164,7 @@ export class CommitPipeline {
     );
   }
 
-  /** The version of the last durable commit: the read version of new transactions. */
+  /** The read version of new transactions: the last durable commit, or a later one read ahead of its sync (see the top of this file). */
   get durableVersion(): number {
     return this.#published.version;
   }
