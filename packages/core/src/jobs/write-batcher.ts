@@ -198,7 +198,7 @@ export class WriteBatcher {
     this.#inFlight -= 1;
     this.#turn.mark();
     for (const entry of batch) this.#busy.delete(entry.request.scope, entry.request.id);
-    // The accepts it served get their jobs just after the calls' callers resume (see Handover).
+    // The accepts it served get their jobs just after the calls' callers resume, unless the store told them earlier that the commit was readable (see Handover).
     if (outcomes !== undefined) handover?.committed();
     else handover?.failed();
     if (outcomes !== undefined) {

@@ -80,10 +80,25 @@ export class JobActivity {
     return out;
   }
 
-  recordAdded(type: string, ids: readonly string[]): void {
-    if (ids.length === 0) return;
+  /**
+   * An add of these jobs is being made: its time is noted now, not when it
+   * answers, because a worker waiting for such a job may be handed it
+   * before the add answers (once the add's commit is readable, ahead of its
+   * sync). `recordAdded` counts it once it answered, `notAdded` drops it.
+   */
+  adding(type: string, ids: readonly string[]): void {
     const now = Date.now();
     for (const id of ids) track(this.#addedAt, `${type}\u0000${id}`, now);
+  }
+
+  /** An add noted by `adding` left these jobs not pending (or failed): no wait to measure. */
+  notAdded(type: string, ids: readonly string[]): void {
+    for (const id of ids) this.#addedAt.delete(`${type}\u0000${id}`);
+  }
+
+  /** An add noted by `adding` answered: these jobs are pending (or already taken). */
+  recordAdded(type: string, ids: readonly string[]): void {
+    if (ids.length === 0) return;
     this.#of(type).added += ids.length;
     this.events.emit('added', type, ids.length);
   }

@@ -52,23 +52,44 @@ function observed<B extends JobsClass>(Base: B) {
     }
 
     override async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
-      const state = await super.add(type, id, data, options);
-      if (state === 'pending') this.#counted.recordAdded(type, [id]);
+      const ids = [id];
+      const state = await this.#adding(type, ids, () => super.add(type, id, data, options));
+      if (state === 'pending') this.#counted.recordAdded(type, ids);
+      else this.#counted.notAdded(type, ids);
       return state;
     }
 
     override async addMany(type: string, jobs: readonly JobSpec[]): Promise<JobState[]> {
-      const states = await super.addMany(type, jobs);
-      this.#counted.recordAdded(
+      const states = await this.#adding(
         type,
-        jobs.filter((_job, index) => states[index] === 'pending').map((job) => job.id),
+        jobs.map((job) => job.id),
+        () => super.addMany(type, jobs),
+      );
+      const pending = (_job: JobSpec, index: number) => states[index] === 'pending';
+      this.#counted.recordAdded(type, jobs.filter(pending).map((job) => job.id));
+      this.#counted.notAdded(
+        type,
+        jobs.filter((job, index) => !pending(job, index)).map((job) => job.id),
       );
       return states;
     }
 
+    /**
+     * Makes `call` (an add of `ids`), with their add time noted before it
+     * and dropped if it fails: see `JobActivity.adding`.
+     */
+    async #adding<R>(type: string, ids: readonly string[], call: () => Promise<R>): Promise<R> {
+      this.#counted.adding(type, ids);
+      try {
+        return await call();
+      } catch (error) {
+        this.#counted.notAdded(type, ids);
+        throw error;
+      }
+    }
+
     /** A flow's jobs without children are added pending, and counted so; its parents are pending only later. */
     override async addFlow(flow: FlowSpec): Promise<JobState> {
-      const state = await super.addFlow(flow);
       const leaves = new Map<string, string[]>();
       const visit = (node: FlowSpec): void => {
         if (node.children !== undefined && node.children.length > 0) {
@@ -80,6 +101,14 @@ function observed<B extends JobsClass>(Base: B) {
         leaves.set(node.type, ids);
       };
       visit(flow);
+      for (const [type, ids] of leaves) this.#counted.adding(type, ids);
+      let state: JobState;
+      try {
+        state = await super.addFlow(flow);
+      } catch (error) {
+        for (const [type, ids] of leaves) this.#counted.notAdded(type, ids);
+        throw error;
+      }
       for (const [type, ids] of leaves) this.#counted.recordAdded(type, ids);
       return state;
     }

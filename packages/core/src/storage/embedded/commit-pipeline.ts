@@ -164,7 +164,7 @@ export class CommitPipeline {
     );
   }
 
-  /** The version of the last durable commit: the read version of new transactions. */
+  /** The read version of new transactions: the last durable commit, or a later one read ahead of its sync (see the top of this file). */
   get durableVersion(): number {
     return this.#published.version;
   }
@@ -357,8 +357,12 @@ export class CommitPipeline {
    */
   #acknowledgeWhenVisible(batch: Batch, write: StoreWrite, visible: Promise<void>): void {
     let acknowledged = false;
+    // lmdb-js reports the end of a write and its visible notice on two
+    // queues: a notice that comes after the write was reported failed must
+    // not take the write slot of the batch written next.
+    let failed = false;
     const acknowledge = (): void => {
-      if (acknowledged) return;
+      if (acknowledged || failed) return;
       acknowledged = true;
       batch.error ??= write.error;
       batch.flushed = true;
@@ -366,8 +370,12 @@ export class CommitPipeline {
     };
     visible.then(acknowledge);
     write.committed.then(acknowledge, (error: unknown) => {
-      if (!acknowledged) this.#writeFailed(batch, error);
-      else this.#flushFailure ??= error;
+      if (acknowledged) {
+        this.#flushFailure ??= error;
+        return;
+      }
+      failed = true;
+      this.#writeFailed(batch, error);
     });
     write.flushed.then(undefined, (error: unknown) => {
       if (acknowledged) this.#flushFailure ??= error;
@@ -382,8 +390,10 @@ export class CommitPipeline {
    */
   #revealWhenVisible(batch: Batch, write: StoreWrite, visible: Promise<void>): void {
     let committed = false;
+    // A visible notice that comes after the write was reported failed is ignored (see `#acknowledgeWhenVisible`).
+    let failed = false;
     const commit = (): void => {
-      if (committed) return;
+      if (committed || failed) return;
       committed = true;
       batch.error ??= write.error;
       this.#captureSnapshot(batch, 0);
@@ -391,6 +401,7 @@ export class CommitPipeline {
     visible.then(commit);
     write.committed.then(commit, (error: unknown) => {
       if (!committed) {
+        failed = true;
         this.#writeFailed(batch, error);
         return;
       }

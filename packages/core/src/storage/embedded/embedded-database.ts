@@ -61,7 +61,7 @@ export class EmbeddedDatabase implements Database {
     }
   }
 
-  /** The version of the last durable commit (what a new transaction reads at). */
+  /** What a new transaction reads at: the last durable commit, or a later one read ahead of its sync (`onVisible`). */
   get durableVersion(): number {
     return this.#pipeline.durableVersion;
   }
