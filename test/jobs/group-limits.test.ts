@@ -240,3 +240,18 @@ test('a grouped job scheduled later waits for its time while due jobs of its gro
   t.is(late?.id, 'later');
   t.deepEqual((await checkJobsConsistency(jobs.database)).anomalies, []);
 });
+
+test('with group concurrency 1 and many groups with a backlog, 8 accepts at once fill 8 slots from 8 groups', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { group: { concurrency: 1 } });
+  await jobs.addMany(
+    T1,
+    Array.from({ length: 20 }, (_, g) => Array.from({ length: 5 }, (_, i) => ({ id: `g${g}-${i}`, group: `g${g}` }))).flat(),
+  );
+  // As 8 handlers ask, each for one job: the takes in flight at once serve different groups.
+  const taken = await Promise.all(Array.from({ length: 8 }, () => jobs.accept(T1, { timeout: 0 })));
+  const groups = taken.map((job) => job?.group);
+  t.false(groups.includes(undefined), `every accept got a job: ${groups.join(',')}`);
+  t.is(new Set(groups).size, 8, 'one job of each of 8 groups');
+  t.is((await jobs.acceptMany(T1, 20, { timeout: 0 })).length, 12, 'the other 12 groups fill 12 more slots');
+});

@@ -44,6 +44,9 @@ export async function runBodies(
   const flowWork = runFlowWork(tx, reads);
   if (flowWork !== undefined) await flowWork;
   if (handover !== undefined) {
+    // The counters first: a take for a parked accept reads the running
+    // counts the calls' finishes lowered (see parked-accepts.ts).
+    reads.writeOnceWrites();
     await handover.serve(tx, batch.length, reads);
     handover.serveWhenVisible(tx);
   }

@@ -11,6 +11,12 @@
 // so the waiter gets what an accept of its own would have got, in the same
 // order, picked at random among the front the same way.
 //
+// A write that ends the run of a grouped job of a type whose groups have a
+// concurrency limit serves the type's parked accepts the same way: the slot
+// it freed may be all its group's backlog waits for, and a group held to
+// one job at a time then runs a job per commit, not a job per two commits
+// with a watch's wake-up between them.
+//
 // A claimed accept belongs to the attempt that claimed it until that
 // attempt's outcome is known: it cannot time out or be cancelled meanwhile,
 // as an accept whose own transaction is running cannot. A commit hands it
@@ -28,6 +34,7 @@ import type { TypeKeys } from './job-keys.js';
 import type { JobsClock } from './jobs-clock.js';
 import { ACCEPT_BYTES_BUDGET, acceptJobs } from './job-transitions.js';
 import type { OncePerAttempt } from './pending-queue.js';
+import { readTypeLimits } from './type-limits.js';
 
 /** What an accept may take: up to a fixed `maxSchedTime`, any time (`noSchedule`), or (`undefined`) what is due now. */
 export type ScheduleBound = number | 'any' | undefined;
@@ -209,11 +216,15 @@ interface Handed {
   jobs: Job[];
 }
 
-/** What one attempt enqueued to a type: how many jobs, scheduled from `earliest` to `latest`. */
+/**
+ * What one attempt enqueued to a type: how many jobs, scheduled from
+ * `earliest` to `latest`; and how many slots of its groups it freed.
+ */
 interface Brought {
   count: number;
   earliest: number;
   latest: number;
+  freedSlots: number;
 }
 
 function serveAll(handed: readonly Handed[]): void {
@@ -254,12 +265,27 @@ export class Handover {
     if (this.#enqueued === undefined) this.#enqueued = new Map();
     const brought = this.#enqueued.get(keys);
     if (brought === undefined) {
-      this.#enqueued.set(keys, { count: 1, earliest: scheduledTime, latest: scheduledTime });
+      this.#enqueued.set(keys, { count: 1, earliest: scheduledTime, latest: scheduledTime, freedSlots: 0 });
     } else {
       brought.count += 1;
       if (scheduledTime < brought.earliest) brought.earliest = scheduledTime;
       if (scheduledTime > brought.latest) brought.latest = scheduledTime;
     }
+  }
+
+  /**
+   * A run of a grouped job of `keys`' type ended in this attempt. Under a
+   * limit on each group's concurrency, a group with a backlog starts its
+   * next job only once one ends: served here, the next start shares the
+   * finish's commit rather than following it with one of its own (after a
+   * watch woke the accept), which halves the commits of each such job.
+   */
+  freedGroupSlot(keys: TypeKeys): void {
+    if (this.#registry.line(keys.type) === undefined) return;
+    if (this.#enqueued === undefined) this.#enqueued = new Map();
+    const brought = this.#enqueued.get(keys);
+    if (brought === undefined) this.#enqueued.set(keys, { count: 0, earliest: Number.POSITIVE_INFINITY, latest: Number.NEGATIVE_INFINITY, freedSlots: 1 });
+    else brought.freedSlots += 1;
   }
 
   /**
@@ -285,6 +311,16 @@ export class Handover {
       if (line === undefined) continue;
       const now = Date.now() / 1000;
       let left = brought.count;
+      if (brought.freedSlots > 0) {
+        // A freed slot may let any due job of the type start, of any group:
+        // worth a take only where the type limits each group's concurrency.
+        const limits = await readTypeLimits(tx, keys);
+        if (limits?.group?.concurrency !== undefined) {
+          left += brought.freedSlots;
+          brought.earliest = Number.NEGATIVE_INFINITY;
+          brought.latest = Number.POSITIVE_INFINITY;
+        }
+      }
       /** No job due by this time is left in the queue (as this attempt sees it). */
       let emptyUpTo = Number.NEGATIVE_INFINITY;
       // A copy: an accept whose wait ends meanwhile leaves the line.

@@ -42,6 +42,12 @@ export interface OncePerAttempt {
    * accepts parked on its types before it commits (see parked-accepts.ts).
    */
   enqueued?(keys: TypeKeys, scheduledTime: number): void;
+  /**
+   * Told of every run of a grouped job the attempt ends: a slot of its
+   * group came free, which an accept parked on group limits may take in the
+   * same transaction (see parked-accepts.ts).
+   */
+  freedGroupSlot?(keys: TypeKeys): void;
 }
 
 /**

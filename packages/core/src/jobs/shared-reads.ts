@@ -74,4 +74,8 @@ export class SharedReads implements OncePerAttempt {
   enqueued(keys: TypeKeys, scheduledTime: number): void {
     this.#handover?.enqueued(keys, scheduledTime);
   }
+
+  freedGroupSlot(keys: TypeKeys): void {
+    this.#handover?.freedGroupSlot(keys);
+  }
 }

@@ -139,6 +139,7 @@ export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
   if (once?.add !== undefined) once.add(keys.runningCount, -1);
   else tx.atomicAdd(keys.runningCount, MINUS_ONE);
   if (group === undefined) return;
+  once?.freedGroupSlot?.(keys);
   const key = keys.groups.runningKey(group);
   if (once?.add !== undefined) once.add(key, -1);
   else tx.atomicAdd(key, MINUS_ONE);
