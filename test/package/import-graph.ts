@@ -96,3 +96,65 @@ export function importCycles(graph: ImportGraph): string[][] {
 export function describeCycle(root: string, cycle: readonly string[]): string {
   return cycle.map((file) => relative(root, file)).join(' <-> ');
 }
+
+/** The specifiers a module loads when it runs: static imports, re-exports and literal dynamic imports; `import type` and `export type` are erased, so left out. */
+export function runtimeSpecifiers(text: string): string[] {
+  const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.importClause?.isTypeOnly !== true) {
+      found.push(node.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier) && !node.isTypeOnly) {
+      found.push(node.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [specifier] = node.arguments;
+      if (specifier !== undefined && ts.isStringLiteralLike(specifier)) found.push(specifier.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/**
+ * What loading each module of `packages/<name>/src` loads: the module files
+ * of its runtime imports (workspace packages pointing at their `src/index.ts`),
+ * and other packages by their bare specifier (`lmdb`, `node:fs`).
+ */
+export function runtimeImportGraph(root: string): ImportGraph {
+  const packagesDir = join(root, 'packages');
+  const entryByName = new Map<string, string>();
+  const files: string[] = [];
+  for (const name of readdirSync(packagesDir)) {
+    const manifestPath = join(packagesDir, name, 'package.json');
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string };
+    entryByName.set(manifest.name, join(packagesDir, name, 'src', 'index.ts'));
+    files.push(...sourceFiles(join(packagesDir, name, 'src')));
+  }
+  const graph: ImportGraph = new Map();
+  for (const file of files) {
+    const imports = new Set<string>();
+    for (const specifier of runtimeSpecifiers(readFileSync(file, 'utf8'))) {
+      const target = specifier.startsWith('.') ? resolveRelative(file, specifier) : (entryByName.get(specifier) ?? specifier);
+      if (target !== undefined && target !== file) imports.add(target);
+    }
+    graph.set(file, imports);
+  }
+  return graph;
+}
+
+/** Every node reachable from `start` (itself included). */
+export function reachableFrom(graph: ImportGraph, start: string): Set<string> {
+  const seen = new Set<string>([start]);
+  const pending = [start];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    for (const target of graph.get(node) ?? []) {
+      if (!seen.has(target)) {
+        seen.add(target);
+        pending.push(target);
+      }
+    }
+  }
+  return seen;
+}

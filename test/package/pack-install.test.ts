@@ -125,7 +125,8 @@ test.serial('each tarball holds built JavaScript, declarations and worker entrie
       t.true(files.includes(`package/dist/${entry}`), `${name} ships dist/${entry}`);
     }
     const manifest = JSON.parse(await exec('tar', ['xzfO', tarball, 'package/package.json'], scratch)) as Manifest;
-    t.deepEqual(manifest.exports, { '.': { types: './dist/index.d.ts', default: './dist/index.js' } }, `${name} exports`);
+    const handlerEntry = name === 'jobtree' ? { './handler': { types: './dist/handler.d.ts', default: './dist/handler.js' } } : {};
+    t.deepEqual(manifest.exports, { '.': { types: './dist/index.d.ts', default: './dist/index.js' }, ...handlerEntry }, `${name} exports`);
     const deps = { ...manifest.dependencies, ...manifest.optionalDependencies };
     t.false(
       Object.values(deps).some((range) => range.startsWith('workspace:')),
@@ -160,7 +161,7 @@ test.serial('the app has jobtree alone in its manifest, and the jobtree bin is t
   t.like(JSON.parse(shown), { id: 'm1', state: 'pending', data: { to: 'a@b.c' } });
 });
 
-test.serial('a plain Node app runs jobs, actors, supervisors, the jobs application and a handler module with no tsx installed', async (t) => {
+test.serial('a plain Node app runs jobs, actors, supervisors, the jobs application and a handler module importing jobtree/handler, with no tsx installed', async (t) => {
   const { app, scratch } = theInstall();
   t.false(existsSync(join(app, 'node_modules', 'tsx')), 'no tsx is installed for the app');
   t.false(existsSync(join(app, 'node_modules', 'typescript')), 'no typescript is installed for the app');
@@ -185,6 +186,7 @@ test.serial('a plain Node app runs jobs, actors, supervisors, the jobs applicati
     'subscribed to': 'pending',
     'subscription saw': 'finished',
     'processed by the handler': { width: 32, resized: true },
+    'one NonRetryableError for both entries': true,
     closed: true,
   });
 });

@@ -30,16 +30,14 @@ export type { JobsBridge, BridgeAcceptOptions, JobSnapshot, NotifierSnapshot } f
 export { formatTree, type TreeNode } from './app/live-tree.js';
 
 // processors: handlers run by the scheduler (couch_replicator_scheduler's re-creation)
+// What a handler module needs comes from the light `jobtree/handler` entry, the same objects.
+export { defineHandler, HandlerAbortError, NonRetryableError, SchedulerError } from './handler.js';
 export {
   DEFAULT_GRACE_MS,
   DEFAULT_ONE_SHOT_ATTEMPTS,
   DEFAULT_SCHEDULER_OPTIONS,
-  HandlerAbortError,
-  NonRetryableError,
   Scheduler,
-  SchedulerError,
   backoffMs,
-  defineHandler,
   startScheduler,
 } from './processors/index.js';
 export type {
