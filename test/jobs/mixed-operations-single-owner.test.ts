@@ -22,22 +22,30 @@ test('adds, removes, updates, flags, finishes and hand-overs at once never give 
   const ids = Array.from({ length: 150 }, (_, i) => `m-${i}`);
   const problems: string[] = [];
   /**
-   * What happened to each job, in order: hand-outs and successful updates
-   * and finishes, by lock (also the message of a failure). The store holds
-   * one lock per job at a time, so once another lock has succeeded, a lock
-   * handed out before that success never succeeds again. (A lock handed out
-   * later may be an old one a local queue held while the job was removed
-   * and taken again: its holder gets halt, which is fine.)
+   * What happened to each job, in the order the calls answered: hand-outs
+   * and successful updates and finishes, by lock (also the message of a
+   * failure), each success with the point in that order where its call was
+   * made. The store holds one lock per job at a time: once a newer lock was
+   * handed out, a call made with an older one must not succeed. Answers may
+   * come in another order than their commits (a hand-over served by a
+   * finish reaches its taker once readable, before the finisher hears of
+   * its durable finish), so a success is checked against what had answered
+   * before its call was made, and a newer hand-out counts only when its
+   * lock itself succeeded (a lock handed out later may be an old one a
+   * local queue held while the job was removed and taken again: its
+   * holder gets halt, which is fine).
    */
-  const history = new Map<string, Array<{ event: string; lock: string }>>();
-  const log = (id: string, event: string, lock = '') => {
+  const history = new Map<string, Array<{ event: string; lock: string; calledAt?: number }>>();
+  const log = (id: string, event: string, lock = '', calledAt?: number) => {
     let events = history.get(id);
     if (events === undefined) {
       events = [];
       history.set(id, events);
     }
-    events.push({ event, lock });
+    events.push(calledAt === undefined ? { event, lock } : { event, lock, calledAt });
   };
+  /** The point in a job's history at which a call is made now. */
+  const calling = (id: string) => history.get(id)?.length ?? 0;
   const describe = (id: string) => (history.get(id) ?? []).map(({ event, lock }) => `${event} ${lock.slice(0, 6)}`).join(' | ');
   let handedOut = 0;
   let stop = false;
@@ -52,29 +60,46 @@ test('adds, removes, updates, flags, finishes and hand-overs at once never give 
       problems.push(`${job.id}: data ${JSON.stringify(job.data)}`);
     }
   };
-  const succeeded = (job: Job, what: string) => {
+  const succeeded = (job: Job, what: string, calledAt: number) => {
     const events = history.get(job.id) ?? [];
-    const handed = events.findLastIndex((entry) => entry.event === 'handed out' && entry.lock === job.lock);
-    const other = events.findIndex((entry, index) => index > handed && entry.event.startsWith('ok') && entry.lock !== job.lock);
-    log(job.id, `ok ${what}`, job.lock);
+    const handed = events.findLastIndex((entry, index) => index < calledAt && entry.event === 'handed out' && entry.lock === job.lock);
+    log(job.id, `ok ${what}`, job.lock, calledAt);
     if (handed < 0) problems.push(`${job.id}: ${what} succeeded under a lock never handed out`);
-    else if (other >= 0) problems.push(`${job.id}: ${what} succeeded after another lock succeeded since it was handed out`);
+  };
+  /** Successes whose call was made after a newer lock that succeeded had been handed out. */
+  const supersededSuccesses = (): string[] => {
+    const found: string[] = [];
+    for (const [id, events] of history) {
+      const succeededLocks = new Set(events.filter((entry) => entry.event.startsWith('ok')).map((entry) => entry.lock));
+      for (const entry of events) {
+        if (entry.calledAt === undefined) continue;
+        const handed = events.findLastIndex((other, index) => index < (entry.calledAt as number) && other.event === 'handed out' && other.lock === entry.lock);
+        const newer = events.findIndex(
+          (other, index) => index > handed && index < (entry.calledAt as number) && other.event === 'handed out' && other.lock !== entry.lock && succeededLocks.has(other.lock),
+        );
+        if (handed >= 0 && newer >= 0) found.push(`${id}: ${entry.event} under ${entry.lock.slice(0, 6)} succeeded, called after ${(events[newer] as { lock: string }).lock.slice(0, 6)} was handed out`);
+      }
+    }
+    return found;
   };
   const work = async (handle: Jobs, job: Job, finish: (job: Job, data: unknown) => Promise<unknown>) => {
     received(job);
     try {
       let current = job;
       if (next() < 0.3) {
+        const calledAt = calling(job.id);
         current = await handle.update(current, { id: job.id, step: 1 });
-        succeeded(current, 'update');
+        succeeded(current, 'update', calledAt);
       }
       if (next() < 0.1) {
+        const calledAt = calling(job.id);
         current = await handle.resubmit(current);
-        succeeded(current, 'resubmit');
+        succeeded(current, 'resubmit', calledAt);
       }
       if (next() < 0.3) await sleep(Math.floor(next() * 5));
+      const calledAt = calling(job.id);
       await finish(current, { id: job.id, done: true });
-      succeeded(current, 'finish');
+      succeeded(current, 'finish', calledAt);
     } catch (error) {
       log(job.id, 'halt', job.lock);
       if (!JobsError.is(error, 'halt')) problems.push(`${job.id}: ${String(error)}`);
@@ -150,11 +175,13 @@ test('adds, removes, updates, flags, finishes and hand-overs at once never give 
   // What the stopped queues gave back is pending again: finish it here.
   for (let batch = await jobs.acceptMany(T1, 1_000); batch.length > 0; batch = await jobs.acceptMany(T1, 1_000)) {
     for (const job of batch) received(job);
+    const calledAt = batch.map((job) => calling(job.id));
     for (const [index, outcome] of (await jobs.finishMany(batch.map((job) => ({ job })))).entries()) {
-      if (outcome.status === 'fulfilled') succeeded(batch[index] as Job, 'finish');
+      if (outcome.status === 'fulfilled') succeeded(batch[index] as Job, 'finish', calledAt[index] as number);
       else problems.push(`${(batch[index] as Job).id}: ${String(outcome.reason)}`);
     }
   }
+  problems.push(...supersededSuccesses());
   const first = problems[0]?.split(':')[0];
   t.deepEqual(problems.slice(0, 10), [], `${problems.length} problems; history of ${first}: ${describe(first ?? '')}`);
   t.true(handedOut > 100, `${handedOut} jobs handed out`);
