@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '@jobtree/core';
 import type { Database } from '@jobtree/core';
-import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { deferred } from '../deferred.js';
+import { holdNextWrite } from './held-write.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -25,33 +25,11 @@ async function openFlush(t: { teardown(fn: () => void | Promise<void>): void }):
   return db;
 }
 
-/** lmdb's next write: its commit and flush promises wait for `release`, its notice that it is visible does not. */
-function holdNextFlush(t: { teardown(fn: () => void): void }): { release(): void } {
-  const gate = deferred();
-  const write = LmdbStore.prototype.write;
-  t.teardown(() => {
-    LmdbStore.prototype.write = write;
-  });
-  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
-    LmdbStore.prototype.write = write;
-    const pending = write.call(this, version, fill);
-    const hold = async <V>(value: V): Promise<V> => {
-      await gate.promise;
-      return value;
-    };
-    if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
-    pending.committed = pending.committed.then(hold);
-    pending.flushed = pending.flushed.then(hold);
-    return pending;
-  };
-  return { release: () => gate.resolve(undefined) };
-}
-
 test.serial('commits after a commit read ahead of its sync are acknowledged only after it', async (t) => {
   t.timeout(20_000);
   const db = await openFlush(t);
   await db.doTransaction((tx) => tx.set(b('k'), b('0')));
-  const held = holdNextFlush(t);
+  const held = holdNextWrite(t);
   const visible = deferred();
   const order: string[] = [];
   const early = db

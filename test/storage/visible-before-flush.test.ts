@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '@jobtree/core';
 import type { Database } from '@jobtree/core';
-import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { deferred } from '../deferred.js';
+import { holdNextWrite } from './held-write.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -23,30 +23,6 @@ async function openFlush(t: { teardown(fn: () => void | Promise<void>): void }):
     rmSync(dir, { recursive: true, force: true });
   });
   return db;
-}
-
-/** Holds the `committed` and `flushed` promises of lmdb's next asynchronous write until `release()`; its `visible` notice is left alone. */
-function holdNextWrite(t: { teardown(fn: () => void): void }) {
-  const gate = deferred<undefined>();
-  const write = LmdbStore.prototype.write;
-  t.teardown(() => {
-    LmdbStore.prototype.write = write;
-  });
-  let held = false;
-  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
-    const pending = write.call(this, version, fill);
-    if (held) return pending;
-    held = true;
-    const hold = async <T>(value: T): Promise<T> => {
-      await gate.promise;
-      return value;
-    };
-    if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
-    pending.committed = pending.committed.then(hold);
-    pending.flushed = pending.flushed.then(hold);
-    return pending;
-  };
-  return { release: () => gate.resolve(undefined) };
 }
 
 test.serial('a commit that asked is told once it is readable, while its flush is held, and resolves only after the flush', async (t) => {

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '@jobtree/core';
 import type { Database } from '@jobtree/core';
-import { LmdbStore } from '../../packages/core/src/storage/embedded/lmdb-store.js';
 import { deferred } from '../deferred.js';
+import { holdNextWrite } from './held-write.js';
 
 const b = (text: string) => Buffer.from(text);
 
@@ -25,28 +25,6 @@ async function openFlush(t: { teardown(fn: () => void | Promise<void>): void }):
     rmSync(dir, { recursive: true, force: true });
   });
   return db;
-}
-
-/** lmdb's next write: its commit and flush promises wait for `release`, its notice that it is visible does not. */
-function holdNextFlush(t: { teardown(fn: () => void): void }): { release(): void } {
-  const gate = deferred();
-  const write = LmdbStore.prototype.write;
-  t.teardown(() => {
-    LmdbStore.prototype.write = write;
-  });
-  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
-    LmdbStore.prototype.write = write;
-    const pending = write.call(this, version, fill);
-    const hold = async <V>(value: V): Promise<V> => {
-      await gate.promise;
-      return value;
-    };
-    if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
-    pending.committed = pending.committed.then(hold);
-    pending.flushed = pending.flushed.then(hold);
-    return pending;
-  };
-  return { release: () => gate.resolve(undefined) };
 }
 
 test.serial('a watch armed while a commit is readable but not yet durable fires then, before the commit resolves', async (t) => {
@@ -66,7 +44,7 @@ test.serial('a watch armed while a commit is readable but not yet durable fires 
     return tx.watch(b('k'));
   });
   await readerSaw.promise;
-  const held = holdNextFlush(t);
+  const held = holdNextWrite(t);
   const visible = deferred();
   let durable = false;
   const commit = db

@@ -8,32 +8,9 @@ import test from 'ava';
 import type { Job } from '@jobtree/core';
 import { JobActivity } from '../../../packages/jobtree/src/admin/job-activity.js';
 import { observedJobs } from '../../../packages/jobtree/src/admin/observed-jobs.js';
-import { LmdbStore } from '../../../packages/core/src/storage/embedded/lmdb-store.js';
-import { deferred } from '../../deferred.js';
 import { T1 } from '../temp-jobs.js';
 import { openHandoverJobs } from './handover-setup.js';
-
-/** lmdb's next write: its commit and flush promises wait for `release`, its notice that it is visible does not. */
-function holdNextFlush(t: { teardown(fn: () => void): void }): { release(): void } {
-  const gate = deferred();
-  const write = LmdbStore.prototype.write;
-  t.teardown(() => {
-    LmdbStore.prototype.write = write;
-  });
-  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
-    LmdbStore.prototype.write = write;
-    const pending = write.call(this, version, fill);
-    const hold = async <V>(value: V): Promise<V> => {
-      await gate.promise;
-      return value;
-    };
-    if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
-    pending.committed = pending.committed.then(hold);
-    pending.flushed = pending.flushed.then(hold);
-    return pending;
-  };
-  return { release: () => gate.resolve(undefined) };
-}
+import { holdNextWrite } from '../../storage/held-write.js';
 
 test.serial('a job handed to a parked accept before its add answers has its wait counted once', async (t) => {
   t.timeout(20_000);
@@ -50,7 +27,7 @@ test.serial('a job handed to a parked accept before its add answers has its wait
   activity.events.on('added', () => order.push('added'));
   const accepting = jobs.acceptMany(T1, 1, { timeout: 60_000 });
   await parked(db.calls.watches);
-  const held = holdNextFlush(t);
+  const held = holdNextWrite(t);
   const adding = jobs.add(T1, 'waited', {});
   t.deepEqual((await accepting).map((job) => job.id), ['waited']);
   held.release();

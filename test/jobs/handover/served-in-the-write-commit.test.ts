@@ -13,9 +13,8 @@
 import test from 'ava';
 import { checkJobsConsistency } from '@jobtree/core';
 import { nowSeconds, T1, T2 } from '../temp-jobs.js';
-import { LmdbStore } from '../../../packages/core/src/storage/embedded/lmdb-store.js';
-import { deferred } from '../../deferred.js';
 import { openHandoverJobs } from './handover-setup.js';
+import { holdNextWrite } from '../../storage/held-write.js';
 
 test('a parked accept gets an added job with one durable commit', async (t) => {
   const { jobs, db, parked, durableCommits } = await openHandoverJobs(t);
@@ -175,23 +174,7 @@ test.serial('the accept an add served gets its job once the add is written, befo
   const accepting = jobs.acceptMany(T1, 1, { timeout: 60_000 });
   await parked(watches);
   // lmdb's next write: its commit and flush promises wait for the test, its notice that it is visible does not.
-  const gate = deferred();
-  const write = LmdbStore.prototype.write;
-  t.teardown(() => {
-    LmdbStore.prototype.write = write;
-  });
-  LmdbStore.prototype.write = function (this: LmdbStore, version, fill) {
-    LmdbStore.prototype.write = write;
-    const pending = write.call(this, version, fill);
-    const hold = async <V>(value: V): Promise<V> => {
-      await gate.promise;
-      return value;
-    };
-    if (pending.visible !== undefined) pending.visible = Promise.race([pending.visible, pending.committed.then(() => {})]);
-    pending.committed = pending.committed.then(hold);
-    pending.flushed = pending.flushed.then(hold);
-    return pending;
-  };
+  const held = holdNextWrite(t);
   let added = false;
   const adding = jobs.add(T1, 'seen', {}).then((state) => {
     added = true;
@@ -199,7 +182,7 @@ test.serial('the accept an add served gets its job once the add is written, befo
   });
   t.deepEqual((await accepting).map((job) => job.id), ['seen']);
   t.false(added, 'the add waits for its sync');
-  gate.resolve();
+  held.release();
   t.is(await adding, 'pending', 'add answers with the state its own write made');
   t.is(await jobs.getJobState(T1, 'seen'), 'running');
 });
