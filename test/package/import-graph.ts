@@ -25,11 +25,8 @@ function resolveRelative(from: string, specifier: string): string | undefined {
   return candidates.find((file) => existsSync(file) && statSync(file).isFile());
 }
 
-/**
- * The graph of every module under `packages/<name>/src`, with imports of a
- * workspace package (`@scope/name`) pointing at that package's `src/index.ts`.
- */
-export function workspaceImportGraph(root: string): ImportGraph {
+/** Every module file under `packages/<name>/src`, and each workspace package's entry (`src/index.ts`) by its name. */
+function workspaceSources(root: string): { entryByName: Map<string, string>; files: string[] } {
   const packagesDir = join(root, 'packages');
   const entryByName = new Map<string, string>();
   const files: string[] = [];
@@ -40,6 +37,15 @@ export function workspaceImportGraph(root: string): ImportGraph {
     entryByName.set(manifest.name, join(packagesDir, name, 'src', 'index.ts'));
     files.push(...sourceFiles(join(packagesDir, name, 'src')));
   }
+  return { entryByName, files };
+}
+
+/**
+ * The graph of every module under `packages/<name>/src`, with imports of a
+ * workspace package (`@scope/name`) pointing at that package's `src/index.ts`.
+ */
+export function workspaceImportGraph(root: string): ImportGraph {
+  const { entryByName, files } = workspaceSources(root);
   const graph: ImportGraph = new Map();
   for (const file of files) {
     const imports = new Set<string>();
@@ -122,16 +128,7 @@ export function runtimeSpecifiers(text: string): string[] {
  * and other packages by their bare specifier (`lmdb`, `node:fs`).
  */
 export function runtimeImportGraph(root: string): ImportGraph {
-  const packagesDir = join(root, 'packages');
-  const entryByName = new Map<string, string>();
-  const files: string[] = [];
-  for (const name of readdirSync(packagesDir)) {
-    const manifestPath = join(packagesDir, name, 'package.json');
-    if (!existsSync(manifestPath)) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string };
-    entryByName.set(manifest.name, join(packagesDir, name, 'src', 'index.ts'));
-    files.push(...sourceFiles(join(packagesDir, name, 'src')));
-  }
+  const { entryByName, files } = workspaceSources(root);
   const graph: ImportGraph = new Map();
   for (const file of files) {
     const imports = new Set<string>();
