@@ -1,7 +1,10 @@
 // Frames between the processes of one store: a 4-byte big-endian length,
-// then one message encoded with msgpackr. Writes made in one tick go out
-// in one system call (the socket is corked until the next tick), so a burst
-// of calls, or of replies, travels as one batch.
+// then one message encoded with msgpackr. The first frame written in a tick
+// goes out at once, in one system call: a connection that is idle (a job
+// handed to a waiting worker in another process, the answer to a lone call)
+// waits for nothing. The frames written after it in the same tick are held
+// (the socket is corked until the next tick) and go out together, so a
+// burst of calls, or of replies, travels as one batch.
 
 import type { Socket } from 'node:net';
 import { Packr } from 'msgpackr';
@@ -27,13 +30,20 @@ export class FrameWriter {
     const body = packr.pack(message);
     const header = Buffer.allocUnsafe(4);
     header.writeUInt32BE(body.length, 0);
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#socket.cork();
-      process.nextTick(this.#uncork);
+    const socket = this.#socket;
+    if (this.#corked) {
+      socket.write(header);
+      return socket.write(body);
     }
-    this.#socket.write(header);
-    return this.#socket.write(body);
+    // Header and body in one write of the two (uncork sends them together).
+    socket.cork();
+    socket.write(header);
+    const room = socket.write(body);
+    socket.uncork();
+    this.#corked = true;
+    socket.cork();
+    process.nextTick(this.#uncork);
+    return room;
   }
 
   readonly #uncork = (): void => {
