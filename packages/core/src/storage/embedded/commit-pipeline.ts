@@ -50,7 +50,7 @@
 //
 // A lone commit (nothing else being written or waiting to be published, and
 // the previous batch held a single transaction: one client committing at a
-// time) is instead written in a synchronous lmdb transaction on this thread
+// time) of a few key changes is instead written in a synchronous lmdb transaction on this thread
 // (`LmdbStore.writeNow`), which returns once the batch is synced: no hand-off
 // to lmdb's writer thread and back, twice (commit, then flush), when the
 // threads have gone idle. That shortens a lone commit's time to durable and
@@ -58,7 +58,11 @@
 // blocks the event loop for the sync, which is why streams of commits keep
 // the asynchronous write: with many clients, writing every batch this way
 // costs throughput (the main thread cannot run transactions while a batch
-// syncs), while the single-transaction rule leaves it unchanged.
+// syncs), while the single-transaction rule leaves it unchanged. A lone
+// bulk commit (a batch of accepts or finishes, an addMany, a prune) keeps
+// the asynchronous write too: the rule cannot see two clients that commit
+// in turn (a drain beside a pruner), and the other one would wait out the
+// bulk commit's whole sync.
 //
 // Why not a second lmdb write in flight while one syncs: counted over the
 // storage and jobs benchmarks (8 to 64 closed-loop clients, 50-worker
@@ -108,6 +112,28 @@ const RETIRED_SWEEP_LENGTH = 64;
 const LOG_MARGIN_MS = 1_000;
 /** A batch still in the conflict log this long after becoming durable keeps only its keys (see `ConflictLog.compactDurableBefore`). */
 const LOG_COMPACT_AFTER_MS = 50;
+/**
+ * The most key changes (a range clear counting as several) a lone commit
+ * may hold to be written in place. A bulk transaction (a batch of accepts or
+ * finishes, an addMany, a prune) gains nothing that matters from skipping the
+ * writer thread's hand-off, while its longer B-tree work and sync would hold
+ * the event loop: other clients on it (a drain beside a pruner, handlers on
+ * the main thread) would wait the whole sync.
+ */
+const LONE_COMMIT_MAX_CHANGES = 64;
+/** What a range clear counts for against `LONE_COMMIT_MAX_CHANGES`. */
+const RANGE_CLEAR_WEIGHT = 8;
+
+/** Whether a lone commit's batch is small enough to be written in place (`LONE_COMMIT_MAX_CHANGES`). */
+function isSmall(batch: Batch): boolean {
+  let changes = 0;
+  for (const member of batch.members) {
+    const { writes } = member.request;
+    changes += writes.points.size + writes.stampedKeys.length + RANGE_CLEAR_WEIGHT * writes.clears.length;
+    if (changes > LONE_COMMIT_MAX_CHANGES) return false;
+  }
+  return true;
+}
 
 export class CommitPipeline {
   readonly #store: LmdbStore;
@@ -308,9 +334,14 @@ export class CommitPipeline {
       // A lone commit (see the top of this file): written at the end of the
       // event turn, like lmdb's own write, so transactions committing until
       // then still join it.
-      setImmediate(() => this.#writeNow(writing));
+      setImmediate(() => (isSmall(writing) ? this.#writeNow(writing) : this.#writeAsync(writing)));
       return;
     }
+    this.#writeAsync(writing);
+  }
+
+  /** Starts lmdb's asynchronous write of the batch being written, streaming its members into lmdb's transaction as they join. */
+  #writeAsync(writing: Batch): void {
     let write: StoreWrite;
     try {
       write = this.#store.write(writing.version, () => this.#fill(writing));
