@@ -2,8 +2,13 @@
 // imports count: a cycle of types still ties two modules into one concept.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import type * as TypeScript from 'typescript';
+
+// Required, not imported: importing this CommonJS module has Node scan its
+// several megabytes for export names first, over a CPU second per test file.
+const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
 
 /** Module file -> the module files it imports (static, dynamic, type-only and re-exports). */
 export type ImportGraph = Map<string, Set<string>>;
@@ -107,7 +112,7 @@ export function describeCycle(root: string, cycle: readonly string[]): string {
 export function runtimeSpecifiers(text: string): string[] {
   const source = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
-  const visit = (node: ts.Node): void => {
+  const visit = (node: TypeScript.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.importClause?.isTypeOnly !== true) {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier) && !node.isTypeOnly) {

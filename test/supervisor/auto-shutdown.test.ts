@@ -13,7 +13,7 @@ import {
 import { pooled } from './fixtures/children.js';
 import { nextEvent, record } from './fixtures/next-event.js';
 import { code, running } from './fixtures/outcomes.js';
-import { test } from './fixtures/system.js';
+import { test } from './fixtures/shared-system.js';
 
 test('a significant child must be transient or temporary, under an autoShutdown other than never; simple_one_for_one takes none', async (t) => {
   const { system } = t.context;

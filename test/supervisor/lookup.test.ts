@@ -3,7 +3,7 @@ import { actorStart, startSupervisor, supervisorChild } from '@jobtree/superviso
 import { dedicated, pooled } from './fixtures/children.js';
 import remoteCaller, { type RemoteAnswer } from './fixtures/remote-caller.js';
 import { code, running } from './fixtures/outcomes.js';
-import { test } from './fixtures/system.js';
+import { test } from './fixtures/shared-system.js';
 import worker from './fixtures/worker.js';
 
 test('getChildspec answers a static child spec with its defaults filled in, kept while the child is terminated', async (t) => {

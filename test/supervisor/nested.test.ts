@@ -1,7 +1,7 @@
 import { type ChildInfo, Supervisor, startSupervisor, supervisorChild } from '@jobtree/supervisor';
 import { dedicated, pooled } from './fixtures/children.js';
 import { nextEvent, nextEvents, record } from './fixtures/next-event.js';
-import { test } from './fixtures/system.js';
+import { test } from './fixtures/shared-system.js';
 
 function actorOf(children: ChildInfo[], id: string): string {
   const actor = children.find((child) => child.id === id)?.actor;

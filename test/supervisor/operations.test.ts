@@ -2,7 +2,7 @@ import { type ChildInfo, type ChildSpec, SupervisorError, startSupervisor } from
 import { dedicated, pooled } from './fixtures/children.js';
 import { nextEvent } from './fixtures/next-event.js';
 import { code } from './fixtures/outcomes.js';
-import { test } from './fixtures/system.js';
+import { test } from './fixtures/shared-system.js';
 import worker from './fixtures/worker.js';
 
 function actorOf(children: ChildInfo[], id: string): string {

@@ -4,7 +4,7 @@ import { dedicated, pooled } from './fixtures/children.js';
 import { nextEvent, nextEvents } from './fixtures/next-event.js';
 import probe from '../actors/fixtures/probe.js';
 import parent, { type ParentMessage } from './fixtures/parent.js';
-import { test } from './fixtures/system.js';
+import { test } from './fixtures/shared-system.js';
 
 test('an exit signal from its parent makes a supervisor stop its children in reverse order and exit with that reason', async (t) => {
   const { system } = t.context;
