@@ -30,7 +30,11 @@ function resolveRelative(from: string, specifier: string): string | undefined {
   return candidates.find((file) => existsSync(file) && statSync(file).isFile());
 }
 
-/** Every module file under `packages/<name>/src`, and each workspace package's entry (`src/index.ts`) by its name. */
+/**
+ * Every module file under `packages/<name>/src`, and each workspace package's
+ * entries by the specifier that loads them: `src/index.ts` by its name, and
+ * each subpath of its `exports` (`@scope/name/errors`) by name and subpath.
+ */
 function workspaceSources(root: string): { entryByName: Map<string, string>; files: string[] } {
   const packagesDir = join(root, 'packages');
   const entryByName = new Map<string, string>();
@@ -38,8 +42,11 @@ function workspaceSources(root: string): { entryByName: Map<string, string>; fil
   for (const name of readdirSync(packagesDir)) {
     const manifestPath = join(packagesDir, name, 'package.json');
     if (!existsSync(manifestPath)) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string };
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string; exports?: Record<string, unknown> };
     entryByName.set(manifest.name, join(packagesDir, name, 'src', 'index.ts'));
+    for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+      if (subpath !== '.' && typeof target === 'string') entryByName.set(`${manifest.name}${subpath.slice(1)}`, join(packagesDir, name, target));
+    }
     files.push(...sourceFiles(join(packagesDir, name, 'src')));
   }
   return { entryByName, files };

@@ -2,9 +2,13 @@
 // core's facade with errors rebuilt as the classes they were thrown as, so
 // `error instanceof JobsError && error.code === 'halt'` works in an actor as
 // it does on the main thread.
+//
+// The error classes come from the core's errors entry, not its main one: the
+// actors that use this file run on host threads, which reach the store
+// through the bridge and must not load it (lmdb and its buffers, per thread).
 
 import type { ActorContext } from '@jobtree/actors';
-import { FdbError, JobsError, type JobsErrorCode } from '@jobtree/core';
+import { FdbError, JobsError, type JobsErrorCode } from '@jobtree/core/errors';
 import type { JobsBridge } from './jobs-bridge.js';
 
 type AsyncMethods<T> = {

@@ -1,8 +1,10 @@
 // The retry guard of the periodic jobs actors: a retryable storage error
 // (a conflict, a transaction too old) is retried on the next tick instead of
 // crashing the actor, as couch_jobs' periodic processes do.
+// Its error classes come from the core's errors entry: those actors run on
+// host threads, which must not load the store.
 
-import { FdbError, JobsError } from '@jobtree/core';
+import { FdbError, JobsError } from '@jobtree/core/errors';
 
 /** Whether a periodic actor should let `error` pass and try again later. */
 export function isTransient(error: unknown): boolean {
