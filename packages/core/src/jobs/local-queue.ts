@@ -169,6 +169,7 @@ export class LocalQueue<T extends string = string> {
         if (stale) for (let index = from; index < taken.length; index++) this.#stampAgain(taken[index] as Job<T>);
       }
     }
+    this.#spare.starved(taken.length < max && this.#mode === 'taking');
     this.#scheduleFill();
     return taken;
   }
@@ -433,9 +434,11 @@ export class LocalQueue<T extends string = string> {
       if (!fresh) for (let i = 0; i < started; i++) this.#stampAgain(offered[i] as Job<T>);
       index += started;
     }
-    if (index === taken.length) return;
-    this.#held.push(taken, index, takenAt, expires);
-    this.#armExpiry();
+    if (index < taken.length) {
+      this.#held.push(taken, index, takenAt, expires);
+      this.#armExpiry();
+    }
+    if (this.#slots !== undefined) this.#spare.starved(this.#mode === 'taking' && this.#held.count === 0 && this.#slots.free() > 0);
   }
 
   /** Wakes when the oldest held job's hold ends, to give back what nobody took in time. */
