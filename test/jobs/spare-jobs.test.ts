@@ -86,3 +86,21 @@ test('a window starved throughout keeps the rate it had: a slow take does not em
   const after = spare.count(10);
   t.true(Math.abs(after - before) <= before * 0.05, `${before} spare jobs before the slow take, ${after} after`);
 });
+
+test('the first runs to end size the spare jobs at once, before a whole window has passed', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // The first take: the owner waits for it, then runs its jobs quickly.
+  t.is(spare.count(5), 0);
+  clock.advance(20);
+  spare.starved(false);
+  for (let run = 0; run < 4; run++) {
+    clock.advance(0.05);
+    spare.ended();
+  }
+  spare.starved(true);
+  clock.advance(1);
+  const held = spare.count(5);
+  t.true(held >= 100, `${held} spare jobs after 4 runs of 0.05 ms, for takes of 5 ms`);
+  t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
+});

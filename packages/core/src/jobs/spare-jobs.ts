@@ -21,8 +21,14 @@ const TAKES_COVERED = 2;
 const MAX_SPARE = 1_000;
 /** How often the rate at which runs end is measured. */
 const RATE_WINDOW_MS = 50;
-/** A window in which the owner was starved all but this long tells nothing of its rate: the rate stays as it was. */
+/** A window in which the owner was starved all but this long, and no run ended, tells nothing of its rate: the rate stays as it was. */
 const MIN_BUSY_MS = 0.1;
+/**
+ * Runs that end before the first window is over give the first rate at
+ * once: a queue that starts with no spare jobs takes only for its free
+ * slots, a few jobs a take, until it has one.
+ */
+const FIRST_RATE_RUNS = 4;
 
 export class SpareJobs {
   readonly #now: () => number;
@@ -38,6 +44,8 @@ export class SpareJobs {
   constructor(now: () => number = () => performance.now()) {
     this.#now = now;
     this.#windowStart = now();
+    // Until its first jobs come, the owner's wait says nothing of the pace of its runs.
+    this.#starvedSince = this.#windowStart;
   }
 
   /** One of the owner's runs ended by itself (finished or crashed), freeing its slot. */
@@ -61,11 +69,14 @@ export class SpareJobs {
   count(takeMs: number): number {
     const now = this.#now();
     const span = now - this.#windowStart;
-    if (span >= RATE_WINDOW_MS) {
+    if (span >= RATE_WINDOW_MS || (this.#rate === 0 && this.#ends >= FIRST_RATE_RUNS)) {
       const starved = this.#starved + (this.#starvedSince === undefined ? 0 : now - Math.max(this.#starvedSince, this.#windowStart));
       const busy = span - starved;
-      // Averaged with the last window; a quiet window halves it.
-      if (busy >= MIN_BUSY_MS) this.#rate = (this.#rate + this.#ends / busy) / 2;
+      if (busy >= MIN_BUSY_MS || this.#ends > 0) {
+        const rate = this.#ends / Math.max(busy, MIN_BUSY_MS);
+        // Averaged with the last window; a quiet window halves it.
+        this.#rate = this.#rate === 0 ? rate : (this.#rate + rate) / 2;
+      }
       this.#ends = 0;
       this.#starved = 0;
       this.#windowStart = now;
