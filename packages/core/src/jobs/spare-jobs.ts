@@ -7,7 +7,8 @@
 // nodes; so does a trickle of jobs that the owner runs as they come.
 //
 // The rate leaves out the time the owner was starved: a slot free, nothing
-// held for it, while the store has more jobs (the last take was full).
+// held for it, while the store may have more jobs (the last take was full,
+// or none has answered yet).
 // Counted in, a take that came late would lower the rate, hence the spare
 // jobs, hence make the next take late too, and the owner would settle at
 // the pace of its takes rather than of its runs (and a queue that starts
