@@ -89,6 +89,8 @@ export class LocalQueue<T extends string = string> {
   readonly #filling = new Set<Promise<void>>();
   #requested = 0;
   #mode: LocalQueueMode = 'waiting';
+  /** A take has answered (until then the mode says nothing of the store). */
+  #answered = false;
   /** The fill scheduled for a coming turn. */
   #nextFill: NodeJS.Immediate | undefined;
   /** Wakes when the oldest held batch's hold ends. */
@@ -169,6 +171,7 @@ export class LocalQueue<T extends string = string> {
         if (stale) for (let index = from; index < taken.length; index++) this.#stampAgain(taken[index] as Job<T>);
       }
     }
+    this.#spare.starved(taken.length < max && this.#storeMayHaveMore());
     this.#scheduleFill();
     return taken;
   }
@@ -295,6 +298,11 @@ export class LocalQueue<T extends string = string> {
     this.#nextFill = setImmediate(this.#startFills);
   };
 
+  /** Whether the store may have more jobs than the last take brought: it was full, or none has answered yet. */
+  #storeMayHaveMore(): boolean {
+    return this.#mode === 'taking' || !this.#answered;
+  }
+
   /** Jobs one accept asks for at most: for workers half the queue, so that two accepts can be in flight. */
   get #chunk(): number {
     return this.#slots === undefined ? Math.max(1, Math.ceil(this.#settings.size / MAX_FILLS)) : this.#settings.size;
@@ -354,6 +362,7 @@ export class LocalQueue<T extends string = string> {
         return true;
       }
       this.#mode = taken.length < count ? 'waiting' : 'taking';
+      this.#answered = true;
       this.#deliver(taken, takenAt, takenAt + holdMs);
       return true;
     } catch (error) {
@@ -433,9 +442,11 @@ export class LocalQueue<T extends string = string> {
       if (!fresh) for (let i = 0; i < started; i++) this.#stampAgain(offered[i] as Job<T>);
       index += started;
     }
-    if (index === taken.length) return;
-    this.#held.push(taken, index, takenAt, expires);
-    this.#armExpiry();
+    if (index < taken.length) {
+      this.#held.push(taken, index, takenAt, expires);
+      this.#armExpiry();
+    }
+    if (this.#slots !== undefined) this.#spare.starved(this.#storeMayHaveMore() && this.#held.count === 0 && this.#slots.free() > 0);
   }
 
   /** Wakes when the oldest held job's hold ends, to give back what nobody took in time. */

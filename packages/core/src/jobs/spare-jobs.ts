@@ -1,9 +1,20 @@
 // How many jobs a local queue in `slots` mode holds beyond its owner's free
-// slots: as many as free up, at the rate the owner's runs have been ending,
-// during two take round trips, so that the next take commits before the
-// spare jobs run out. Runs that last long, or continuous jobs (which free
-// their slots only when the owner rotates them out), get none: their slots'
-// worth of jobs stays in the store's queue, visible to other nodes.
+// slots: as many as free up, at the rate the owner's runs end while it has
+// jobs to run, during two take round trips, so that the next take commits
+// before the spare jobs run out. Runs that last long, or continuous jobs
+// (which free their slots only when the owner rotates them out), get none:
+// their slots' worth of jobs stays in the store's queue, visible to other
+// nodes; so does a trickle of jobs that the owner runs as they come.
+//
+// The rate leaves out the time the owner was starved: a slot free, nothing
+// held for it, while the store may have more jobs (the last take was full,
+// or none has answered yet).
+// Counted in, a take that came late would lower the rate, hence the spare
+// jobs, hence make the next take late too, and the owner would settle at
+// the pace of its takes rather than of its runs (and a queue that starts
+// with no spare jobs would take a few at a time for long). Time spent
+// waiting on a store that had no more jobs counts: a trickle of jobs run as
+// they come gets no spare jobs.
 
 /** Take round trips the spare jobs cover. */
 const TAKES_COVERED = 2;
@@ -11,26 +22,64 @@ const TAKES_COVERED = 2;
 const MAX_SPARE = 1_000;
 /** How often the rate at which runs end is measured. */
 const RATE_WINDOW_MS = 50;
+/** A window in which the owner was starved all but this long, and no run ended, tells nothing of its rate: the rate stays as it was. */
+const MIN_BUSY_MS = 0.1;
+/**
+ * Runs that end before the first window is over give the first rate at
+ * once: a queue that starts with no spare jobs takes only for its free
+ * slots, a few jobs a take, until it has one.
+ */
+const FIRST_RATE_RUNS = 4;
 
 export class SpareJobs {
-  /** Runs that ended since `#windowStart`, and the rate measured so far (runs per ms). */
+  readonly #now: () => number;
+  /** Runs that ended while the owner was not starved, since `#windowStart`, and the rate measured so far (runs per ms). */
   #ends = 0;
-  #windowStart = performance.now();
+  #windowStart: number;
   #rate = 0;
+  /** Since when the owner is starved (undefined while it is not). */
+  #starvedSince: number | undefined;
+  /** Time the owner was starved in this window, before `#starvedSince`. */
+  #starved = 0;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+    this.#windowStart = now();
+    // Until its first jobs come, the owner's wait says nothing of the pace of its runs.
+    this.#starvedSince = this.#windowStart;
+  }
 
   /** One of the owner's runs ended by itself (finished or crashed), freeing its slot. */
   ended(): void {
-    this.#ends++;
+    if (this.#starvedSince === undefined) this.#ends++;
+  }
+
+  /** Whether the owner is now starved: a slot of it is free, the queue holds nothing for it, and the store has more jobs. */
+  starved(starved: boolean): void {
+    if (starved === (this.#starvedSince !== undefined)) return;
+    const now = this.#now();
+    if (starved) {
+      this.#starvedSince = now;
+      return;
+    }
+    this.#starved += now - Math.max(this.#starvedSince as number, this.#windowStart);
+    this.#starvedSince = undefined;
   }
 
   /** Spare jobs to hold when a take's round trip is `takeMs`. */
   count(takeMs: number): number {
-    const now = performance.now();
+    const now = this.#now();
     const span = now - this.#windowStart;
-    if (span >= RATE_WINDOW_MS) {
-      // Averaged with the last window; a quiet window halves it.
-      this.#rate = (this.#rate + this.#ends / span) / 2;
+    if (span >= RATE_WINDOW_MS || (this.#rate === 0 && this.#ends >= FIRST_RATE_RUNS)) {
+      const starved = this.#starved + (this.#starvedSince === undefined ? 0 : now - Math.max(this.#starvedSince, this.#windowStart));
+      const busy = span - starved;
+      if (busy >= MIN_BUSY_MS || this.#ends > 0) {
+        const rate = this.#ends / Math.max(busy, MIN_BUSY_MS);
+        // Averaged with the last window; a quiet window halves it.
+        this.#rate = this.#rate === 0 ? rate : (this.#rate + rate) / 2;
+      }
       this.#ends = 0;
+      this.#starved = 0;
       this.#windowStart = now;
     }
     return Math.min(MAX_SPARE, Math.floor(this.#rate * takeMs * TAKES_COVERED));

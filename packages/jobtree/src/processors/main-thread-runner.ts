@@ -37,36 +37,42 @@ export interface MainThreadRunnerOptions {
 
 /** The most jobs one report of a blocked loop names. */
 const NAMED_JOBS = 20;
+const RESOLVED = Promise.resolve();
+
+/** Whether a handler's return value is a promise (or any thenable) to wait for. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
 
 /**
  * One run on the main thread: its signal, and the host of its `ctx`. One
  * object (and the ctx) per run, so that a run of a handler that uses
  * neither signal nor update allocates little beyond its job.
  */
-class MainRun implements RunHost {
+class MainRun extends RunSignal implements RunHost {
   readonly id: string;
-  readonly signal = new RunSignal();
-  readonly #serial: number;
+  readonly serial: number;
   readonly #runner: MainThreadRunner;
   readonly #events: HandlerPoolEvents;
 
   constructor(id: string, serial: number, runner: MainThreadRunner, events: HandlerPoolEvents) {
+    super();
     this.id = id;
-    this.#serial = serial;
+    this.serial = serial;
     this.#runner = runner;
     this.#events = events;
   }
 
   running(): boolean {
-    return this.#runner.runOf(this.#serial) === this;
+    return this.#runner.runOf(this.serial) === this;
   }
 
   send(data: JsonValue, reply: UpdateReply): void {
-    this.#events.update(this.#serial, data, reply);
+    this.#events.update(this.serial, data, reply);
   }
 
   children(reply: ChildrenReply): void {
-    this.#events.childResults(this.#serial, reply);
+    this.#events.childResults(this.serial, reply);
   }
 }
 
@@ -74,6 +80,13 @@ export class MainThreadRunner implements HandlerRunner {
   readonly threads = [];
   readonly #options: MainThreadRunnerOptions;
   readonly #runs = new Map<number, MainRun>();
+  /**
+   * Runs whose handler returned at once (no promise), with how: settled
+   * together in one promise reaction after the runs started with them, as
+   * each would have been in one of its own, without a promise and two
+   * callbacks per run.
+   */
+  #returned: { run: MainRun; ok: boolean; outcome: unknown }[] = [];
   /** Jobs whose runs ended since the loop's delay was last read (the first few): one of them may have held it up. */
   #ended: string[] = [];
   readonly #unwatch: () => void;
@@ -103,7 +116,7 @@ export class MainThreadRunner implements HandlerRunner {
   }
 
   abort(serials: readonly number[], cause: AbortCause): void {
-    for (const serial of serials) this.#runs.get(serial)?.signal.abort(cause);
+    for (const serial of serials) this.#runs.get(serial)?.abort(cause);
   }
 
   /** Gives up a run whose handler ignored its abort: nothing can end it here, so only its outcome is dropped. */
@@ -127,7 +140,7 @@ export class MainThreadRunner implements HandlerRunner {
     const { handler, jobType, events } = this.#options;
     const entry = new MainRun(job.id, serial, this, events);
     this.#runs.set(serial, entry);
-    const ctx = new RunContext(entry.signal, job.id, entry);
+    const ctx = new RunContext(entry, job.id, entry);
     const handlerJob: HandlerJob<JsonValue> = {
       type: jobType,
       id: job.id,
@@ -137,19 +150,38 @@ export class MainThreadRunner implements HandlerRunner {
       scheduledTime: job.scheduledTime,
       continuous: job.continuous === true,
     };
-    let outcome: Promise<unknown>;
+    let value: unknown;
+    let thenable: boolean;
     try {
-      outcome = Promise.resolve(inRunSpan(run.span, () => handler(handlerJob, ctx)));
+      value = run.span === undefined ? handler(handlerJob, ctx) : inRunSpan(run.span, () => handler(handlerJob, ctx));
+      thenable = isThenable(value);
     } catch (error) {
-      outcome = Promise.reject(error);
+      this.#returnedAtOnce(entry, false, serializeError(error));
+      return;
     }
-    outcome.then(
-      (value) => this.#settle(serial, entry, true, value),
-      (error: unknown) => this.#settle(serial, entry, false, serializeError(error)),
+    if (!thenable) {
+      this.#returnedAtOnce(entry, true, value);
+      return;
+    }
+    Promise.resolve(value).then(
+      (result) => this.#settle(entry, true, result),
+      (error: unknown) => this.#settle(entry, false, serializeError(error)),
     );
   }
 
-  #settle(serial: number, entry: MainRun, ok: boolean, outcome: unknown): void {
+  #returnedAtOnce(run: MainRun, ok: boolean, outcome: unknown): void {
+    if (this.#returned.length === 0) void RESOLVED.then(this.#settleReturned);
+    this.#returned.push({ run, ok, outcome });
+  }
+
+  readonly #settleReturned = (): void => {
+    const returned = this.#returned;
+    this.#returned = [];
+    for (const { run, ok, outcome } of returned) this.#settle(run, ok, outcome);
+  };
+
+  #settle(entry: MainRun, ok: boolean, outcome: unknown): void {
+    const serial = entry.serial;
     // A run given up (or closed) has been reported already.
     if (this.#runs.get(serial) !== entry) return;
     this.#runs.delete(serial);

@@ -1,0 +1,106 @@
+// The spare jobs a local queue holds for an owner of slots follow the rate
+// at which the owner's runs end while it has jobs to run: time it spends
+// starved (a slot free, waiting for a take while the store has more) does
+// not lower the rate, so late takes do not shrink the spare jobs and make
+// the next takes late too; runs that end slowly, or not at all, get none.
+
+import test from 'ava';
+import { SpareJobs } from '../../packages/core/src/jobs/spare-jobs.js';
+
+/** A clock the test moves by hand. */
+function manualClock() {
+  let now = 1_000;
+  return {
+    now: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+/**
+ * One round of an owner whose runs end every `runMs` while it has jobs:
+ * `runs` of them end, then it is starved for `starvedMs` until the next
+ * take arrives.
+ */
+function round(spare: SpareJobs, clock: ReturnType<typeof manualClock>, runs: number, runMs: number, starvedMs: number): void {
+  spare.starved(false);
+  for (let run = 0; run < runs; run++) {
+    clock.advance(runMs);
+    spare.ended();
+  }
+  spare.starved(true);
+  clock.advance(starvedMs);
+}
+
+test('time starved for a take does not lower the rate: the spare jobs cover two takes at the pace of the runs', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // Runs end every 0.1 ms (10 a ms) while jobs are there; each take of 100
+  // jobs then comes 40 ms late. Over time that is 100 runs per 50 ms, 2 a
+  // ms: counted so, the queue would hold 2 * 2 * 10 = 40 jobs, fewer than a
+  // take's wait uses up.
+  for (let rounds = 0; rounds < 40; rounds++) {
+    round(spare, clock, 100, 0.1, 40);
+    spare.count(10);
+  }
+  const held = spare.count(10);
+  t.true(held >= 150, `${held} spare jobs for takes of 10 ms at 10 runs a ms`);
+  t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
+});
+
+test('runs that end slowly get no spare jobs, and a window with no run ended halves the rate', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  spare.starved(false);
+  // One run ends every 500 ms: never a spare job for a take of 10 ms.
+  for (let run = 0; run < 10; run++) {
+    clock.advance(500);
+    spare.ended();
+    t.is(spare.count(10), 0);
+  }
+  // Quick runs for a while, then none: the spare jobs shrink window by window.
+  for (let run = 0; run < 2_000; run++) {
+    clock.advance(0.1);
+    spare.ended();
+    spare.count(10);
+  }
+  const busy = spare.count(10);
+  t.true(busy > 0);
+  clock.advance(60);
+  const quiet = spare.count(10);
+  t.true(quiet <= busy / 2 + 1, `${busy} then ${quiet} after a quiet window`);
+});
+
+test('a window starved throughout keeps the rate it had: a slow take does not empty the spare jobs', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  for (let rounds = 0; rounds < 20; rounds++) {
+    round(spare, clock, 100, 0.1, 5);
+    spare.count(10);
+  }
+  const before = spare.count(10);
+  t.true(before > 0);
+  // Still starved after the last round: a take of 300 ms.
+  clock.advance(300);
+  const after = spare.count(10);
+  t.true(Math.abs(after - before) <= before * 0.05, `${before} spare jobs before the slow take, ${after} after`);
+});
+
+test('the first runs to end size the spare jobs at once, before a whole window has passed', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // The first take: the owner waits for it, then runs its jobs quickly.
+  t.is(spare.count(5), 0);
+  clock.advance(20);
+  spare.starved(false);
+  for (let run = 0; run < 4; run++) {
+    clock.advance(0.05);
+    spare.ended();
+  }
+  spare.starved(true);
+  clock.advance(1);
+  const held = spare.count(5);
+  t.true(held >= 100, `${held} spare jobs after 4 runs of 0.05 ms, for takes of 5 ms`);
+  t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
+});
