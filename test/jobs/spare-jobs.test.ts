@@ -104,3 +104,38 @@ test('the first runs to end size the spare jobs at once, before a whole window h
   t.true(held >= 100, `${held} spare jobs after 4 runs of 0.05 ms, for takes of 5 ms`);
   t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
 });
+
+test('quick runs size the spare jobs though the owner is starved most of every window', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // 50 runs of 0.02 ms (50 a ms) in each take, then 49 ms starved for the
+  // next: 1 ms of each 50 ms window tells the rate.
+  for (let rounds = 0; rounds < 60; rounds++) {
+    round(spare, clock, 50, 0.02, 49);
+    spare.count(2);
+  }
+  const held = spare.count(2);
+  t.true(held >= 150, `${held} spare jobs for takes of 2 ms at 50 runs a ms`);
+  t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
+});
+
+test('a run that ends just after a late take does not count as a pace the owner keeps: long runs still get no spare jobs', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // Long runs: one ends about every 200 ms while the owner has jobs; each
+  // end leaves it starved for a take of 20 ms.
+  for (let rounds = 0; rounds < 10; rounds++) {
+    round(spare, clock, 1, 180, 20);
+    t.is(spare.count(20), 0);
+  }
+  // Another run happens to end 0.1 ms after a take came: the window was
+  // starved all but that long, and its one run tells nothing of a pace of
+  // 10 runs a ms.
+  round(spare, clock, 1, 0.1, 49.9);
+  t.is(spare.count(20), 0);
+  // The runs go on at their pace: still none.
+  for (let rounds = 0; rounds < 5; rounds++) {
+    round(spare, clock, 1, 180, 20);
+    t.is(spare.count(20), 0);
+  }
+});

@@ -159,6 +159,29 @@ testInModes('a handler whose result cannot cross threads, or be stored, fails it
   await eventually(async () => (await h.jobs.getJobState('weird', 'u1')) === 'finished');
 });
 
+testInModes('a handler result whose then getter throws fails its job with that error, and the next jobs run', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('odd', 'odd-thenables', { attempts: 1 });
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('odd', 'thrower', { throwingThen: true });
+  t.like(await failed, { id: 'thrower', error: 'boom' });
+  await eventually(async () => (await h.jobs.getJobState('odd', 'thrower')) === 'finished');
+  t.like(await h.jobs.getJob('odd', 'thrower'), { outcome: 'failed', error: { message: 'boom' } });
+  const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'next');
+  await h.jobs.add('odd', 'next', {});
+  await finished;
+  t.is(await h.jobs.getJobState('odd', 'next'), 'finished');
+});
+
+testInModes('a thenable a handler returns is waited for with one read of its then getter', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('odd', 'odd-thenables');
+  const finished = nextEvent(scheduler, 'job:finished', (event) => event.id === 'once');
+  await h.jobs.add('odd', 'once', {});
+  await finished;
+  t.deepEqual((await h.jobs.getJob('odd', 'once'))?.result, { thenReads: 1 });
+});
+
 testInModes('at stop a one-shot handler that ends within the grace period finishes, one that honours its signal goes back', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('drain', 'misbehave');

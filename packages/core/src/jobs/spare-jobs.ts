@@ -22,8 +22,22 @@ const TAKES_COVERED = 2;
 const MAX_SPARE = 1_000;
 /** How often the rate at which runs end is measured. */
 const RATE_WINDOW_MS = 50;
-/** A window in which the owner was starved all but this long, and no run ended, tells nothing of its rate: the rate stays as it was. */
+/** A window in which the owner was starved all but this long, and no run ended, tells nothing of its first rate. */
 const MIN_BUSY_MS = 0.1;
+/**
+ * Once there is a rate, the least time not starved over which a new one is
+ * measured; a window with less goes on until it has that much (its rate
+ * stays as it was meanwhile). An owner that holds no spare jobs is starved
+ * from each end of a run until the next take, so a time not starved is the
+ * wait from a take to the next end; a run that ends just after a take came,
+ * as a long run may by chance,
+ * would otherwise count over a sliver of time as a pace of thousands of runs
+ * a second, and leave as many spare jobs hidden from other nodes until the
+ * rate decays. Over a tenth of a window a lone run counts for 1 in 5 ms at
+ * most, a few spare jobs; runs that do end quickly fill that time in a
+ * window or a few, whatever the takes' delay.
+ */
+const MIN_RATE_BUSY_MS = RATE_WINDOW_MS / 10;
 /**
  * Runs that end before the first window is over give the first rate at
  * once: a queue that starts with no spare jobs takes only for its free
@@ -73,15 +87,21 @@ export class SpareJobs {
     if (span >= RATE_WINDOW_MS || (this.#rate === 0 && this.#ends >= FIRST_RATE_RUNS)) {
       const starved = this.#starved + (this.#starvedSince === undefined ? 0 : now - Math.max(this.#starvedSince, this.#windowStart));
       const busy = span - starved;
-      if (busy >= MIN_BUSY_MS || this.#ends > 0) {
-        const rate = this.#ends / Math.max(busy, MIN_BUSY_MS);
+      if (this.#rate === 0) {
+        if (busy >= MIN_BUSY_MS || this.#ends > 0) this.#rate = this.#ends / Math.max(busy, MIN_BUSY_MS);
+        this.#nextWindow(now);
+      } else if (busy >= MIN_RATE_BUSY_MS) {
         // Averaged with the last window; a quiet window halves it.
-        this.#rate = this.#rate === 0 ? rate : (this.#rate + rate) / 2;
+        this.#rate = (this.#rate + this.#ends / busy) / 2;
+        this.#nextWindow(now);
       }
-      this.#ends = 0;
-      this.#starved = 0;
-      this.#windowStart = now;
     }
     return Math.min(MAX_SPARE, Math.floor(this.#rate * takeMs * TAKES_COVERED));
+  }
+
+  #nextWindow(now: number): void {
+    this.#ends = 0;
+    this.#starved = 0;
+    this.#windowStart = now;
   }
 }

@@ -39,9 +39,19 @@ export interface MainThreadRunnerOptions {
 const NAMED_JOBS = 20;
 const RESOLVED = Promise.resolve();
 
-/** Whether a handler's return value is a promise (or any thenable) to wait for. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+type Then = PromiseLike<unknown>['then'];
+const PROMISE_THEN: Then = Promise.prototype.then;
+
+/**
+ * The `then` of a handler's return value if it is a promise (or any
+ * thenable) to wait for. Read once, inside the try around the handler's
+ * call: a getter that throws fails the run like the handler's own throw,
+ * and one with side effects runs once, as when a promise is resolved with it.
+ */
+function thenOf(value: unknown): Then | undefined {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  const then: unknown = (value as { then?: unknown }).then;
+  return typeof then === 'function' ? (then as Then) : undefined;
 }
 
 /**
@@ -151,22 +161,34 @@ export class MainThreadRunner implements HandlerRunner {
       continuous: job.continuous === true,
     };
     let value: unknown;
-    let thenable: boolean;
     try {
       value = run.span === undefined ? handler(handlerJob, ctx) : inRunSpan(run.span, () => handler(handlerJob, ctx));
-      thenable = isThenable(value);
+      const then = thenOf(value);
+      if (then !== undefined) {
+        // In the try too: the native `then` throws at once on an object that only looks like a promise.
+        this.#waitFor(entry, value, then);
+        return;
+      }
     } catch (error) {
       this.#returnedAtOnce(entry, false, serializeError(error));
       return;
     }
-    if (!thenable) {
-      this.#returnedAtOnce(entry, true, value);
-      return;
-    }
-    Promise.resolve(value).then(
-      (result) => this.#settle(entry, true, result),
-      (error: unknown) => this.#settle(entry, false, serializeError(error)),
-    );
+    this.#returnedAtOnce(entry, true, value);
+  }
+
+  /**
+   * Settles `entry` when the thenable its handler returned does, through the
+   * `then` read from it already (Promise.resolve(value) would read it again).
+   * A native promise's own `then` is called as Promise.resolve(value).then()
+   * would, without a promise more; any other goes through a new promise's
+   * resolve, which treats what it gives as a promise would (a thenable
+   * resolved with, a second call ignored, a throw rejects).
+   */
+  #waitFor(entry: MainRun, value: unknown, then: Then): void {
+    const ok = (result: unknown): void => this.#settle(entry, true, result);
+    const failed = (error: unknown): void => this.#settle(entry, false, serializeError(error));
+    if (then === PROMISE_THEN) then.call(value, ok, failed);
+    else new Promise<unknown>((resolve, reject) => then.call(value, resolve, reject)).then(ok, failed);
   }
 
   #returnedAtOnce(run: MainRun, ok: boolean, outcome: unknown): void {
