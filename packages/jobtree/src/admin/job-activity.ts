@@ -65,7 +65,13 @@ const MAX_TRACKED = 100_000;
 export class JobActivity {
   readonly events = new EventEmitter<JobActivityEventTypes>();
   readonly #totals = new Map<string, JobTotals>();
-  readonly #addedAt = new Map<string, number>();
+  /**
+   * Add times by type, then by id: an accept looks its jobs up by the id
+   * strings the store handed it (no key built and hashed per job).
+   */
+  readonly #addedAt = new Map<string, Map<string, number>>();
+  /** Add times kept, across types. */
+  #addedCount = 0;
   /**
    * By lock: an accept's lock is 16 random bytes, new at every accept, and a
    * finish that resolved holds the lock of the accept it ends (no key built
@@ -88,12 +94,24 @@ export class JobActivity {
    */
   adding(type: string, ids: readonly string[]): void {
     const now = Date.now();
-    for (const id of ids) track(this.#addedAt, `${type}\u0000${id}`, now);
+    let ofType = this.#addedAt.get(type);
+    if (ofType === undefined) {
+      ofType = new Map();
+      this.#addedAt.set(type, ofType);
+    }
+    for (const id of ids) {
+      const size = ofType.size;
+      track(ofType, id, now);
+      this.#addedCount += ofType.size - size;
+      if (this.#addedCount > MAX_TRACKED) this.#forgetOldestAdd();
+    }
   }
 
   /** An add noted by `adding` left these jobs not pending (or failed): no wait to measure. */
   notAdded(type: string, ids: readonly string[]): void {
-    for (const id of ids) this.#addedAt.delete(`${type}\u0000${id}`);
+    const ofType = this.#addedAt.get(type);
+    if (ofType === undefined) return;
+    for (const id of ids) if (ofType.delete(id)) this.#addedCount--;
   }
 
   /** An add noted by `adding` answered: these jobs are pending (or already taken). */
@@ -107,17 +125,20 @@ export class JobActivity {
     if (jobs.length === 0) return;
     const now = Date.now();
     const waits: number[] = [];
-    // Jobs added by another process (or before this app started) have no add time here: no key to build.
-    const added = this.#addedAt.size > 0;
+    // Jobs added by another process (or before this app started) have no add time here.
+    const ofType = this.#addedAt.get(type);
+    const added = ofType !== undefined && ofType.size > 0 ? ofType : undefined;
     for (const job of jobs) {
-      const key = added ? `${type}\u0000${job.id}` : '';
-      const addedAt = added ? this.#addedAt.get(key) : undefined;
+      const addedAt = added?.get(job.id);
       if (addedAt !== undefined) {
-        this.#addedAt.delete(key);
+        added?.delete(job.id);
+        this.#addedCount--;
         // A job scheduled for later was not waiting before its time came.
         waits.push(Math.max(0, now - Math.max(addedAt, job.scheduledTime * 1000)) / 1000);
       }
-      track(this.#acceptedAt, job.lock, now);
+      // A lock is new at every accept: never known already, so set at once (no delete first).
+      this.#acceptedAt.set(job.lock, now);
+      if (this.#acceptedAt.size > MAX_TRACKED) forgetOldest(this.#acceptedAt);
     }
     this.#of(type).accepted += jobs.length;
     this.events.emit('accepted', type, jobs.length, waits);
@@ -179,6 +200,20 @@ export class JobActivity {
     this.events.emit('removed', type, id);
   }
 
+  /** Drops the oldest add time of all types (each type's map is oldest first), to stay within the bound. */
+  #forgetOldestAdd(): void {
+    let oldest: Map<string, number> | undefined;
+    let oldestAt = Number.POSITIVE_INFINITY;
+    for (const ofType of this.#addedAt.values()) {
+      const first = ofType.values().next();
+      if (!first.done && first.value < oldestAt) {
+        oldest = ofType;
+        oldestAt = first.value;
+      }
+    }
+    if (oldest !== undefined && forgetOldest(oldest)) this.#addedCount--;
+  }
+
   #of(type: string): JobTotals {
     let totals = this.#totals.get(type);
     if (totals === undefined) {
@@ -189,11 +224,16 @@ export class JobActivity {
   }
 }
 
+/** Sets `key`'s time, as the newest. */
 function track(map: Map<string, number>, key: string, at: number): void {
   map.delete(key);
   map.set(key, at);
-  if (map.size > MAX_TRACKED) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
+}
+
+/** Drops the oldest entry of `map`; false when it was empty. */
+function forgetOldest(map: Map<string, number>): boolean {
+  const oldest = map.keys().next();
+  if (oldest.done) return false;
+  map.delete(oldest.value);
+  return true;
 }

@@ -62,12 +62,24 @@ export function consecutiveCrashes(history: readonly HistoryEvent[], healthThres
 
 /** When the job last crashed; 0 when it never did (as far as the history goes). */
 export function latestCrashTime(history: readonly HistoryEvent[]): number {
-  return history.find((event) => event.type === 'crashed')?.at ?? 0;
+  return firstAt(history, 'crashed');
 }
 
 /** When the job last started; 0 when it never did. */
 export function lastStarted(history: readonly HistoryEvent[]): number {
-  return history.find((event) => event.type === 'started')?.at ?? 0;
+  return firstAt(history, 'started');
+}
+
+/**
+ * The time of the newest event of `type`, 0 when there is none. A loop, not
+ * `find` with a callback: the scheduler asks this of every job it starts.
+ */
+function firstAt(history: readonly HistoryEvent[], type: HistoryEvent['type']): number {
+  for (let i = 0; i < history.length; i++) {
+    const event = history[i] as HistoryEvent;
+    if (event.type === type) return event.at;
+  }
+  return 0;
 }
 
 /** Sort order: the job that started longest ago (or never) first. */

@@ -189,10 +189,13 @@ export class ScheduleTable {
   /** Marks a job started. */
   start(id: string, now: number): ScheduleEntry {
     const entry = this.#require(id);
-    if (entry.running) return entry;
+    if (!entry.running) this.#start(entry, now);
+    return entry;
+  }
+
+  #start(entry: ScheduleEntry, now: number): void {
     this.#flag(entry, true, true);
     entry.history = withEvent(entry.history, { type: 'started', at: now }, this.#options.maxHistory);
-    return entry;
   }
 
   /** Marks a running job stopped (not a crash); a clean stop ends a streak of crashes. */
@@ -321,7 +324,14 @@ export class ScheduleTable {
   }
 
   #startJobs(count: number, now: number): string[] {
-    return this.pendingJobs(count, now).map((entry) => this.start(entry.id, now).id);
+    // The entries at hand, not looked up again by id: this runs for every job a scheduler starts.
+    const entries = this.pendingJobs(count, now);
+    const ids: string[] = [];
+    for (const entry of entries) {
+      if (!entry.running) this.#start(entry, now);
+      ids.push(entry.id);
+    }
+    return ids;
   }
 
   /** Stops up to `count` running jobs of one kind, the one that started longest ago first. */
