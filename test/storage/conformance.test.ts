@@ -811,6 +811,22 @@ define('a body that returns a thenable (not a promise) is settled before the com
   t.is(await read(db, 'late'), 'set by the thenable');
 });
 
+define('the then of a thenable a body returns is read once, as when a promise is resolved with it', async (t, db) => {
+  let reads = 0;
+  const result = await db.doTransaction(() => {
+    const thenable = {
+      // biome-ignore lint/suspicious/noThenProperty: a thenable is what this case is about
+      get then() {
+        reads++;
+        return (resolve: (value: string) => void) => resolve('done');
+      },
+    };
+    return thenable as unknown as Promise<string>;
+  });
+  t.is(result, 'done');
+  t.is(reads, 1);
+});
+
 // ------------------------------------------------------------------ group commit, long keys, model
 
 define('many concurrent transactions all commit and are all visible', async (t, db) => {

@@ -11,6 +11,7 @@ import { crashReason, errorInfo, isExitReason } from './exit-reason.js';
 import { PROGRESS, RUNNING } from './host-status.js';
 import { infoEntry, INFO, Mailbox, type MailboxEntry, NOT_RECEIVABLE } from './mailbox.js';
 import { LongTimeout } from './max-timer.js';
+import { type Then, thenOf, whenSettled } from './thenable.js';
 import type { ActorContext, ActorId, Behaviour, CallResult, ExitReason, MonitorRef, SystemMessage, TimeoutMessage } from './interfaces.js';
 
 type AnyBehaviour = Behaviour<unknown, unknown, unknown>;
@@ -94,17 +95,27 @@ export class ActorCell implements ContextCell {
   start(args: unknown, onStarted: (id: ActorId, failure?: ExitReason) => void): void {
     this.#onStarted = onStarted;
     let result: unknown;
+    let then: Then | undefined;
     const outer = this.#enter();
     try {
       result = this.behaviour.init(args, this.ctx);
+      // Inside the try: a `then` that throws (read or called) is init's failure, as its throw is.
+      then = thenOf(result);
+      if (then !== undefined) {
+        whenSettled(
+          result,
+          then,
+          (state) => this.#initDone(state),
+          (error) => this.#initFailed(error),
+        );
+      }
     } catch (error) {
       this.#leave(outer);
       this.#initFailed(error);
       return;
     }
     this.#leave(outer);
-    if (isThenable(result)) result.then((state) => this.#initDone(state), (error) => this.#initFailed(error));
-    else this.#initDone(result);
+    if (then === undefined) this.#initDone(result);
   }
 
   #initDone(state: unknown): void {
@@ -203,17 +214,20 @@ export class ActorCell implements ContextCell {
     this.#current = env;
     this.busy = true;
     let result: unknown;
+    let then: Then | undefined;
     const outer = this.#enter();
     try {
       result = this.#dispatch(env);
+      // Inside the try: a `then` that throws (read or called) crashes this actor, as the handler's throw does.
+      then = thenOf(result);
+      if (then !== undefined) whenSettled(result, then, this.#onSettled, this.#onRejected);
     } catch (error) {
       this.#leave(outer);
       this.crash(error);
       return;
     }
     this.#leave(outer);
-    if (isThenable(result)) result.then(this.#onSettled, this.#onRejected);
-    else this.#settle(result);
+    if (then === undefined) this.#settle(result);
   }
 
   /**
@@ -318,19 +332,21 @@ export class ActorCell implements ContextCell {
       this.#dying = true;
       this.busy = true;
       this.#mailbox.cancelReceivers(this.passive);
-      let result: unknown;
+      let waiting = false;
       const outer = this.#enter();
       try {
-        result = terminate(reason, this.state, this.ctx);
+        const result = terminate(reason, this.state, this.ctx);
+        const then = thenOf(result);
+        if (then !== undefined) {
+          const finish = (): void => this.#finalize(reason);
+          whenSettled(result, then, finish, finish);
+          waiting = true;
+        }
       } catch {
-        result = undefined;
+        // A terminate that throws, or whose `then` does, ends the actor with its reason all the same.
       }
       this.#leave(outer);
-      if (isThenable(result)) {
-        const finish = (): void => this.#finalize(reason);
-        result.then(finish, finish);
-        return;
-      }
+      if (waiting) return;
     }
     this.#finalize(reason);
   }
@@ -466,10 +482,6 @@ export class ActorCell implements ContextCell {
       this.#timers.delete(timer);
     };
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
 function preview(value: unknown): string {

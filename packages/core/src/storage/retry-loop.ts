@@ -105,9 +105,28 @@ export function checkTransactionArguments(body: unknown, options: unknown): numb
   return retryLimit;
 }
 
-/** Whether `await` would wait for `value` (a promise or any other thenable). */
-function isThenable<T>(value: Promise<T> | T): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+type Then = PromiseLike<unknown>['then'];
+const PROMISE_THEN: Then = Promise.prototype.then;
+
+/**
+ * The `then` of `value` if `await` would wait for it (a promise or any other
+ * thenable), else `undefined`. Read once: a getter with side effects runs
+ * once, as when a promise is resolved with `value`.
+ */
+function thenOf(value: unknown): Then | undefined {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  const then: unknown = (value as { then?: unknown }).then;
+  return typeof then === 'function' ? (then as Then) : undefined;
+}
+
+/**
+ * A promise of what `value` settles to, through the `then` read from it
+ * already (`await value` would read it again): a native promise is itself,
+ * any other thenable goes through a new promise's resolve, as `await` would.
+ */
+function settledThrough<T>(value: Promise<T> | T, then: Then): Promise<T> {
+  if (then === PROMISE_THEN) return value as Promise<T>;
+  return new Promise<T>((resolve, reject) => then.call(value, resolve as (value: unknown) => void, reject));
 }
 
 /**
@@ -129,7 +148,8 @@ export async function retryLoop<A extends Attempt, T>(
     try {
       const returned = body(current);
       // A body's promise (or any thenable) is settled before the commit.
-      const result = isThenable(returned) ? await returned : returned;
+      const then = thenOf(returned);
+      const result = then === undefined ? (returned as T) : await settledThrough(returned, then);
       const committing = current.commit();
       if (committing !== undefined) await committing;
       return result;
