@@ -23,6 +23,17 @@ import type { ScheduleTable } from './schedule-table.js';
 /** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
 const MAX_UNEXPLAINED_LOSSES = 3;
 
+/**
+ * completeMany calls of one scheduler in flight at most; finishes that end
+ * meanwhile wait and go together when one settles. Each call is a store
+ * transaction of its own, whose fixed cost (conflict checks, the commit)
+ * the main thread pays: handlers in threads end a lane's few runs per
+ * message, and one call per message made those transactions many and
+ * small. Two keep one transaction running its bodies while the other
+ * commits.
+ */
+const FINISHES_IN_FLIGHT = 2;
+
 /** Why a run crashed: its handler's error, or what took its thread. */
 interface RunError {
   name: string;
@@ -58,6 +69,8 @@ export class RunOutcomes {
   #finishItems: { job: Job; result: unknown }[] = [];
   #finishHelds: Held[] = [];
   #finishScheduled = false;
+  /** completeMany calls sent and not settled. */
+  #finishesInFlight = 0;
 
   constructor(context: RunOutcomesContext) {
     this.#context = context;
@@ -123,7 +136,7 @@ export class RunOutcomes {
     this.#track(this.#resubmit(held.job, now / 1000));
   }
 
-  /** Sends the finishes of this turn now (a stop does, rather than wait for the turn to end). */
+  /** Sends the finishes waiting now (a stop does, rather than wait for the turn to end or a call in flight). */
   flushFinishes(): void {
     this.#finishScheduled = false;
     const items = this.#finishItems;
@@ -132,6 +145,7 @@ export class RunOutcomes {
     this.#finishItems = [];
     this.#finishHelds = [];
     const { jobs, events } = this.#context;
+    this.#finishesInFlight++;
     this.#track(
       jobs.completeMany(items).then((outcomes) => {
         const announce = events.listenerCount('job:finished') > 0;
@@ -148,9 +162,24 @@ export class RunOutcomes {
             this.#track(this.#giveUp(held, error, []));
           } else this.#context.emitError(outcome.reason);
         }
-      }),
+      }).finally(this.#finishesEnded),
     );
   }
+
+  /**
+   * A completeMany call settled: the finishes that gathered meanwhile go
+   * now, in one call (from here, not a later turn: a stop waiting for the
+   * writes sees this one before the last one is gone).
+   */
+  readonly #finishesEnded = (): void => {
+    this.#finishesInFlight--;
+    if (this.#finishItems.length > 0 && this.#finishesInFlight < FINISHES_IN_FLIGHT) this.flushFinishes();
+  };
+
+  /** The turn's finishes go, unless the calls in flight are as many as may be (they go when one settles). */
+  readonly #flushDue = (): void => {
+    if (this.#finishScheduled && this.#finishesInFlight < FINISHES_IN_FLIGHT) this.flushFinishes();
+  };
 
   /** Resolves once every write made so far, and those they lead to, has settled. */
   async settle(): Promise<void> {
@@ -209,9 +238,9 @@ export class RunOutcomes {
     // result: no row of its own in the store for each such job.
     this.#finishItems.push({ job: held.job, result: result === null ? undefined : result });
     this.#finishHelds.push(held);
-    if (!this.#finishScheduled) {
+    if (!this.#finishScheduled && this.#finishesInFlight < FINISHES_IN_FLIGHT) {
       this.#finishScheduled = true;
-      setImmediate(() => this.flushFinishes());
+      setImmediate(this.#flushDue);
     }
   }
 
