@@ -1,5 +1,6 @@
-// Handlers that run in worker threads report each job they run on a
-// BroadcastChannel (it reaches every thread of the process), so the main
+// Handlers that run in worker threads report the jobs they run on a
+// BroadcastChannel (it reaches every thread of the process), the ids of one
+// turn of their thread's event loop in one message, so the main
 // thread can count runs per job id for the exactly-once check without the
 // systems' own bookkeeping; the latency rows' handlers report when they
 // started on another.
@@ -19,8 +20,9 @@ export interface HandlerRuns {
 export function listenToHandlerRuns(ledger: CompletionLedger): HandlerRuns {
   const channel = new BroadcastChannel(HANDLER_RUNS_CHANNEL);
   let wake: (() => void) | undefined;
+  // A message carries the ids of the jobs one turn of a thread ran.
   channel.onmessage = (event) => {
-    ledger.markRun(String((event as MessageEvent).data));
+    for (const id of (event as MessageEvent).data as readonly string[]) ledger.markRun(String(id));
     if (ledger.ran === ledger.count) wake?.();
   };
   return {
