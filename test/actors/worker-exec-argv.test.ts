@@ -46,3 +46,8 @@ test('host threads load .ts actors when the parent registered tsx through its AP
   const { stdout } = await run(process.execPath, [entry, script], { cwd: root, timeout: 60_000 });
   t.regex(stdout, /echo from/);
 });
+
+test('host threads start when the parent ran `node --expose-gc --import tsx` (a flag a Worker refuses when given explicitly)', async (t) => {
+  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', script], { cwd: fixtures, timeout: 60_000 });
+  t.regex(stdout, /echo from .*fixtures/);
+});

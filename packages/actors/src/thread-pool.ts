@@ -13,7 +13,7 @@ import { createHostStatus } from './host-status.js';
 import type { HostThreadData } from './host-protocol.js';
 import type { ActorId, ThreadId } from './interfaces.js';
 import type { MessageSource } from './wire.js';
-import { workerExecArgv } from './worker-exec-argv.js';
+import { hostExecArgv } from './worker-exec-argv.js';
 
 export interface HostThread {
   readonly id: ThreadId;
@@ -62,7 +62,7 @@ export class ThreadPool {
   #nextId: ThreadId = 1;
   #spare: HostThread | undefined;
   #options: ThreadPoolOptions;
-  #execArgv = workerExecArgv();
+  #execArgv = hostExecArgv();
 
   constructor(options: ThreadPoolOptions) {
     this.#options = options;

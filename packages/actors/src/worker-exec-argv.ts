@@ -4,6 +4,8 @@
 // registered programmatically and be absent from execArgv): rewrite it to the
 // loader's absolute URL, or add it.
 
+import { Worker } from 'node:worker_threads';
+
 const LOADER_FLAGS = new Set(['--import', '--loader', '--experimental-loader', '--require', '-r']);
 const BARE_TSX = /^tsx(\/esm|\/cjs)?$/;
 
@@ -46,6 +48,31 @@ export function workerExecArgv(
     }
   }
   return rewritten ? argv : undefined;
+}
+
+let checkedHostArgv: { argv: string[] | undefined } | undefined;
+
+/**
+ * workerExecArgv(), when a Worker accepts those flags given explicitly; else
+ * undefined. Inherited flags are filtered by Node, explicit ones must all be
+ * valid in a Worker (`--expose-gc` and other V8 or process-wide flags are
+ * not): then the threads inherit the flags as they are and thread-entry.mjs
+ * registers tsx itself. The flags besides the loader's are checked once, on
+ * a Worker ended at once.
+ */
+export function hostExecArgv(): string[] | undefined {
+  if (checkedHostArgv !== undefined) return checkedHostArgv.argv;
+  let argv = workerExecArgv();
+  const others = argv === undefined ? [] : (execArgvWithoutTsx(argv) ?? argv);
+  if (others.length > 0) {
+    try {
+      void new Worker('', { eval: true, execArgv: others }).terminate();
+    } catch {
+      argv = undefined;
+    }
+  }
+  checkedHostArgv = { argv };
+  return argv;
 }
 
 function defaultTsxUrl(): string | undefined {

@@ -9,6 +9,7 @@ import { FdbError, FdbErrorCode } from '../../errors.js';
 import type { KeyValue } from '../interfaces.js';
 import { versionOfStamp, writeCommitVersion } from '../versionstamp.js';
 import { CommitVisibility } from './commit-visibility.js';
+import { forgetClosedStores } from './lmdb-registry.js';
 import { LONG_KEY_PREFIX, META_EMPTY_KEY, bucketKeyOf, decodeBucket, encodeBucket } from './store-layout.js';
 import { StoreSnapshot, copyOut } from './store-snapshot.js';
 
@@ -378,5 +379,6 @@ export class LmdbStore {
   async close(): Promise<void> {
     for (const snapshot of [...this.#live]) snapshot.end();
     await this.#root.close();
+    forgetClosedStores([this.#root, this.#data, this.#meta]);
   }
 }
