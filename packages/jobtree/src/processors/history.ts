@@ -100,9 +100,12 @@ export function notRecentlyCrashed(history: readonly HistoryEvent[], now: number
 
 /** `history` with `event` in front, cut to `maxHistory` events. */
 export function withEvent(history: readonly HistoryEvent[], event: HistoryEvent, maxHistory: number): HistoryEvent[] {
-  // One array, no intermediate slice: the scheduler records an event per job start.
+  // One array of the final length, no intermediate slice nor growth by
+  // push (which would reserve room for 16 more): the scheduler records an
+  // event per job start.
   const kept = Math.min(history.length, Math.max(0, maxHistory - 1));
-  const next = [event];
-  for (let i = 0; i < kept; i++) next.push(history[i] as HistoryEvent);
+  const next = new Array<HistoryEvent>(kept + 1);
+  next[0] = event;
+  for (let i = 0; i < kept; i++) next[i + 1] = history[i] as HistoryEvent;
   return next;
 }

@@ -64,6 +64,9 @@ class MainRun extends RunSignal implements RunHost {
   readonly serial: number;
   readonly #runner: MainThreadRunner;
   readonly #events: HandlerPoolEvents;
+  /** How its handler returned at once (see MainThreadRunner's #returned): resolved, with `outcome` its result, or threw it. */
+  ok = false;
+  outcome: unknown = undefined;
 
   constructor(id: string, serial: number, runner: MainThreadRunner, events: HandlerPoolEvents) {
     super();
@@ -96,7 +99,7 @@ export class MainThreadRunner implements HandlerRunner {
    * each would have been in one of its own, without a promise and two
    * callbacks per run.
    */
-  #returned: { run: MainRun; ok: boolean; outcome: unknown }[] = [];
+  #returned: MainRun[] = [];
   /** Jobs whose runs ended since the loop's delay was last read (the first few): one of them may have held it up. */
   #ended: string[] = [];
   readonly #unwatch: () => void;
@@ -193,13 +196,19 @@ export class MainThreadRunner implements HandlerRunner {
 
   #returnedAtOnce(run: MainRun, ok: boolean, outcome: unknown): void {
     if (this.#returned.length === 0) void RESOLVED.then(this.#settleReturned);
-    this.#returned.push({ run, ok, outcome });
+    run.ok = ok;
+    run.outcome = outcome;
+    this.#returned.push(run);
   }
 
   readonly #settleReturned = (): void => {
     const returned = this.#returned;
     this.#returned = [];
-    for (const { run, ok, outcome } of returned) this.#settle(run, ok, outcome);
+    for (const run of returned) {
+      const { ok, outcome } = run;
+      run.outcome = undefined;
+      this.#settle(run, ok, outcome);
+    }
   };
 
   #settle(entry: MainRun, ok: boolean, outcome: unknown): void {

@@ -67,6 +67,10 @@ export interface SchedulerStats {
   averageAgeSeconds: { pending: number; running: number; crashed: number };
 }
 
+/** What a fill with nothing to start resolves with (shared: no array made for it). */
+const NONE: ScheduleEntry[] = [];
+Object.freeze(NONE);
+
 /** Entries that are not held are forgotten this long after their backoff ends. */
 const FORGET_AFTER_MS = 10 * 60_000;
 
@@ -246,9 +250,13 @@ export class ScheduleTable {
 
   /** Starts pending jobs into free slots (after an add, a finish or a crash). Resolves with the started ids. */
   fill(now: number): string[] {
-    const running = this.runningCount;
-    const pending = this.pendingCount;
-    if (running >= this.#options.maxJobs || pending === 0) return [];
+    return this.fillEntries(now).map((entry) => entry.id);
+  }
+
+  /** {@link fill}, resolving with the started entries themselves: the scheduler starts their runs without looking them up again. */
+  fillEntries(now: number): ScheduleEntry[] {
+    const running = this.#running;
+    if (running >= this.#options.maxJobs || this.#startable.size === 0) return NONE;
     return this.#startJobs(this.#options.maxJobs - running, now);
   }
 
@@ -323,15 +331,11 @@ export class ScheduleTable {
     return forgotten;
   }
 
-  #startJobs(count: number, now: number): string[] {
+  #startJobs(count: number, now: number): ScheduleEntry[] {
     // The entries at hand, not looked up again by id: this runs for every job a scheduler starts.
     const entries = this.pendingJobs(count, now);
-    const ids: string[] = [];
-    for (const entry of entries) {
-      if (!entry.running) this.#start(entry, now);
-      ids.push(entry.id);
-    }
-    return ids;
+    for (const entry of entries) if (!entry.running) this.#start(entry, now);
+    return entries;
   }
 
   /** Stops up to `count` running jobs of one kind, the one that started longest ago first. */

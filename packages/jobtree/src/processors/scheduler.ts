@@ -352,7 +352,7 @@ export class Scheduler {
     if (!this.#active) return;
     const table = this.#table;
     this.#hold(this.#queue.takeReady(this.#settings.maxJobs - table.runningCount - table.pendingCount));
-    this.#launch(table.fill(this.#settings.clock.now()));
+    this.#launch(table.fillEntries(this.#settings.clock.now()));
   }
 
   /** Starts what free slots there are of the jobs a take of the local queue brought; resolves with how many it took. */
@@ -361,7 +361,7 @@ export class Scheduler {
     const table = this.#table;
     const count = Math.min(arrived.length, Math.max(0, this.#settings.maxJobs - table.runningCount - table.pendingCount));
     this.#hold(arrived, count);
-    this.#launch(table.fill(this.#settings.clock.now()));
+    this.#launch(table.fillEntries(this.#settings.clock.now()));
     return count;
   }
 
@@ -375,14 +375,15 @@ export class Scheduler {
     }
   }
 
-  #launch(ids: readonly string[]): void {
-    if (ids.length === 0) return;
+  /** Starts the runs of `entries`, which the table has just marked started. */
+  #launch(entries: readonly ScheduleEntry[]): void {
+    if (entries.length === 0) return;
     const batch: LaneRun[] = [];
     const announce = this.events.listenerCount('job:started') > 0;
-    for (const id of ids) {
+    for (const entry of entries) {
+      const { id } = entry;
       const held = this.#held.get(id);
-      const entry = this.#table.get(id);
-      if (held === undefined || entry === undefined || held.serial !== undefined) continue;
+      if (held === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
       held.span = startRunSpan(held.job, held.attempt);
       const maxRunMs = maxRunMsOf(held.job, this.#settings);
@@ -423,7 +424,7 @@ export class Scheduler {
     const now = clock.now();
     const { started, stopped } = this.#table.reschedule(now);
     for (const id of stopped) this.#stopRun(id, 'rotation');
-    this.#launch(started);
+    this.#launch(started.map((id) => this.#table.get(id) as ScheduleEntry));
     // Jobs taken for the cycle that it did not start go back at once, and
     // the local queue keeps only its spare jobs (fewer once runs stop
     // ending quickly).
