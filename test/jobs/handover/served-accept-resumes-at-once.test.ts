@@ -9,6 +9,7 @@
 // for a tick (process.nextTick) or a later turn would let the chain run to
 // its cap first, since neither comes while microtasks are queued.
 
+import { getEventListeners } from 'node:events';
 import test from 'ava';
 import { LmdbStore } from '../../../packages/core/src/storage/embedded/lmdb-store.js';
 import { T1 } from '../temp-jobs.js';
@@ -64,5 +65,25 @@ test.serial("a served accept's caller resumes within a few microtasks of the com
   t.is(job?.id, 'j1');
   t.not(reactions, undefined, 'the write that served the accept told when it was readable');
   t.true((reactions ?? CHAIN_CAP) <= MOST_REACTIONS, `promise reactions between the readable notice and the caller: ${reactions}`);
+  await jobs.finish(job!);
+});
+
+test.serial('a served accept lets go of its wait (timer, abort listener, watch) only after its caller has the jobs', async (t) => {
+  const { jobs, db, parked } = await openHandoverJobs(t);
+  const watches = db.calls.watches;
+  const controller = new AbortController();
+  let listenersAtResume: number | undefined;
+  const accepting = jobs.acceptMany(T1, 1, { timeout: 60_000, signal: controller.signal }).then((taken) => {
+    listenersAtResume = getEventListeners(controller.signal, 'abort').length;
+    return taken;
+  });
+  await parked(watches);
+  t.is(getEventListeners(controller.signal, 'abort').length, 1, 'the waiting accept listens to its signal');
+  await jobs.add(T1, 'j1');
+  const [job] = await accepting;
+  t.is(job?.id, 'j1');
+  t.is(listenersAtResume, 1, 'the caller resumed before the wait was let go');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.is(getEventListeners(controller.signal, 'abort').length, 0, 'and it is let go in the same turn');
   await jobs.finish(job!);
 });
