@@ -25,6 +25,12 @@ const MIN_SCHEDULE_WAIT_MS = 100;
 /** setTimeout's largest delay; longer waits are chained. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** An accept's wait for a job: `ended` settles when the wait ends, `release` lets go of what it armed. */
+interface Waiting {
+  ended: Promise<unknown>;
+  release: () => void;
+}
+
 /** See {@link acceptStartedAt}. */
 const acceptStarts = new WeakMap<readonly Job[], number>();
 
@@ -114,8 +120,10 @@ export class AcceptCalls {
       const parked = this.#parked.park(keys, bound, count, signal, deadline);
       let waitFailed = false;
       let waitFailure: unknown;
+      let waiting: Waiting | undefined;
       try {
-        await this.#waitFor(result.watch, wait, signal, parked.settled);
+        waiting = this.#waitFor(result.watch, wait, signal, parked.settled);
+        await waiting.ended;
       } catch (error) {
         // The watch failed (the storage gave up on it). A write may have
         // taken jobs for this accept meanwhile: they are this accept's to
@@ -123,11 +131,17 @@ export class AcceptCalls {
         waitFailed = true;
         waitFailure = error;
       }
-      const handed = await parked.leave();
+      // Served (the usual wake-up): its jobs at once, without a turn of the microtask queue for `leave()`.
+      const handed = parked.handed ?? (await parked.leave());
       if (handed !== undefined) {
+        // What the wait armed is let go once the caller has its jobs (later
+        // in this turn): for an idle worker, between the commit and its
+        // handler, this return is all that is left.
+        if (waiting !== undefined) setImmediate(waiting.release);
         acceptStarts.set(handed, parked.claimedAt);
         return handed;
       }
+      waiting?.release();
       if (waitFailed) throw this.#handle.failure(waitFailure);
     }
   }
@@ -160,37 +174,43 @@ export class AcceptCalls {
     this.#closing.clear();
   }
 
-  /** Waits for the watch, `ms`, the signal, close() or `served` (jobs handed over), whichever comes first. */
-  async #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Promise<void> {
+  /**
+   * Waits for the watch, `ms`, the signal, close() or `served` (jobs handed
+   * over), whichever comes first: `ended` resolves then (rejects if the
+   * watch failed). `release` lets go of the timer, the listeners and the
+   * watch; the caller calls it once, whenever the wait has ended. Whatever
+   * of them fires meanwhile only settles what has settled already.
+   */
+  #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Waiting {
     let timer: NodeJS.Timeout | undefined;
     let wake: (() => void) | undefined;
     const onAbort = () => wake?.();
-    try {
-      await Promise.race([
-        watch.promise,
-        served,
-        new Promise<void>((resolve) => {
-          // close() may have run while the transaction that made this watch
-          // was in flight: it woke the waiters it knew, not this one. So may
-          // the signal have fired.
-          if (this.#handle.isClosed() || signal?.aborted) {
-            resolve();
-            return;
-          }
-          wake = resolve;
-          this.#closing.add(resolve);
-          signal?.addEventListener('abort', onAbort, { once: true });
-          if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
-        }),
-      ]);
-    } finally {
+    const ended = Promise.race([
+      watch.promise,
+      served,
+      new Promise<void>((resolve) => {
+        // close() may have run while the transaction that made this watch
+        // was in flight: it woke the waiters it knew, not this one. So may
+        // the signal have fired.
+        if (this.#handle.isClosed() || signal?.aborted) {
+          resolve();
+          return;
+        }
+        wake = resolve;
+        this.#closing.add(resolve);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
+      }),
+    ]);
+    const release = (): void => {
       if (timer) clearTimeout(timer);
       if (wake) {
         this.#closing.delete(wake);
         signal?.removeEventListener('abort', onAbort);
       }
       watch.cancel();
-    }
+    };
+    return { ended, release };
   }
 }
 

@@ -138,6 +138,11 @@ export class ParkedAccept {
     this.#settle();
   }
 
+  /** The jobs handed over to it, once it was served; its wait then needs no `leave()`. */
+  get handed(): Job[] | undefined {
+    return this.#state === 'served' ? this.#jobs : undefined;
+  }
+
   /**
    * Its wait ended (its watch, a timer, its signal, close, or `settled`):
    * resolves with the jobs handed over to it, or `undefined` when none were.
@@ -372,16 +377,27 @@ export class Handover {
    * batch's own calls still answer once it is durable.
    */
   serveWhenVisible(tx: Transaction): void {
-    if (this.#handed.length > 0) tx.onVisible?.(() => this.committed());
+    if (this.#handed.length > 0) tx.onVisible?.(this.#visible);
   }
 
   /**
-   * The batch committed (or its commit is readable, see
-   * `serveWhenVisible`): the accepts it served get their jobs, on the next
-   * tick (after every promise callback already queued, before any I/O).
-   * Where the store tells nothing before a commit is durable, that is once
-   * the callers of the batch's own calls have resumed; otherwise an accept
-   * may return its job before the add that brought it has answered.
+   * The commit is readable, its batch's calls not answered yet: nothing
+   * orders the accepts after them, so they get their jobs now rather than a
+   * tick later, after whatever else the store's callback queued.
+   */
+  readonly #visible = (): void => {
+    const handed = this.#handed;
+    this.#claims.release();
+    if (handed.length === 0) return;
+    this.#handed = [];
+    serveAll(handed);
+  };
+
+  /**
+   * The batch committed: the accepts it served and that were not told
+   * earlier that the commit is readable (see `serveWhenVisible`) get their
+   * jobs, on the next tick (after every promise callback already queued,
+   * before any I/O): once the callers of the batch's own calls have resumed.
    */
   committed(): void {
     const handed = this.#handed;

@@ -30,6 +30,10 @@ interface PendingCall {
   onAbort: (() => void) | undefined;
 }
 
+function stopListening(pending: PendingCall): void {
+  if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
+}
+
 /** Why a connection could not be made: nobody listens (yet), or something that will not change by trying again. */
 export class ConnectRefused extends Error {
   constructor(
@@ -190,9 +194,13 @@ export class OwnerConnection {
     const pending = this.#calls.get(message[1]);
     if (pending === undefined) return;
     this.#calls.delete(message[1]);
-    if (pending.onAbort !== undefined) pending.signal?.removeEventListener('abort', pending.onAbort);
     if (kind === RESULT) pending.resolve(message[2]);
     else if (kind === FAILURE) pending.reject(fromWireError(message[2] as WireError));
+    // Let go of once the caller has resumed (later in this turn): an answer
+    // to a waiting accept is a job for an idle worker, whose handler then
+    // starts with nothing else on the way. An abort meanwhile finds the call
+    // gone and sends nothing.
+    if (pending.onAbort !== undefined) setImmediate(stopListening, pending);
   }
 
   #lostError(): JobsError {
