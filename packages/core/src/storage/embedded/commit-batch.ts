@@ -17,6 +17,23 @@ export interface StampedChange extends KeyChange {
   key: Buffer;
 }
 
+/** A key an atomic add looked up by scanning a batch's changes (see `Batch.addKeys`). */
+export interface AddKey {
+  key: Buffer;
+  /** Its last change in the parts scanned so far, if any. */
+  change: KeyChange | undefined;
+  /** Where the scan resumes: the part, and the index in it. */
+  part: number;
+  at: number;
+}
+
+/**
+ * Distinct keys a batch's atomic adds may look up by scanning its changes;
+ * an add to one more builds the batch's map of changes instead, so that
+ * many adds to distinct keys stay linear in the batch's size.
+ */
+const SCANNED_ADD_KEYS = 8;
+
 /** A transaction in a batch. */
 export interface Member {
   request: CommitRequest;
@@ -43,6 +60,14 @@ export interface Batch {
    * kept up to date from then on: most batches never need it.
    */
   changes: Map<string, KeyChange> | undefined;
+  /**
+   * The keys atomic adds looked up while there is no `changes` map, each
+   * with its last change found so far and where its scan of `parts`
+   * stopped: a batch's adds touch a few counters, and finding those among
+   * its changes costs less than a string and a map entry for every key it
+   * writes. Emptied whenever `parts` is cut back.
+   */
+  addKeys: AddKey[];
   /** Members whose changes are computed (and, while streaming, handed to lmdb), in batch order. */
   applied: number;
   /** The asynchronous lmdb write of this batch, once started. */
@@ -89,6 +114,7 @@ export function newBatch(version: number, writes: BatchWrites): Batch {
     rejectDurable,
     parts: [],
     changes: undefined,
+    addKeys: [],
     applied: 0,
     storeWrite: undefined,
     writtenParts: 0,
@@ -112,6 +138,48 @@ export function changesOf(batch: Batch): Map<string, KeyChange> {
 function valueAfter(changes: Map<string, KeyChange>, base: StoreSnapshot, key: Buffer, keyString: string): Buffer | undefined {
   const change = changes.get(keyString);
   return change === undefined ? base.get(key) : change.value;
+}
+
+/**
+ * The value of `key` before an atomic add to it: its last change in the
+ * batch so far, else its value in `base`. Found by scanning the batch's
+ * changes (resuming where the last scan for the key stopped) while the
+ * batch keeps no map of changes and its adds touch few keys.
+ */
+function valueBeforeAdd(batch: Batch, base: StoreSnapshot, key: Buffer): Buffer | undefined {
+  let entry: AddKey | undefined;
+  if (batch.changes === undefined) {
+    for (const candidate of batch.addKeys) {
+      if (candidate.key.length === key.length && candidate.key.equals(key)) {
+        entry = candidate;
+        break;
+      }
+    }
+    if (entry === undefined && batch.addKeys.length < SCANNED_ADD_KEYS) {
+      entry = { key, change: undefined, part: 0, at: 0 };
+      batch.addKeys.push(entry);
+    }
+  }
+  if (entry === undefined) return valueAfter(changesOf(batch), base, key, key.toString('latin1'));
+  const { parts } = batch;
+  let { part, at } = entry;
+  const length = key.length;
+  const last = key[length - 1];
+  // The last part is the one being applied and still grows: the scan stays on it.
+  while (part < parts.length) {
+    const changes = parts[part] as KeyChange[];
+    for (; at < changes.length; at++) {
+      const other = (changes[at] as KeyChange).key;
+      // Length and last byte first: most keys differ there, and comparing them costs no call into C++.
+      if (other.length === length && other[length - 1] === last && other.equals(key)) entry.change = changes[at];
+    }
+    if (part === parts.length - 1) break;
+    part++;
+    at = 0;
+  }
+  entry.part = part;
+  entry.at = at;
+  return entry.change === undefined ? base.get(key) : entry.change.value;
 }
 
 /** Applies the members not applied yet, in batch order; returns the key changes they make, in order. */
@@ -161,14 +229,9 @@ function applyMember(batch: Batch, member: Member, base: StoreSnapshot, out: Key
         // The mutation is a KeyChange already ({ key, value }); reusing it saves an object per key.
         change = mutation;
         break;
-      case 'add': {
-        const keyString = mutation.key.toString('latin1');
-        const changes = changesOf(batch);
-        change = { key: mutation.key, value: applyAdd(valueAfter(changes, base, mutation.key, keyString), mutation.operand) };
-        out.push(change);
-        changes.set(keyString, change);
-        continue;
-      }
+      case 'add':
+        change = { key: mutation.key, value: applyAdd(valueBeforeAdd(batch, base, mutation.key), mutation.operand) };
+        break;
       case 'stamped-value':
         // Stamped in place, as the keys are in `CommitPipeline.commit`: the template is the transaction's own copy.
         writeVersionstamp(mutation.template, mutation.offset, batch.version, member.order);

@@ -501,6 +501,7 @@ export class CommitPipeline {
     } else if (batch.parts.length > from) {
       batch.parts.length = from;
       batch.changes = undefined;
+      batch.addKeys = [];
     }
   }
 
