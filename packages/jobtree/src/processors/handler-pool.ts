@@ -63,6 +63,18 @@ export class HandlerPool implements HandlerRunner {
     this.#threads.start(this.#share, runs);
   }
 
+  aheadRoom(): number {
+    return this.#threads.aheadRoom(this.#share);
+  }
+
+  runAhead(runs: readonly LaneRun[]): void {
+    this.#threads.runAhead(this.#share, runs);
+  }
+
+  recall(): void {
+    this.#threads.recall(this.#share);
+  }
+
   abort(serials: readonly number[], cause: AbortCause): void {
     this.#threads.abort(serials, cause);
   }

@@ -17,6 +17,16 @@ export interface HandlerRunner {
   isStarted(serial: number): boolean;
   /** Starts runs; each ends with one `settled` or `lost` event. */
   start(runs: readonly LaneRun[]): void;
+  /** How many runs `runAhead` would take now (none for a runner that queues no runs). */
+  aheadRoom(): number;
+  /**
+   * Queues runs beyond the slots, each started by the runner when a started
+   * run ends (a `started` event), or given back unstarted (a `returned`
+   * event) when it is aborted first or its thread dies.
+   */
+  runAhead(runs: readonly LaneRun[]): void;
+  /** Asks for the queued runs back: those not started by then are `returned` (a free slot waits for them). */
+  recall(): void;
   /** Aborts the signals of running handlers. */
   abort(serials: readonly number[], cause: AbortCause): void;
   /** Ends a run that ignored its abort signal, that run's fault; it is reported `lost`. */
@@ -27,6 +37,10 @@ export interface HandlerRunner {
 
 /** What every runner reports about the runs it was given. */
 export interface HandlerPoolEvents {
+  /** A queued run (see HandlerRunner.runAhead) started: its handler is being called. */
+  started(serial: number): void;
+  /** A queued run was given back unstarted: its handler was never called. */
+  returned(serial: number): void;
   /** A handler ended: resolved (`ok`) with its result, or rejected with its error. */
   settled(serial: number, ok: boolean, outcome: unknown): void;
   /** A handler called `ctx.update(data)`; `reply` answers it (with an error when the job is not the processor's any more). */

@@ -14,7 +14,9 @@
 // processor it runs, is gone with its thread; every run on it is reported
 // lost to its own processor with the culprit named (the run the thread was
 // executing, or the one it was ended for, whatever its type), and a new
-// lane starts in its place.
+// lane starts in its place. Runs quick enough also go to a lane ahead of
+// its free slots, queued there (see lane-queue.ts): those a dead lane never
+// started go back to their processor unstarted.
 //
 // One file over 500 lines: the lanes, the runs placed on them, the modules
 // each has loaded and the watchdog are one piece of state that every
@@ -40,6 +42,7 @@ import {
   type ToLane,
   packRun,
 } from './lane-protocol.js';
+import { aheadPerLane, unreportedStarts } from './lane-queue.js';
 import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
 
 /**
@@ -78,8 +81,14 @@ export interface Lane {
   readonly port: MessagePort;
   readonly status: Int32Array;
   readonly controller: AbortController;
-  /** Runs sent and not ended, of every processor. */
+  /** Runs sent and not ended, of every processor (queued ones included). */
   jobs: number;
+  /** Runs queued on it, not started (see lane-queue.ts). */
+  queued: number;
+  /** Its started runs, by processor (share id): queued runs of a processor start as these end. */
+  readonly startedOf: Map<number, number>;
+  /** Starts of queued runs the main thread has heard of (the lane's STARTS word counts them all). */
+  reportedStarts: number;
   threadId: number | undefined;
   /** Handler modules the lane was asked to load, by URL: true once loaded. */
   readonly modules: Map<string, boolean>;
@@ -102,6 +111,10 @@ interface Placed {
   readonly lane: Lane;
   readonly share: Share;
   readonly id: string;
+  /** Queued on its lane, not started. */
+  queued: boolean;
+  /** Asked back from its lane while queued (see recall). */
+  recalled: boolean;
 }
 
 /** A handler module being loaded for a processor about to start. */
@@ -161,6 +174,9 @@ export class HandlerThreads {
   readonly #placed = new Map<number, Placed>();
   readonly #shares = new Map<number, Share>();
   readonly #loads = new Map<string, ModuleLoad>();
+  /** Runs (and queued runs) to send, one message per lane and processor at the end of the turn. */
+  readonly #outbox = new Map<Lane, Map<Share, { runs: PackedRuns; ahead: PackedRuns | undefined }>>();
+  #outboxQueued = false;
   #nextShare = 1;
   #watchdog: NodeJS.Timeout | undefined;
   #watchEvery = Number.POSITIVE_INFINITY;
@@ -249,7 +265,7 @@ export class HandlerThreads {
   async leave(share: Share, reason: string): Promise<void> {
     for (const [serial, placed] of this.#placed) {
       if (placed.share !== share || placed.lane.killReason !== undefined) continue;
-      placed.lane.killedFor = serial;
+      if (!placed.queued) placed.lane.killedFor = serial;
       this.#kill(placed.lane, reason);
     }
     if (share.runs > 0) await new Promise<void>((resolve) => (share.emptied = resolve));
@@ -266,7 +282,7 @@ export class HandlerThreads {
   /** Whether a run's lane has loaded its handler module (so its handler has been called or is about to be). */
   isStarted(serial: number): boolean {
     const placed = this.#placed.get(serial);
-    return placed !== undefined && placed.lane.modules.get(placed.share.handlerUrl) === true;
+    return placed !== undefined && !placed.queued && placed.lane.modules.get(placed.share.handlerUrl) === true;
   }
 
   /**
@@ -300,7 +316,55 @@ export class HandlerThreads {
     for (const [lane, batch] of batches) this.#sendRuns(lane, share, batch);
   }
 
-  /** Aborts the signals of running handlers. */
+  /**
+   * How many more runs of the processor its lanes would queue now: on each
+   * of its live lanes that runs some of its runs and has loaded its module,
+   * what runs in ONE_LANE_BATCH_MS at its measured pace, less what is queued
+   * there (none before a lane has first run dry of it).
+   */
+  aheadRoom(share: Share): number {
+    const perLane = aheadPerLane(share.runMs, share.oneLaneBatchMs);
+    if (perLane === 0) return 0;
+    let room = 0;
+    for (const lane of share.lanes) if (this.#takesAhead(lane, share)) room += Math.max(0, perLane - lane.queued);
+    return room;
+  }
+
+  /** Queues runs on the processor's lanes (see aheadRoom), the least queued lane first. */
+  runAhead(share: Share, runs: readonly LaneRun[]): void {
+    const perLane = aheadPerLane(share.runMs, share.oneLaneBatchMs);
+    for (const run of runs) {
+      let best: Lane | undefined;
+      for (const lane of share.lanes) {
+        if (this.#takesAhead(lane, share) && lane.queued < perLane && (best === undefined || lane.queued < best.queued)) best = lane;
+      }
+      // No room after all: the run goes as any other (a lane with none of the processor's runs would return it).
+      best ??= this.#pickLane(share);
+      this.#place(run, best, share, true);
+      packRun(this.#boxFor(best, share, true), run);
+    }
+  }
+
+  /** Asks the lanes for the processor's queued runs back (each once); those not started by then are returned. */
+  recall(share: Share): void {
+    const byLane = new Map<Lane, number[]>();
+    for (const [serial, placed] of this.#placed) {
+      if (placed.share !== share || !placed.queued || placed.recalled) continue;
+      placed.recalled = true;
+      const list = byLane.get(placed.lane);
+      if (list === undefined) byLane.set(placed.lane, [serial]);
+      else list.push(serial);
+    }
+    if (byLane.size === 0) return;
+    this.#flushOutbox();
+    for (const [lane, serials] of byLane) send(lane, { kind: 'recall', serials });
+  }
+
+  #takesAhead(lane: Lane, share: Share): boolean {
+    return !lane.dead && lane.killReason === undefined && (lane.startedOf.get(share.id) ?? 0) > 0 && lane.modules.get(share.handlerUrl) === true;
+  }
+
+  /** Aborts the signals of running handlers; queued runs are dropped unstarted. */
   abort(serials: readonly number[], cause: AbortCause): void {
     const byLane = new Map<Lane, number[]>();
     for (const serial of serials) {
@@ -310,6 +374,8 @@ export class HandlerThreads {
       if (list === undefined) byLane.set(lane, [serial]);
       else list.push(serial);
     }
+    // The runs go before their abort.
+    this.#flushOutbox();
     for (const [lane, list] of byLane) send(lane, { kind: 'abort', serials: list, cause });
   }
 
@@ -333,6 +399,7 @@ export class HandlerThreads {
     // module get to finish that first, for a bounded time.
     const until = performance.now() + CLOSE_AFTER_LOADS_MS;
     while (this.#anyLaneLoading() && performance.now() < until) await sleep(LOADING_POLL_MS);
+    this.#flushOutbox();
     for (const lane of this.#lanes) {
       lane.killReason ??= 'the handler threads closed';
       send(lane, { kind: 'close' });
@@ -345,17 +412,53 @@ export class HandlerThreads {
     return false;
   }
 
-  #place(run: LaneRun, lane: Lane, share: Share): void {
+  #place(run: LaneRun, lane: Lane, share: Share, queued = false): void {
     lane.jobs++;
     share.runs++;
-    this.#placed.set(run.serial, { lane, share, id: run.job.id });
+    if (queued) lane.queued++;
+    else lane.startedOf.set(share.id, (lane.startedOf.get(share.id) ?? 0) + 1);
+    this.#placed.set(run.serial, { lane, share, id: run.job.id, queued, recalled: false });
   }
 
   #sendRuns(lane: Lane, share: Share, runs: PackedRuns): void {
+    this.#boxFor(lane, share, false).push(...runs);
+  }
+
+  /** The runs (or the queued runs) going to `lane` for `share` at the end of the turn. */
+  #boxFor(lane: Lane, share: Share, ahead: boolean): PackedRuns {
     this.#ask(lane, share.handlerUrl);
     lane.shares.add(share);
-    send(lane, { kind: 'start', url: share.handlerUrl, type: share.jobType, share: share.id, runs });
+    let byShare = this.#outbox.get(lane);
+    if (byShare === undefined) {
+      byShare = new Map();
+      this.#outbox.set(lane, byShare);
+    }
+    let box = byShare.get(share);
+    if (box === undefined) {
+      box = { runs: [], ahead: undefined };
+      byShare.set(share, box);
+    }
+    if (!this.#outboxQueued) {
+      this.#outboxQueued = true;
+      queueMicrotask(this.#flushOutbox);
+    }
+    if (!ahead) return box.runs;
+    box.ahead ??= [];
+    return box.ahead;
   }
+
+  readonly #flushOutbox = (): void => {
+    this.#outboxQueued = false;
+    if (this.#outbox.size === 0) return;
+    for (const [lane, byShare] of this.#outbox) {
+      for (const [share, { runs, ahead }] of byShare) {
+        const message: Extract<ToLane, { kind: 'start' }> = { kind: 'start', url: share.handlerUrl, type: share.jobType, share: share.id, runs };
+        if (ahead !== undefined) message.ahead = ahead;
+        send(lane, message);
+      }
+    }
+    this.#outbox.clear();
+  };
 
   #ask(lane: Lane, url: string): void {
     if (lane.modules.has(url) || lane.dead) return;
@@ -412,6 +515,9 @@ export class HandlerThreads {
       status: view,
       controller: new AbortController(),
       jobs: 0,
+      queued: 0,
+      startedOf: new Map(),
+      reportedStarts: 0,
       threadId: undefined,
       modules: new Map(),
       loading: 0,
@@ -457,7 +563,9 @@ export class HandlerThreads {
         this.#broken(message.url, message.error);
         break;
       case 'settled': {
-        const { results, spells } = message;
+        const { results, spells, started, returned } = message;
+        // Started before any result of theirs, maybe in this same message.
+        if (started !== undefined) this.#started(lane, started);
         if (spells !== undefined) {
           for (let i = 0; i < spells.length; i += SPELL_FIELDS) {
             const share = this.#shares.get(spells[i] as number);
@@ -475,6 +583,7 @@ export class HandlerThreads {
           placed.share.events.settled(serial, results[i + 1] === true, results[i + 2]);
           if (placed.share.runs === 0) placed.share.emptied?.();
         }
+        if (returned !== undefined) for (const serial of returned) this.#returned(lane, serial);
         break;
       }
       case 'update': {
@@ -512,8 +621,33 @@ export class HandlerThreads {
 
   #unplace(serial: number, placed: Placed): void {
     this.#placed.delete(serial);
-    placed.lane.jobs--;
-    placed.share.runs--;
+    const { lane, share } = placed;
+    lane.jobs--;
+    share.runs--;
+    if (placed.queued) lane.queued--;
+    else lane.startedOf.set(share.id, (lane.startedOf.get(share.id) as number) - 1);
+  }
+
+  /** Queued runs the lane started. */
+  #started(lane: Lane, serials: readonly number[]): void {
+    lane.reportedStarts = (lane.reportedStarts + serials.length) | 0;
+    for (const serial of serials) {
+      const placed = this.#placed.get(serial);
+      if (placed?.lane !== lane || !placed.queued) continue;
+      placed.queued = false;
+      lane.queued--;
+      lane.startedOf.set(placed.share.id, (lane.startedOf.get(placed.share.id) ?? 0) + 1);
+      placed.share.events.started(serial);
+    }
+  }
+
+  /** A queued run the lane dropped unstarted goes back to its processor. */
+  #returned(lane: Lane, serial: number): void {
+    const placed = this.#placed.get(serial);
+    if (placed?.lane !== lane || !placed.queued) return;
+    this.#unplace(serial, placed);
+    placed.share.events.returned(serial);
+    if (placed.share.runs === 0) placed.share.emptied?.();
   }
 
   #kill(lane: Lane, reason: string): void {
@@ -527,6 +661,9 @@ export class HandlerThreads {
     lane.dead = true;
     this.#lanes.delete(lane);
     lane.port.close();
+    // Queued runs it started and had not said so are runs like the others; the rest never ran.
+    this.#started(lane, unreportedStarts(lane.status, lane.reportedStarts));
+    for (const [serial, placed] of [...this.#placed]) if (placed.lane === lane && placed.queued) this.#returned(lane, serial);
     const executing = Atomics.load(lane.status, CURRENT);
     const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     const reason = lane.killReason ?? `the handler thread died: ${error}`;

@@ -14,6 +14,8 @@ export interface Held extends TracedRun {
   serial: number | undefined;
   /** The current (or last) run's attempt: 1 + crashes in a row before it. */
   attempt: number;
+  /** Its run is queued in a lane, not started (see runs-ahead.ts). */
+  queued: boolean;
   /** Set once its handler's signal was aborted. */
   abort: AbortCause | undefined;
   graceTimer: unknown;
@@ -65,7 +67,7 @@ export class HeldJobs {
       known.job = job;
       return undefined;
     }
-    const held: Held = { job, serial: undefined, attempt: 1, abort: undefined, graceTimer: undefined, runTimer: undefined, losses: 0, span: undefined };
+    const held: Held = { job, serial: undefined, attempt: 1, queued: false, abort: undefined, graceTimer: undefined, runTimer: undefined, losses: 0, span: undefined };
     this.#byId.set(job.id, held);
     return held;
   }

@@ -93,9 +93,15 @@ export interface SerializedError {
 export type ToLane =
   /** Load a handler module (answered `loaded` or `broken`); a lane loads each URL once. */
   | { kind: 'load'; url: string }
-  /** Start runs of the handler at `url` (asked to load first), jobs of `type`, for the processor `share`. */
-  | { kind: 'start'; url: string; type: string; share: number; runs: PackedRuns }
+  /**
+   * Start runs of the handler at `url` (asked to load first), jobs of `type`, for the processor `share`;
+   * queue the `ahead` runs, each to start when a run of the processor on the lane ends (see lane-queue.ts).
+   */
+  | { kind: 'start'; url: string; type: string; share: number; runs: PackedRuns; ahead?: PackedRuns }
+  /** Abort running handlers' signals; a queued run is dropped unstarted (reported `returned`). */
   | { kind: 'abort'; serials: number[]; cause: AbortCause }
+  /** Drop these runs unstarted if they are still queued (reported `returned`); a started one runs on. */
+  | { kind: 'recall'; serials: number[] }
   /** The answer to a `ctx.update`: `error` set when the job is no longer the processor's. */
   | { kind: 'updated'; request: number; error?: SerializedError & { code: string } }
   /** The answer to a `ctx.childResults()`: the children, or why they could not be read. */
@@ -118,8 +124,11 @@ export type FromLane =
   | { kind: 'loaded'; url: string }
   /** A handler module did not load: every run of it sent to this lane is answered with this error. */
   | { kind: 'broken'; url: string; error: SerializedError }
-  /** Runs that ended, and the busy spells that ended with them. */
-  | { kind: 'settled'; results: PackedResults; spells?: PackedSpells }
+  /**
+   * Runs that ended, and the busy spells that ended with them; queued runs that started
+   * (before any result of theirs) and queued runs dropped unstarted.
+   */
+  | { kind: 'settled'; results: PackedResults; spells?: PackedSpells; started?: number[]; returned?: number[] }
   | { kind: 'update'; request: number; serial: number; data: JsonValue }
   /** A handler called `ctx.childResults()`. */
   | { kind: 'readChildren'; request: number; serial: number };

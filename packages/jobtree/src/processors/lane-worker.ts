@@ -23,6 +23,7 @@ import {
   serializeError,
   unpackRuns,
 } from './lane-protocol.js';
+import { LaneQueue } from './lane-queue.js';
 import { CURRENT, NO_JOB, TICK, TICK_MS } from './lane-status.js';
 import { RunSignal } from './run-signal.js';
 
@@ -73,6 +74,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
   const running = new Map<number, RunSignal>();
   const updates = new Map<number, UpdateReply>();
   const childReads = new Map<number, ChildrenReply>();
+  const queue = new LaneQueue(view);
   let nextRequest = 1;
   let results: PackedResults = [];
   let ended: PackedSpells = [];
@@ -85,8 +87,8 @@ export default async function runLane(task: LaneTask): Promise<void> {
 
   const flush = (): void => {
     flushing = false;
-    if (results.length === 0) return;
-    sendResults(port, results, ended);
+    if (results.length === 0 && !queue.changed) return;
+    sendResults(port, results, ended, queue);
     results = [];
     ended = [];
     if (closing && running.size === 0) end();
@@ -98,10 +100,13 @@ export default async function runLane(task: LaneTask): Promise<void> {
       setImmediate(flush);
     }
   };
-  const settle = (serial: number, share: number, spell: Spell, ok: boolean, outcome: unknown): void => {
+  const settle = (handler: Handler<JsonValue, unknown>, serial: number, share: number, spell: Spell, ok: boolean, outcome: unknown): void => {
     running.delete(serial);
     results.push(serial, ok, outcome);
     spell.ended++;
+    // A queued run takes the ended run's place, in the same spell.
+    const next = queue.take(share);
+    if (next !== undefined) start(handler, share, spell, next.serial, next.job);
     if (--spell.running === 0) ended.push(share, performance.now() - spell.since, spell.ended);
     queueFlush();
   };
@@ -142,17 +147,19 @@ export default async function runLane(task: LaneTask): Promise<void> {
       Atomics.store(view, CURRENT, executing.at(-1) ?? NO_JOB);
     }
     outcome.then(
-      (value) => settle(serial, share, spell, true, value),
-      (error: unknown) => settle(serial, share, spell, false, serializeError(error)),
+      (value) => settle(handler, serial, share, spell, true, value),
+      (error: unknown) => settle(handler, serial, share, spell, false, serializeError(error)),
     );
   };
 
   const startRuns = (loaded: LoadedHandler, message: Extract<ToLane, { kind: 'start' }>): void => {
+    // Queued at once, where an abort finds them while the module loads.
+    if (message.ahead !== undefined) queue.push(message.share, message.type, message.ahead);
     if (loaded.run === undefined) {
       if (loaded.error === undefined) {
         // Its runs wait for the module, abortable meanwhile.
         for (let i = 0; i < message.runs.length; i += RUN_FIELDS) running.set(message.runs[i] as number, new RunSignal());
-        loaded.waiting.push(message);
+        loaded.waiting.push({ kind: 'start', url: message.url, type: message.type, share: message.share, runs: message.runs });
         return;
       }
       // A module that did not load answers each of its runs with its error.
@@ -161,6 +168,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
         running.delete(serial);
         results.push(serial, false, error);
       });
+      returnStranded(message.share);
       queueFlush();
       return;
     }
@@ -173,6 +181,12 @@ export default async function runLane(task: LaneTask): Promise<void> {
     const share = message.share;
     const of = spell;
     unpackRuns(message.runs, message.type, (serial, job) => start(handler, share, of, serial, job));
+    returnStranded(share);
+  };
+
+  /** Runs queued for a processor with no run here would never start: they go back. */
+  const returnStranded = (share: number): void => {
+    if ((spells.get(share)?.running ?? 0) === 0 && queue.returnAll(share)) queueFlush();
   };
 
   const load = (url: string): LoadedHandler => {
@@ -208,7 +222,13 @@ export default async function runLane(task: LaneTask): Promise<void> {
         startRuns(load(message.url), message);
         break;
       case 'abort':
-        for (const serial of message.serials) running.get(serial)?.abort(message.cause);
+        for (const serial of message.serials) {
+          if (queue.drop(serial)) queueFlush();
+          else running.get(serial)?.abort(message.cause);
+        }
+        break;
+      case 'recall':
+        for (const serial of message.serials) if (queue.drop(serial)) queueFlush();
         break;
       case 'updated': {
         const reply = updates.get(message.request);
@@ -234,10 +254,24 @@ export default async function runLane(task: LaneTask): Promise<void> {
   port.close();
 }
 
-/** Sends results in one message; a result that cannot be cloned becomes that handler's error, the others go as they are. */
-function sendResults(port: MessagePort, results: PackedResults, spells: PackedSpells): void {
+/**
+ * Sends results, and the queue's starts and returns, in one message; a
+ * result that cannot be cloned becomes that handler's error, the others go
+ * as they are.
+ */
+function sendResults(port: MessagePort, results: PackedResults, spells: PackedSpells, queue: LaneQueue): void {
+  const settled: Extract<FromLane, { kind: 'settled' }> = { kind: 'settled', results };
+  if (spells.length > 0) settled.spells = spells;
+  if (queue.started.length > 0) {
+    settled.started = queue.started;
+    queue.started = [];
+  }
+  if (queue.returned.length > 0) {
+    settled.returned = queue.returned;
+    queue.returned = [];
+  }
   try {
-    send(port, spells.length === 0 ? { kind: 'settled', results } : { kind: 'settled', results, spells });
+    send(port, settled);
   } catch {
     const safe = results.slice();
     for (let i = 0; i < safe.length; i += RESULT_FIELDS) {
@@ -249,7 +283,7 @@ function sendResults(port: MessagePort, results: PackedResults, spells: PackedSp
         safe[i + 2] = serializeError(new TypeError(`the handler's result cannot be sent: ${serializeError(error).message}`));
       }
     }
-    send(port, spells.length === 0 ? { kind: 'settled', results: safe } : { kind: 'settled', results: safe, spells });
+    send(port, { ...settled, results: safe });
   }
 }
 

@@ -128,6 +128,20 @@ export class MainThreadRunner implements HandlerRunner {
     for (const run of runs) this.#call(run);
   }
 
+  /** Handlers here start as soon as they are given: no run waits for a message, so none is queued. */
+  aheadRoom(): number {
+    return 0;
+  }
+
+  runAhead(runs: readonly LaneRun[]): void {
+    for (const run of runs) {
+      this.#options.events.started(run.serial);
+      this.#call(run);
+    }
+  }
+
+  recall(): void {}
+
   abort(serials: readonly number[], cause: AbortCause): void {
     for (const serial of serials) this.#runs.get(serial)?.abort(cause);
   }

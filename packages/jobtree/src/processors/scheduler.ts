@@ -38,6 +38,7 @@ import { MainThreadRunner } from './main-thread-runner.js';
 import { START_SCHEDULER_OPTIONS, type SchedulerSettings, checkStopOptions, resolveProcessorOptions, schedulerSettings } from './processor-options.js';
 import { maxRunMsOf } from './retry-policy.js';
 import { RunOutcomes } from './run-outcomes.js';
+import { RunsAhead } from './runs-ahead.js';
 import { type ScheduleEntry, ScheduleTable, type SchedulerStats } from './schedule-table.js';
 
 /**
@@ -92,6 +93,7 @@ export class Scheduler {
   readonly #queue: LocalQueue;
   readonly #pool: HandlerRunner;
   readonly #outcomes: RunOutcomes;
+  readonly #ahead: RunsAhead;
   readonly #heartbeats: Heartbeats;
   readonly #cancellations: CancellationWatch;
   readonly #idle = new Set<() => void>();
@@ -146,7 +148,15 @@ export class Scheduler {
       emitError: (error: unknown) => this.#emitError(error),
     };
     this.#outcomes = new RunOutcomes(parts);
+    this.#ahead = new RunsAhead({
+      ...parts,
+      pool: () => this.#pool,
+      begin: (held) => this.#begin(held, this.events.listenerCount('job:started') > 0),
+      giveBack: (held) => this.#outcomes.giveBack(held),
+    });
     const events: HandlerPoolEvents = {
+      started: (serial) => this.#ahead.started(serial),
+      returned: (serial) => this.#ahead.returned(serial),
       settled: (serial, ok, outcome) => this.#outcomes.settled(serial, ok, outcome),
       update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
       childResults: (serial, reply) => answerChildResults(jobs, this.#held, serial, reply),
@@ -222,7 +232,6 @@ export class Scheduler {
 
   /** The local queue's jobs the table does not know yet, as held, pending entries. */
   #queued(): ScheduleEntry[] {
-    if (this.#queue.held === 0) return [];
     const queued: ScheduleEntry[] = [];
     const now = this.#settings.clock.now();
     const elapsedNow = performance.now();
@@ -230,6 +239,9 @@ export class Scheduler {
       if (this.#table.get(job.id) !== undefined) continue;
       const history = [{ type: 'added' as const, at: now - (elapsedNow - takenAt) }];
       queued.push({ id: job.id, continuous: job.continuous === true, running: false, held: true, history, failures: job.attempts });
+    }
+    for (const { job } of this.#ahead.queuedJobs()) {
+      if (this.#table.get(job.id) === undefined) queued.push({ id: job.id, continuous: false, running: false, held: true, history: [{ type: 'added', at: now }], failures: job.attempts });
     }
     return queued;
   }
@@ -353,6 +365,7 @@ export class Scheduler {
     const table = this.#table;
     this.#hold(this.#queue.takeReady(this.#settings.maxJobs - table.runningCount - table.pendingCount));
     this.#launch(table.fillEntries(this.#settings.clock.now()));
+    this.#ahead.queue();
   }
 
   /** Starts what free slots there are of the jobs a take of the local queue brought; resolves with how many it took. */
@@ -362,6 +375,8 @@ export class Scheduler {
     const count = Math.min(arrived.length, Math.max(0, this.#settings.maxJobs - table.runningCount - table.pendingCount));
     this.#hold(arrived, count);
     this.#launch(table.fillEntries(this.#settings.clock.now()));
+    // The rest stay in the local queue: some may go ahead to the lanes (see runs-ahead.ts).
+    if (count < arrived.length) this.#requestPump();
     return count;
   }
 
@@ -385,16 +400,21 @@ export class Scheduler {
       const held = this.#held.get(id);
       if (held === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
-      held.span = startRunSpan(held.job, held.attempt);
-      const maxRunMs = maxRunMsOf(held.job, this.#settings);
-      if (maxRunMs !== undefined) this.#limitRun(held, maxRunMs);
+      this.#begin(held, announce);
       // The held record is the run: the pool packs what a lane needs from it.
       batch.push(held as Held & LaneRun);
-      if (announce) this.events.emit('job:started', { id, attempt: held.attempt });
     }
     if (this.#turnStarts === 0) setImmediate(this.#newTurn);
     this.#turnStarts += batch.length;
     this.#pool.start(batch);
+  }
+
+  /** A run begins: its span, its time limit, and `job:started` when someone listens. */
+  #begin(held: Held, announce: boolean): void {
+    held.span = startRunSpan(held.job, held.attempt);
+    const maxRunMs = maxRunMsOf(held.job, this.#settings);
+    if (maxRunMs !== undefined) this.#limitRun(held, maxRunMs);
+    if (announce) this.events.emit('job:started', { id: held.job.id, attempt: held.attempt });
   }
 
   // --- the scheduling cycle -------------------------------------------------
