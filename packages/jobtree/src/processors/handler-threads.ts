@@ -33,6 +33,7 @@ import type { HandlerPoolEvents } from './handler-runner.js';
 import type { AbortCause } from './interfaces.js';
 import {
   type FromLane,
+  type PackedResults,
   type LaneRun,
   type LaneTask,
   type PackedRuns,
@@ -564,8 +565,6 @@ export class HandlerThreads {
         break;
       case 'settled': {
         const { results, spells, started, returned } = message;
-        // Started before any result of theirs, maybe in this same message.
-        if (started !== undefined) this.#started(lane, started);
         if (spells !== undefined) {
           for (let i = 0; i < spells.length; i += SPELL_FIELDS) {
             const share = this.#shares.get(spells[i] as number);
@@ -575,13 +574,25 @@ export class HandlerThreads {
             share.runMs = Number.isFinite(share.runMs) ? (3 * share.runMs + perRun) / 4 : perRun;
           }
         }
-        for (let i = 0; i < results.length; i += RESULT_FIELDS) {
-          const serial = results[i] as number;
-          const placed = this.#placed.get(serial);
-          if (placed?.lane !== lane) continue;
-          this.#unplace(serial, placed);
-          placed.share.events.settled(serial, results[i + 1] === true, results[i + 2]);
-          if (placed.share.runs === 0) placed.share.emptied?.();
+        if (started === undefined) {
+          for (let i = 0; i < results.length; i += RESULT_FIELDS) this.#settled(lane, results, i);
+        } else {
+          // A queued run started when one of its processor's runs ended, and
+          // before its own result: the runs that ended go first, then each
+          // start with its own result if it came too, so that the processor
+          // never counts more runs going than the lane ran at once.
+          const startedHere = new Set(started);
+          const resultOfStarted = new Map<number, number>();
+          for (let i = 0; i < results.length; i += RESULT_FIELDS) {
+            const serial = results[i] as number;
+            if (startedHere.has(serial)) resultOfStarted.set(serial, i);
+            else this.#settled(lane, results, i);
+          }
+          for (const serial of started) {
+            this.#started(lane, serial);
+            const i = resultOfStarted.get(serial);
+            if (i !== undefined) this.#settled(lane, results, i);
+          }
         }
         if (returned !== undefined) for (const serial of returned) this.#returned(lane, serial);
         break;
@@ -628,17 +639,25 @@ export class HandlerThreads {
     else lane.startedOf.set(share.id, (lane.startedOf.get(share.id) as number) - 1);
   }
 
-  /** Queued runs the lane started. */
-  #started(lane: Lane, serials: readonly number[]): void {
-    lane.reportedStarts = (lane.reportedStarts + serials.length) | 0;
-    for (const serial of serials) {
-      const placed = this.#placed.get(serial);
-      if (placed?.lane !== lane || !placed.queued) continue;
-      placed.queued = false;
-      lane.queued--;
-      lane.startedOf.set(placed.share.id, (lane.startedOf.get(placed.share.id) ?? 0) + 1);
-      placed.share.events.started(serial);
-    }
+  /** The run of a lane's result at `i` of `results` ended. */
+  #settled(lane: Lane, results: PackedResults, i: number): void {
+    const serial = results[i] as number;
+    const placed = this.#placed.get(serial);
+    if (placed?.lane !== lane) return;
+    this.#unplace(serial, placed);
+    placed.share.events.settled(serial, results[i + 1] === true, results[i + 2]);
+    if (placed.share.runs === 0) placed.share.emptied?.();
+  }
+
+  /** A queued run the lane started. */
+  #started(lane: Lane, serial: number): void {
+    lane.reportedStarts = (lane.reportedStarts + 1) | 0;
+    const placed = this.#placed.get(serial);
+    if (placed?.lane !== lane || !placed.queued) return;
+    placed.queued = false;
+    lane.queued--;
+    lane.startedOf.set(placed.share.id, (lane.startedOf.get(placed.share.id) ?? 0) + 1);
+    placed.share.events.started(serial);
   }
 
   /** A queued run the lane dropped unstarted goes back to its processor. */
@@ -662,7 +681,7 @@ export class HandlerThreads {
     this.#lanes.delete(lane);
     lane.port.close();
     // Queued runs it started and had not said so are runs like the others; the rest never ran.
-    this.#started(lane, unreportedStarts(lane.status, lane.reportedStarts));
+    for (const serial of unreportedStarts(lane.status, lane.reportedStarts)) this.#started(lane, serial);
     for (const [serial, placed] of [...this.#placed]) if (placed.lane === lane && placed.queued) this.#returned(lane, serial);
     const executing = Atomics.load(lane.status, CURRENT);
     const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
