@@ -33,5 +33,5 @@ export { MAX_TIMER_MS } from './max-timer.js';
 export { OptionNames } from './option-names.js';
 // the first module of every thread jobtree starts (also the jobs application's handler threads)
 export { THREAD_ENTRY, threadEntry, type ThreadEntryData } from './thread-entry.js';
-// the parent's flags without tsx, for threads that run built JavaScript only (the jobs application's handler threads)
-export { execArgvWithoutTsx } from './worker-exec-argv.js';
+// the parent's flags without tsx, for threads that run built JavaScript only, and whether a Worker takes flags given explicitly (the jobs application's handler threads)
+export { execArgvWithoutTsx, workerTakesExecArgv } from './worker-exec-argv.js';

@@ -64,15 +64,23 @@ export function hostExecArgv(): string[] | undefined {
   if (checkedHostArgv !== undefined) return checkedHostArgv.argv;
   let argv = workerExecArgv();
   const others = argv === undefined ? [] : (execArgvWithoutTsx(argv) ?? argv);
-  if (others.length > 0) {
-    try {
-      void new Worker('', { eval: true, execArgv: others }).terminate();
-    } catch {
-      argv = undefined;
-    }
-  }
+  if (others.length > 0 && !workerTakesExecArgv(others)) argv = undefined;
   checkedHostArgv = { argv };
   return argv;
+}
+
+/**
+ * Whether a Worker accepts `argv` given explicitly (every flag must be
+ * valid in a Worker; inherited ones Node filters instead), tried on a
+ * Worker ended at once.
+ */
+export function workerTakesExecArgv(argv: readonly string[]): boolean {
+  try {
+    void new Worker('', { eval: true, execArgv: [...argv] }).terminate();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function defaultTsxUrl(): string | undefined {

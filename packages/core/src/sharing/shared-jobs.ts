@@ -16,8 +16,8 @@
 // but a second `cancel` would answer false for the job the first one
 // ended, and a second `retry` would run again a job that failed since).
 //
-// One file because it implements the whole `Jobs` interface, each method a
-// few lines: run here, or send and decide what to do when the owner goes.
+// One file over 500 lines because it implements the whole `Jobs` interface,
+// each method a few lines: run here, or send and decide what to do when the owner goes.
 
 import { JobsError } from '../errors.js';
 import type { Versionstamp } from '../keys/versionstamp.js';

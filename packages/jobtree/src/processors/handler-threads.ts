@@ -24,9 +24,9 @@
 // split, each part would reach into the others. Each method is short.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
-import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry } from '@jobtree/actors';
+import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry, workerTakesExecArgv } from '@jobtree/actors';
 import { Piscina } from 'piscina';
 import { SchedulerError } from './errors.js';
 import type { HandlerPoolEvents } from './handler-runner.js';
@@ -145,16 +145,9 @@ const LANE_IS_TYPESCRIPT = import.meta.url.endsWith('.ts');
 let checkedExecArgv: { argv: string[] | undefined } | undefined;
 function workerExecArgvWithoutTsx(): string[] | undefined {
   if (checkedExecArgv !== undefined) return checkedExecArgv.argv;
-  let argv = execArgvWithoutTsx(process.execArgv);
-  if (argv !== undefined) {
-    try {
-      void new Worker('', { eval: true, execArgv: argv }).terminate();
-    } catch {
-      argv = undefined;
-    }
-  }
-  checkedExecArgv = { argv };
-  return argv;
+  const argv = execArgvWithoutTsx(process.execArgv);
+  checkedExecArgv = { argv: argv !== undefined && workerTakesExecArgv(argv) ? argv : undefined };
+  return checkedExecArgv.argv;
 }
 
 function tsxApiOrUndefined(): string | undefined {

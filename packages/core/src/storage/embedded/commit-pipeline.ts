@@ -1,7 +1,7 @@
 // The embedded engine's resolver and group commit. What a batch holds and
 // how its transactions' writes become key changes is commit-batch.ts; the
 // retries that wait for a commit to become durable, retry-waiters.ts.
-// The rest stays in this one file: the resolver's order, the one write
+// The rest stays in this one file, over 500 lines: the resolver's order, the one write
 // slot and the publication of snapshots in version order are one state
 // machine, whose parts read and change each other's fields at every step.
 //
