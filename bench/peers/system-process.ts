@@ -1,7 +1,8 @@
 // One system of the peer benchmark in a process of its own, as its users
 // run it: started by the benchmark (system-runs.ts) with the servers it
 // already started, it opens that one system, runs the scenarios it is given
-// in order (letting the machine settle before each), prints each
+// in order (letting the machine settle before each; before the first drain,
+// a smaller drain that warms the process up, unmeasured), prints each
 // measurement as a `@result` line on stdout, and exits. Progress and
 // errors go to stderr.
 //
@@ -10,7 +11,7 @@
 import type { BenchSystem } from './bench-system.js';
 import { loadPg } from './peer-modules.js';
 import { Quiescer } from './quiesce.js';
-import { scenarioRun, summary } from './scenarios.js';
+import { scenarioRun, summary, warmUpRun } from './scenarios.js';
 import { RESULT_PREFIX, type SystemProcessTask } from './system-runs.js';
 import { openSystem } from './systems/catalog.js';
 
@@ -23,6 +24,11 @@ async function main(task: SystemProcessTask): Promise<void> {
     system = await openSystem(task.key, task.env, task.retention);
     const quiescer = new Quiescer(admin);
     const label = `${system.label}${task.retention === undefined ? '' : `, retention ${task.retention}`}`;
+    const warmUp = warmUpRun(system, task.scenarios);
+    if (warmUp !== undefined) {
+      await quiescer.quiesce();
+      console.error(`    ${label.padEnd(22)} ${summary(await warmUp.run())}  [${warmUp.what}]`);
+    }
     for (const scenario of task.scenarios) {
       const run = scenarioRun(system, scenario);
       if (run === undefined) continue;
