@@ -75,3 +75,25 @@ test('frames written after the first in one tick go out together on the next tic
   await arrived(5);
   t.deepEqual(received[4], [2, 5, 'result 5']);
 });
+
+test('a frame goes to the socket as one write of one buffer, its header and body together', async (t) => {
+  const { socket, received, arrived } = await connectedPair(t);
+  const writes: number[][] = [];
+  // What the socket's stream hands to its handle: one entry per write call, the lengths of its buffers.
+  const write = socket._write.bind(socket);
+  const writev = socket._writev?.bind(socket);
+  socket._write = (chunk, encoding, callback) => {
+    writes.push([(chunk as Buffer).length]);
+    write(chunk, encoding, callback);
+  };
+  socket._writev = (chunks, callback) => {
+    writes.push(chunks.map(({ chunk }) => (chunk as Buffer).length));
+    writev?.(chunks, callback);
+  };
+  const writer = new FrameWriter(socket);
+  writer.write([2, 1, { id: 'job-1', data: 'x'.repeat(100) }]);
+  t.is(writes.length, 1);
+  t.is(writes[0]?.length, 1, 'one buffer');
+  await arrived(1);
+  t.deepEqual(received, [[2, 1, { id: 'job-1', data: 'x'.repeat(100) }]]);
+});

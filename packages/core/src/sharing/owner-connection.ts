@@ -23,6 +23,20 @@ import {
   fromWireError,
 } from './wire-protocol.js';
 
+/**
+ * The bytes read from the owner go from the socket's handle straight to
+ * the frame reader (`onread`), with no stream buffer or 'data' event
+ * between an answer and the call it settles: for an idle worker that answer
+ * is its next job. Every read goes into one buffer of this size; the
+ * reader copies what it keeps.
+ */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/** Where the bytes of each read go: the welcome's reader, then the connection's. */
+interface SocketReading {
+  bytes(chunk: Buffer): void;
+}
+
 interface PendingCall {
   resolve(value: unknown): void;
   reject(error: unknown): void;
@@ -57,7 +71,7 @@ export class OwnerConnection {
   /** The owner's pid, from its welcome. */
   readonly ownerPid: number;
 
-  private constructor(socket: Socket, reader: FrameReader, ownerPid: number, rest: unknown[]) {
+  private constructor(socket: Socket, reading: SocketReading, reader: FrameReader, ownerPid: number, rest: unknown[]) {
     this.#socket = socket;
     this.#reader = reader;
     this.ownerPid = ownerPid;
@@ -65,7 +79,7 @@ export class OwnerConnection {
     this.#lost = new Promise((resolve) => {
       this.#signalLost = resolve;
     });
-    socket.on('data', (chunk: Buffer) => this.#received(chunk));
+    reading.bytes = (chunk) => this.#received(chunk);
     socket.on('close', () => this.#closed());
     socket.on('error', () => {}); // 'close' follows
     for (const message of rest) this.#dispatch(message as OwnerMessage);
@@ -78,7 +92,13 @@ export class OwnerConnection {
    * `protocol_mismatch` when the owner refuses this version.
    */
   static async open(path: string): Promise<OwnerConnection> {
-    const socket = connect({ path, noDelay: true });
+    const reading: SocketReading = { bytes: () => {} };
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const callback = (length: number): boolean => {
+      reading.bytes(buffer.subarray(0, length));
+      return true;
+    };
+    const socket = connect({ path, noDelay: true, onread: { buffer, callback } });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', (error: NodeJS.ErrnoException) => {
@@ -112,10 +132,10 @@ export class OwnerConnection {
         reject(new ConnectRefused('ECONNRESET', `the store's owner closed the connection to ${path} before its welcome`));
       };
       const cleanup = (): void => {
-        socket.off('data', onData);
+        reading.bytes = () => {};
         socket.off('close', onClose);
       };
-      socket.on('data', onData);
+      reading.bytes = onData;
       socket.on('close', onClose);
       socket.on('error', () => {});
     });
@@ -131,7 +151,7 @@ export class OwnerConnection {
         `the store's owner and this process (${PROTOCOL_NAME} version ${PROTOCOL_VERSION}) do not speak one protocol: ${reason}; run the same jobtree version in every process of one store`,
       );
     }
-    return new OwnerConnection(socket, reader, answer.pid, rest);
+    return new OwnerConnection(socket, reading, reader, answer.pid, rest);
   }
 
   get open(): boolean {

@@ -79,14 +79,19 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
   for (const name of PLAIN_METHODS) {
     methods.set(name, (args) => (jobs()[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
   }
-  methods.set('accept', async ([type, options], call) => {
-    const taken = await jobs().accept(type as string, { ...(options as object), signal: call.signal });
-    return giveBackIfGone(jobs(), call, taken === undefined ? [] : [taken]).then((kept) => kept[0]);
-  });
-  methods.set('acceptMany', async ([type, max, options], call) => {
-    const taken = await jobs().acceptMany(type as string, max as number, { ...(options as object), signal: call.signal });
-    return giveBackIfGone(jobs(), call, taken);
-  });
+  // Not `async`, nor awaiting: every turn of the microtask queue between
+  // the jobs' arrival and the answer's write is on the way from an add in
+  // this process to the start of its handler in an idle worker of another.
+  methods.set('accept', ([type, options], call) =>
+    jobs()
+      .accept(type as string, { ...(options as object), signal: call.signal })
+      .then((taken) => (taken === undefined ? undefined : keptFor(jobs(), call, [taken], (kept) => kept[0]))),
+  );
+  methods.set('acceptMany', ([type, max, options], call) =>
+    jobs()
+      .acceptMany(type as string, max as number, { ...(options as object), signal: call.signal })
+      .then((taken) => keptFor(jobs(), call, taken, (kept) => kept)),
+  );
   methods.set('updateMany', async ([items]) => toWireSettled(await jobs().updateMany(items as never)));
   methods.set('finishMany', async ([items]) => toWireSettled(await jobs().finishMany(items as never)));
   methods.set('completeMany', async ([items]) => toWireSettled(await jobs().completeMany(items as never)));
@@ -122,13 +127,17 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
 /**
  * Jobs taken for a process that went away (or cancelled) while its accept
  * committed go back to the queue, as a killed actor's do: nobody would
- * run them before the activity timeout otherwise.
+ * run them before the activity timeout otherwise. The answer, `answer(taken)`,
+ * comes at once when the caller is still there.
  */
-async function giveBackIfGone(jobs: Jobs, call: ServedCall, taken: Job[]): Promise<Job[]> {
-  if (taken.length === 0 || !call.signal.aborted) return taken;
+function keptFor<R>(jobs: Jobs, call: ServedCall, taken: Job[], answer: (kept: Job[]) => R): R | Promise<R> {
+  if (taken.length === 0 || !call.signal.aborted) return answer(taken);
+  return giveBack(jobs, taken).then(() => answer([]));
+}
+
+async function giveBack(jobs: Jobs, taken: Job[]): Promise<void> {
   for (const job of taken) {
     const flagged = await jobs.resubmit(job);
     await jobs.finish(flagged);
   }
-  return [];
 }

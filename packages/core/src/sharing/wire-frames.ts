@@ -7,7 +7,10 @@
 // burst of calls, or of replies, travels as one batch.
 
 import type { Socket } from 'node:net';
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
+
+/** The frame's length, before its body. */
+const HEADER_BYTES = 4;
 
 /** Frames above this are refused: a peer sending one is not speaking this protocol. */
 export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
@@ -15,7 +18,9 @@ export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
 // Plain msgpack maps and arrays, which any msgpack decoder reads: msgpackr's
 // records extension packs faster and smaller, but is a format of its own to
 // keep in step across versions (a change of it is a protocol version).
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+// Binary values are decoded as copies (`copyBuffers`), never as views of
+// the bytes received, which a reader may reuse for the next read.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, copyBuffers: true });
 
 export class FrameWriter {
   readonly #socket: Socket;
@@ -27,19 +32,13 @@ export class FrameWriter {
 
   /** Sends one message; returns false once the socket's buffer is full (wait for 'drain'). */
   write(message: unknown): boolean {
-    const body = packr.pack(message);
-    const header = Buffer.allocUnsafe(4);
-    header.writeUInt32BE(body.length, 0);
+    // The header goes in the space msgpackr leaves before the body: one
+    // buffer, one write, no copy.
+    const frame = packr.pack(message, RESERVE_START_SPACE | HEADER_BYTES);
+    frame.writeUInt32BE(frame.length - HEADER_BYTES, 0);
     const socket = this.#socket;
-    if (this.#corked) {
-      socket.write(header);
-      return socket.write(body);
-    }
-    // Header and body in one write of the two (uncork sends them together).
-    socket.cork();
-    socket.write(header);
-    const room = socket.write(body);
-    socket.uncork();
+    if (this.#corked) return socket.write(frame);
+    const room = socket.write(frame);
     this.#corked = true;
     socket.cork();
     process.nextTick(this.#uncork);
@@ -52,29 +51,55 @@ export class FrameWriter {
   };
 }
 
-/** Splits a byte stream into messages. */
+/** A frame's body length, from its header at `at`. */
+function frameLength(data: Buffer, at: number): number {
+  const length = data.readUInt32BE(at);
+  if (length > MAX_FRAME_BYTES) throw new RangeError(`a frame of ${length} bytes is over the limit of ${MAX_FRAME_BYTES}`);
+  return length;
+}
+
+/**
+ * Splits a byte stream into messages. A chunk is read during `push` alone:
+ * what it keeps of one (a frame not complete yet) it copies, so that a
+ * socket may read into one buffer over and over (see owner-connection.ts).
+ */
 export class FrameReader {
-  #buffered: Buffer[] = [];
-  #bytes = 0;
+  /** The start of a frame not complete yet. */
+  #held: Buffer[] = [];
+  #heldBytes = 0;
+  /** The bytes that frame has in all, header included, once its header is in (0 before). */
+  #needed = 0;
 
   /** Adds received bytes; returns the messages they complete (throws on a frame that cannot be one). */
   push(chunk: Buffer): unknown[] {
-    this.#buffered.push(chunk);
-    this.#bytes += chunk.length;
-    if (this.#bytes < 4) return [];
-    let data = this.#buffered.length === 1 ? this.#buffered[0]! : Buffer.concat(this.#buffered, this.#bytes);
+    if (this.#heldBytes === 0) return this.#split(chunk);
+    this.#held.push(Buffer.from(chunk));
+    this.#heldBytes += chunk.length;
+    // A large frame arrives in many chunks: they are joined once, when it is complete.
+    if (this.#needed === 0 && this.#heldBytes >= HEADER_BYTES) this.#needed = HEADER_BYTES + frameLength(Buffer.concat(this.#held, HEADER_BYTES), 0);
+    if (this.#needed === 0 || this.#heldBytes < this.#needed) return [];
+    const data = Buffer.concat(this.#held, this.#heldBytes);
+    this.#held = [];
+    this.#heldBytes = 0;
+    this.#needed = 0;
+    return this.#split(data);
+  }
+
+  /** The messages of the frames `data` holds whole; the rest is held. */
+  #split(data: Buffer): unknown[] {
     const messages: unknown[] = [];
     let at = 0;
-    while (data.length - at >= 4) {
-      const length = data.readUInt32BE(at);
-      if (length > MAX_FRAME_BYTES) throw new RangeError(`a frame of ${length} bytes is over the limit of ${MAX_FRAME_BYTES}`);
-      if (data.length - at - 4 < length) break;
-      messages.push(packr.unpack(data.subarray(at + 4, at + 4 + length)));
-      at += 4 + length;
+    while (data.length - at >= HEADER_BYTES) {
+      const length = frameLength(data, at);
+      if (data.length - at - HEADER_BYTES < length) break;
+      messages.push(packr.unpack(data.subarray(at + HEADER_BYTES, at + HEADER_BYTES + length)));
+      at += HEADER_BYTES + length;
     }
-    data = data.subarray(at);
-    this.#buffered = data.length === 0 ? [] : [data];
-    this.#bytes = data.length;
+    if (at < data.length) {
+      this.#held = [Buffer.from(data.subarray(at))];
+      this.#heldBytes = data.length - at;
+      this.#needed = this.#heldBytes >= HEADER_BYTES ? HEADER_BYTES + frameLength(data, at) : 0;
+    }
     return messages;
   }
 }
