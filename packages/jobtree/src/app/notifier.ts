@@ -4,7 +4,9 @@
 // the subscribed jobs in one bridge call and casts a `JobEvent` to each
 // subscriber whose job changed. Subscribers are monitored: a dead one is
 // unsubscribed. Unlike couch_jobs_notifier, `unsubscribe` removes from the right table
-// and demonitors.
+// and demonitors. Its type monitor polls only while it has subscriptions (see
+// type-monitor.ts): told of a change while it has none, it answers so, and
+// its first new subscription resumes the monitor.
 
 import { type ActorContext, type ActorId, type MonitorRef, defineActor } from '@jobtree/actors';
 import type { Versionstamp } from '@jobtree/core';
@@ -27,7 +29,7 @@ export type NotifierMessage =
   | { type: 'subscribe'; id: string; subscriber: ActorId }
   /** call: end a subscription and drop it; replies `true` when it existed. */
   | { type: 'unsubscribe'; ref: string }
-  /** call, from the linked type monitor: the type's activity stamp changed. */
+  /** call, from the linked type monitor: the type's activity stamp changed; replies whether anyone is subscribed. */
   | { type: 'type_updated'; versionstamp: Versionstamp | undefined }
   /** call: how many subscriptions are live (introspection, tests). */
   | { type: 'count' };
@@ -55,6 +57,9 @@ interface NotifierState {
   args: NotifierArgs;
   /** Its supervisor and its type monitor: their exits end it. */
   linked: Array<ActorId | undefined>;
+  monitor: ActorId;
+  /** The type monitor was told nobody is subscribed, and waits for a `resume`. */
+  monitorPaused: boolean;
   core: JobsCore;
   since: Versionstamp | undefined;
   serial: number;
@@ -80,6 +85,8 @@ export default defineActor<NotifierMessage, NotifierArgs, NotifierState>(import.
     return {
       args,
       linked: [parent, monitor.id],
+      monitor: monitor.id,
+      monitorPaused: false,
       core,
       since,
       serial: 0,
@@ -96,9 +103,12 @@ export default defineActor<NotifierMessage, NotifierArgs, NotifierState>(import.
         return { reply: await subscribe(state, ctx, msg.id, msg.subscriber) };
       case 'unsubscribe':
         return { reply: unsubscribe(state, ctx, msg.ref) };
-      case 'type_updated':
+      case 'type_updated': {
         await notify(state, ctx);
-        return { reply: true };
+        const subscribed = state.subs.size > 0;
+        if (!subscribed) state.monitorPaused = true;
+        return { reply: subscribed };
+      }
       case 'count':
         return { reply: state.subs.size };
     }
@@ -135,6 +145,11 @@ async function subscribe(
   }
   const ref = `${ctx.self.id}/${++state.serial}`;
   state.subs.set(ref, { ref, id, subscriber, state: job.state, data: JSON.stringify(job.data), fresh: true });
+  if (state.monitorPaused) {
+    // Its poll starts from the stamp it last reported, older than the job read above: a change since is reported.
+    state.monitorPaused = false;
+    ctx.cast(state.monitor, { type: 'resume' });
+  }
   let refs = state.byJob.get(id);
   if (refs === undefined) {
     refs = new Set();
