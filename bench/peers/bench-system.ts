@@ -46,6 +46,24 @@ export interface BenchSystem {
   close(): Promise<void>;
 }
 
+/**
+ * Adds made before a latency run's measured ones and left out of its
+ * percentiles: the first adds in a process run code V8 has not compiled yet
+ * (10-16 ms for the first, 3-6 ms for the next few, measured for jobtree),
+ * which a running service compiled long before. Every system gets them.
+ */
+export const LATENCY_WARM_UP_SAMPLES = 20;
+
+/** The id of add number `i` of a latency run, warm-up adds first. */
+export function latencySampleId(i: number): string {
+  return i < LATENCY_WARM_UP_SAMPLES ? `w${i}` : `l${i - LATENCY_WARM_UP_SAMPLES}`;
+}
+
+/** Whether a latency run's add of this id is measured (not a warm-up add). */
+export function isMeasuredSample(id: string): boolean {
+  return id.startsWith('l');
+}
+
 export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 }

@@ -17,7 +17,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult } from '../bench-system.js';
-import { latencyOf, sleep } from '../bench-system.js';
+import { isMeasuredSample, LATENCY_WARM_UP_SAMPLES, latencyOf, latencySampleId, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import { CpuMeter } from '../process-cpu.js';
@@ -188,15 +188,17 @@ export class AppProcessSystem implements BenchSystem {
       const now = () => performance.timeOrigin + performance.now();
       const addedAt = new Map<string, number>();
       const latencies: number[] = [];
-      const started = (id: string, at: number) => latencies.push(at - (addedAt.get(id) ?? Number.NaN));
+      const started = (id: string, at: number) => {
+        if (isMeasuredSample(id)) latencies.push(at - (addedAt.get(id) ?? Number.NaN));
+      };
       const starts = this.#mode === 'threads' ? listenToHandlerStarts(started) : undefined;
       try {
         const handler = this.#mode === 'threads' ? handlerUrl('jobtree-start.mjs') : (job: { id: string }) => void started(job.id, now());
         await this.#process(app, handler, 1, () => undefined);
         await sleep(50); // the processor is idle, waiting for a job, before the first add
         const work = (async () => {
-          for (let i = 0; i < samples; i++) {
-            const id = `l${i}`;
+          for (let i = 0; i < LATENCY_WARM_UP_SAMPLES + samples; i++) {
+            const id = latencySampleId(i);
             addedAt.set(id, now());
             await app.add(TYPE, id, { i });
             await sleep(gapMs);

@@ -6,7 +6,7 @@
 // Redis memory and writes).
 
 import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult, RateResult } from '../bench-system.js';
-import { latencyOf, sleep } from '../bench-system.js';
+import { isMeasuredSample, LATENCY_WARM_UP_SAMPLES, latencyOf, latencySampleId, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import type { BullJob, BullMqModule, BullQueue, BullWorker, IoRedisModule } from '../peer-modules.js';
@@ -166,15 +166,17 @@ export class BullMqSystem implements BenchSystem {
     const latencies: number[] = [];
     // Epoch milliseconds with sub-millisecond precision, comparable across threads.
     const now = () => performance.timeOrigin + performance.now();
-    const started = (id: string, at: number) => latencies.push(at - (addedAt.get(id) ?? Number.NaN));
+    const started = (id: string, at: number) => {
+        if (isMeasuredSample(id)) latencies.push(at - (addedAt.get(id) ?? Number.NaN));
+      };
     const starts = this.#sandboxed ? listenToHandlerStarts(started) : undefined;
     const worker = this.#worker(name, 1, (job) => started(job.data.id, now()), 'bullmq-start.cjs');
     try {
       await worker.waitUntilReady();
       await sleep(50); // the worker is idle, blocked on Redis, before the first add
       const work = (async () => {
-        for (let i = 0; i < samples; i++) {
-          const id = `l${i}`;
+        for (let i = 0; i < LATENCY_WARM_UP_SAMPLES + samples; i++) {
+          const id = latencySampleId(i);
           addedAt.set(id, now());
           await queue.add('noop', { id });
           await sleep(gapMs);

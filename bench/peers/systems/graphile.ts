@@ -5,7 +5,7 @@
 // share one query), the setup its documentation recommends for throughput.
 
 import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult, RateResult } from '../bench-system.js';
-import { latencyOf, sleep } from '../bench-system.js';
+import { isMeasuredSample, LATENCY_WARM_UP_SAMPLES, latencyOf, latencySampleId, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import type { GraphileModule, GraphileRunner, GraphileUtils, GraphileWorkerOptions, PgClient, PgModule } from '../peer-modules.js';
@@ -171,13 +171,14 @@ export class GraphileSystem implements BenchSystem {
     const addedAt = new Map<string, number>();
     const latencies: number[] = [];
     const runner = await this.#run(1, async (payload) => {
-      latencies.push(performance.now() - (addedAt.get((payload as { id: string }).id) ?? Number.NaN));
+      const { id } = payload as { id: string };
+      if (isMeasuredSample(id)) latencies.push(performance.now() - (addedAt.get(id) ?? Number.NaN));
     });
     try {
       await sleep(200); // the worker is connected, listening, and idle before the first add
       const work = (async () => {
-        for (let i = 0; i < samples; i++) {
-          const id = `l${i}`;
+        for (let i = 0; i < LATENCY_WARM_UP_SAMPLES + samples; i++) {
+          const id = latencySampleId(i);
           addedAt.set(id, performance.now());
           await this.#utils.addJob(TASK, { id });
           await sleep(gapMs);

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Job, Jobs, LocalQueue, openJobs } from '@jobtree/core';
 import type { BenchSystem, DrainResult, FirstJobResult, LatencyResult, RateResult } from '../bench-system.js';
-import { latencyOf, sleep } from '../bench-system.js';
+import { isMeasuredSample, LATENCY_WARM_UP_SAMPLES, latencyOf, latencySampleId, sleep } from '../bench-system.js';
 import { CompletionLedger } from '../completion-ledger.js';
 import { PeerBenchError } from '../errors.js';
 import { CpuMeter } from '../process-cpu.js';
@@ -219,7 +219,9 @@ export class JobtreeSystem implements BenchSystem {
       const addedAt = new Map<string, number>();
       const latencies: number[] = [];
       const batch = this.#variant === 'batched' ? batchCalls(jobs) : undefined;
-      const started = (job: Job) => latencies.push(performance.now() - (addedAt.get(job.id) ?? Number.NaN));
+      const started = (job: Job) => {
+        if (isMeasuredSample(job.id)) latencies.push(performance.now() - (addedAt.get(job.id) ?? Number.NaN));
+      };
       let stop = false;
       // The batched worker waits in its local queue (stopping the queue ends
       // the wait); the single one in bounded accepts, so it sees `stop` soon
@@ -242,8 +244,8 @@ export class JobtreeSystem implements BenchSystem {
       })();
       await sleep(50); // let the worker block in accept first: the worker is idle
       const work = (async () => {
-        for (let i = 0; i < samples; i++) {
-          const id = `l${i}`;
+        for (let i = 0; i < LATENCY_WARM_UP_SAMPLES + samples; i++) {
+          const id = latencySampleId(i);
           addedAt.set(id, performance.now());
           await jobs.add(TYPE, id, { i });
           await sleep(gapMs);

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { isMeasuredSample, LATENCY_WARM_UP_SAMPLES, latencySampleId } from '../../bench/peers/bench-system.js';
 import type { BenchSystem, DrainResult } from '../../bench/peers/bench-system.js';
 import { scenarios, warmUpRun } from '../../bench/peers/scenarios.js';
 
@@ -38,4 +39,11 @@ test('no warm-up without a drain to run or a system that drains', (t) => {
   t.is(warmUpRun(drainingSystem(), noDrains), undefined);
   const { drain: _drain, ...withoutDrain } = drainingSystem();
   t.is(warmUpRun(withoutDrain, scenarios(1)), undefined);
+});
+
+test('a latency run leaves its warm-up adds out and measures the rest in order', (t) => {
+  const ids = Array.from({ length: LATENCY_WARM_UP_SAMPLES + 3 }, (_, i) => latencySampleId(i));
+  t.deepEqual(ids.filter(isMeasuredSample), ['l0', 'l1', 'l2']);
+  t.is(ids.filter((id) => !isMeasuredSample(id)).length, LATENCY_WARM_UP_SAMPLES);
+  t.is(new Set(ids).size, ids.length);
 });
