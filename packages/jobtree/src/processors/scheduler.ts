@@ -374,6 +374,12 @@ export class Scheduler {
     const table = this.#table;
     const count = Math.min(arrived.length, Math.max(0, this.#settings.maxJobs - table.runningCount - table.pendingCount));
     this.#hold(arrived, count);
+    if (this.#turnStarts >= TURN_STARTS) {
+      // A take that lands after this turn's share of starts: its jobs wait,
+      // held, for the pump of the next turn (see #requestPump).
+      this.#requestPump();
+      return count;
+    }
     this.#launch(table.fillEntries(this.#settings.clock.now()));
     // The rest stay in the local queue: some may go ahead to the lanes (see runs-ahead.ts).
     if (count < arrived.length) this.#requestPump();
