@@ -6,48 +6,10 @@
 // on the way. A late abort finds the call answered and sends nothing.
 
 import { getEventListeners } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { type Server, type Socket, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { OwnerConnection } from '../../packages/core/src/sharing/owner-connection.js';
-import { FrameReader, FrameWriter } from '../../packages/core/src/sharing/wire-frames.js';
-import { CALL, type Hello, PROTOCOL_NAME, PROTOCOL_VERSION, RESULT } from '../../packages/core/src/sharing/wire-protocol.js';
-
-/** An owner that welcomes the client and answers each call with `answer(method)`; the frames it read after the hello. */
-async function fakeOwner(t: ExecutionContext, answer: (method: string) => unknown): Promise<{ path: string; read: unknown[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'jobtree-call-'));
-  const path = join(dir, 'owner.sock');
-  const read: unknown[] = [];
-  const sockets: Socket[] = [];
-  const server: Server = createServer((socket) => {
-    sockets.push(socket);
-    const reader = new FrameReader();
-    const writer = new FrameWriter(socket);
-    let welcomed = false;
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of reader.push(chunk)) {
-        if (!welcomed) {
-          welcomed = true;
-          t.is((message as Hello).protocol, PROTOCOL_NAME);
-          writer.write({ protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, pid: process.pid });
-          continue;
-        }
-        read.push(message);
-        const [kind, id, method] = message as [number, number, string];
-        if (kind === CALL) writer.write([RESULT, id, answer(method)]);
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  t.teardown(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(dir, { recursive: true, force: true });
-  });
-  return { path, read };
-}
+import { CALL } from '../../packages/core/src/sharing/wire-protocol.js';
+import { fakeOwner } from './fixtures/fake-owner.js';
 
 test('an answered call resumes its caller before it lets go of its abort listener, and a late abort sends nothing', async (t) => {
   const { path, read } = await fakeOwner(t, () => [{ id: 'j1' }]);

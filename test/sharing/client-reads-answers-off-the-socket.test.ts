@@ -4,46 +4,14 @@
 // process that answer is the job it waits for. Answers split over many
 // reads, many in one read, and binary values all come out whole.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { type Server, type Socket, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import test, { type ExecutionContext } from 'ava';
 import { OwnerConnection } from '../../packages/core/src/sharing/owner-connection.js';
-import { FrameReader, FrameWriter } from '../../packages/core/src/sharing/wire-frames.js';
-import { CALL, PROTOCOL_NAME, PROTOCOL_VERSION, RESULT } from '../../packages/core/src/sharing/wire-protocol.js';
+import { fakeOwner } from './fixtures/fake-owner.js';
 
-/** An owner that welcomes the client and answers each call with its arguments; the sockets it accepted. */
-async function echoingOwner(t: ExecutionContext): Promise<{ path: string; accepted: Set<Socket> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'jobtree-reads-'));
-  const path = join(dir, 'owner.sock');
-  const accepted = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    accepted.add(socket);
-    const reader = new FrameReader();
-    const writer = new FrameWriter(socket);
-    let welcomed = false;
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of reader.push(chunk)) {
-        if (!welcomed) {
-          welcomed = true;
-          writer.write({ protocol: PROTOCOL_NAME, version: PROTOCOL_VERSION, pid: process.pid });
-          continue;
-        }
-        const [kind, id, , args] = message as [number, number, string, unknown[]];
-        if (kind === CALL) writer.write([RESULT, id, args]);
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  t.teardown(async () => {
-    for (const socket of accepted) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await rm(dir, { recursive: true, force: true });
-  });
-  return { path, accepted };
-}
+/** A fake owner that answers each call with its arguments. */
+const echoingOwner = (t: ExecutionContext) => fakeOwner(t, (_method, args) => args);
 
 test.serial("an answer reaches its call without passing through the client socket's stream buffer", async (t) => {
   const { path, accepted } = await echoingOwner(t);
