@@ -33,7 +33,7 @@ export interface AdminEndpoint {
 const LOGGED_IDS = 20;
 
 export class AppOperations {
-  readonly activity = new JobActivity();
+  readonly activity: JobActivity;
   readonly logger: Logger;
   readonly #settings: OperationsSettings;
   readonly #startedAt = Date.now();
@@ -43,6 +43,8 @@ export class AppOperations {
 
   constructor(settings: OperationsSettings) {
     this.#settings = settings;
+    // Jobs are timed for the metrics alone, which only an admin endpoint serves.
+    this.activity = new JobActivity({ timed: settings.admin !== undefined });
     this.logger =
       settings.logger?.child({ component: 'jobtree' }) ??
       pino({ name: 'jobtree', level: settings.logLevel }, pino.destination({ dest: 2, sync: true }));

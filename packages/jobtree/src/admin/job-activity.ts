@@ -62,8 +62,23 @@ export type FinishOutcome = 'finished' | 'failed' | 'requeued';
 /** Start times kept per job are bounded: a job added and never accepted here must not grow memory for ever. */
 const MAX_TRACKED = 100_000;
 
+export interface JobActivityOptions {
+  /**
+   * Whether jobs are timed: each add noted for the add -> accept wait (the
+   * `waits` of `accepted`), each accept for the run time (`ran`). Only the
+   * metrics read them; untimed, `accepted` reports no waits and `ran` is
+   * never emitted, and the activity keeps no time per job: two map writes
+   * and two lookups per job, which a busy drain pays for nothing when no
+   * metrics are served.
+   * @default true
+   */
+  timed?: boolean;
+}
+
 export class JobActivity {
   readonly events = new EventEmitter<JobActivityEventTypes>();
+  /** Whether jobs are timed (see JobActivityOptions). */
+  readonly timed: boolean;
   readonly #totals = new Map<string, JobTotals>();
   /**
    * Add times by type, then by id: an accept looks its jobs up by the id
@@ -79,6 +94,10 @@ export class JobActivity {
    */
   readonly #acceptedAt = new Map<string, number>();
 
+  constructor(options: JobActivityOptions = {}) {
+    this.timed = options.timed ?? true;
+  }
+
   /** Totals per type (a copy). */
   totals(): Record<string, JobTotals> {
     const out: Record<string, JobTotals> = {};
@@ -93,6 +112,7 @@ export class JobActivity {
    * sync). `recordAdded` counts it once it answered, `notAdded` drops it.
    */
   adding(type: string, ids: readonly string[]): void {
+    if (!this.timed) return;
     const now = Date.now();
     let ofType = this.#addedAt.get(type);
     if (ofType === undefined) {
@@ -123,8 +143,15 @@ export class JobActivity {
 
   recordAccepted(type: string, jobs: readonly { id: string; lock: string; scheduledTime: number }[]): void {
     if (jobs.length === 0) return;
-    const now = Date.now();
     const waits: number[] = [];
+    if (this.timed) this.#timeAccepted(type, jobs, waits);
+    this.#of(type).accepted += jobs.length;
+    this.events.emit('accepted', type, jobs.length, waits);
+  }
+
+  /** Pushes onto `waits` the add -> accept wait of each of `jobs` added here, and notes when each was accepted. */
+  #timeAccepted(type: string, jobs: readonly { id: string; lock: string; scheduledTime: number }[], waits: number[]): void {
+    const now = Date.now();
     // Jobs added by another process (or before this app started) have no add time here.
     const ofType = this.#addedAt.get(type);
     const added = ofType !== undefined && ofType.size > 0 ? ofType : undefined;
@@ -140,14 +167,12 @@ export class JobActivity {
       this.#acceptedAt.set(job.lock, now);
       if (this.#acceptedAt.size > MAX_TRACKED) forgetOldest(this.#acceptedAt);
     }
-    this.#of(type).accepted += jobs.length;
-    this.events.emit('accepted', type, jobs.length, waits);
   }
 
   /** `failure`: for a job given up, its error and failed attempts. */
   recordFinished(type: string, jobs: readonly { id: string; lock: string; outcome: FinishOutcome; failure?: { error: JobError; attempts: number } }[]): void {
     if (jobs.length === 0) return;
-    const now = Date.now();
+    const now = this.timed ? Date.now() : 0;
     const runs: number[] = [];
     let finished = 0;
     let failed = 0;
@@ -157,6 +182,7 @@ export class JobActivity {
         failed++;
         if (job.failure !== undefined) this.events.emit('gaveUp', type, job.id, job.failure.error, job.failure.attempts);
       }
+      if (!this.timed) continue;
       const acceptedAt = this.#acceptedAt.get(job.lock);
       if (acceptedAt === undefined) continue;
       this.#acceptedAt.delete(job.lock);
