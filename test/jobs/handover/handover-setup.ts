@@ -130,6 +130,8 @@ export function recordHandovers(inner: Database): HandoverDatabase {
 
 export interface HandoverSetup extends HandoverDatabase {
   jobs: Jobs;
+  /** The store's directory. */
+  dir: string;
   /** Opens a second handle on the same store, closed when the test ends: its writes serve none of `jobs`'s parked accepts. */
   openOther(): Promise<Jobs>;
 }
@@ -141,7 +143,7 @@ export async function openHandoverJobs(
 ): Promise<HandoverSetup> {
   let raw: Database | undefined;
   let recorded: HandoverDatabase | undefined;
-  const { jobs } = await openTempJobs(t, (inner) => {
+  const { jobs, dir } = await openTempJobs(t, (inner) => {
     raw = inner;
     recorded = recordHandovers(wrap(inner));
     return recorded.database;
@@ -149,6 +151,7 @@ export async function openHandoverJobs(
   return {
     ...(recorded as HandoverDatabase),
     jobs,
+    dir,
     async openOther() {
       const other = await openJobs({ database: raw as Database });
       t.teardown(() => other.close());

@@ -29,7 +29,7 @@ export async function runBodies(
   const bodies = new BodiesRun(batch.length);
   // The reads that can be made at once come first: a read after the
   // transaction's first write looks through its buffered writes too.
-  for (let userVersion = 0; userVersion < batch.length; userVersion++) (batch[userVersion] as QueuedCall).request.readFirst?.(tx);
+  for (let userVersion = 0; userVersion < batch.length; userVersion++) (batch[userVersion] as QueuedCall).request.readFirst?.(tx, reads);
   for (let userVersion = 0; userVersion < batch.length; userVersion++) {
     const { request } = batch[userVersion] as QueuedCall;
     if (request.settleInto !== undefined) void request.settleInto(tx, userVersion, reads, bodies);

@@ -1,6 +1,7 @@
 // What the calls of one write attempt share (see write-batcher.ts): the
 // reads many of them make of one key, and the writes they need only once.
 
+import type { TransactionFastPaths } from '../storage/fast-paths.js';
 import type { Transaction } from '../storage/interfaces.js';
 import { finishTime, writeLogRows } from './finish-log.js';
 import type { TypeKeys } from './job-keys.js';
@@ -17,6 +18,8 @@ import type { OncePerAttempt } from './pending-queue.js';
 export class SharedReads implements OncePerAttempt {
   readonly #tx: Transaction;
   readonly #values = new Map<Buffer, Promise<Buffer | undefined>>();
+  /** What `getNow` read, by key: made on first use (only adds on the embedded engine read this way). */
+  #valuesNow: Map<Buffer, Buffer | undefined> | undefined;
   readonly #written = new Set<Buffer>();
   #counts: Map<Buffer, number> | undefined;
   #finishedAt: number | undefined;
@@ -35,6 +38,24 @@ export class SharedReads implements OncePerAttempt {
       value = this.#tx.get(key);
       this.#values.set(key, value);
     }
+    return value;
+  }
+
+  /**
+   * `get` answered at once through `now`, the transaction's fast reads (see
+   * fast-paths.ts): one read per key in the attempt, as with `get`. Throws
+   * what the read throws.
+   */
+  getNow(now: TransactionFastPaths, key: Buffer): Buffer | undefined {
+    let values = this.#valuesNow;
+    if (values === undefined) {
+      values = new Map();
+      this.#valuesNow = values;
+    } else if (values.has(key)) {
+      return values.get(key);
+    }
+    const value = now.readNow(key, true);
+    values.set(key, value);
     return value;
   }
 

@@ -20,7 +20,7 @@
 // is counted on the clock of the handle that runs the take (`now`, ms).
 
 import { JobsError } from '../errors.js';
-import { getMany } from '../storage/fast-paths.js';
+import { getMany, readsAtOnce } from '../storage/fast-paths.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import type { AcceptBatch } from './accept-batcher.js';
 import { describe } from './job-input.js';
@@ -127,9 +127,12 @@ export async function readTypeLimits(tx: ReadTransaction, keys: TypeKeys): Promi
  * make the take run again under them), at once where the engine answers at once.
  */
 function readLimitsForTake(tx: Transaction, keys: TypeKeys): TypeLimits | undefined | Promise<TypeLimits | undefined> {
-  const read = getMany(tx, [keys.limits]);
-  if (Array.isArray(read)) return read[0] === undefined ? undefined : decodeLimits(read[0]);
-  return read.then((values) => (values[0] === undefined ? undefined : decodeLimits(values[0])));
+  const now = readsAtOnce(tx, 'get');
+  if (now !== undefined) {
+    const value = now.readNow(keys.limits, true);
+    return value === undefined ? undefined : decodeLimits(value);
+  }
+  return tx.get(keys.limits).then((value) => (value === undefined ? undefined : decodeLimits(value)));
 }
 
 /** A job of the type (of `group`, when it has one) stopped running: one slot less in use. */

@@ -4,13 +4,12 @@
 // (`settleInto`, see SettlingRequest): a request written as an object
 // literal with an arrow `body` made a closure per job, and tsx (esbuild's
 // keepNames) wraps every such closure in an `Object.defineProperty` call,
-// which showed in the processors' profile. Add runs through `settleInto`:
-// the call's reads, its writes and its outcome through callbacks passed
-// inline to the reads, not an async function per job nor a wrapper
-// awaiting the body's own. Update and
-// finish on the embedded engine read their record at once (`readFirst`,
-// before any call of the batch writes) and then run whole in `settleInto`,
-// with no promise at all; elsewhere they go through `get`'s promise.
+// which showed in the processors' profile. On the embedded engine every
+// one of them makes its reads at once (`readFirst`, before any call of the
+// batch writes) and then runs whole in `settleInto`, with no promise at
+// all. Elsewhere they go through `get`'s promise: an add's reads, its
+// writes and its outcome through callbacks passed inline to the reads, not
+// an async function per job nor a wrapper awaiting the body's own.
 // The functions at the end make these requests from a call's arguments.
 
 import { readsAtOnce } from '../storage/fast-paths.js';
@@ -52,6 +51,12 @@ export class AddCall implements SettlingRequest<JobState> {
   readonly #keys: TypeKeys;
   readonly #changes: Changes;
   readonly #now: number;
+  /** This attempt's reads, made by `readFirst`: the job's data key, the type's timeout and the record, or why they failed. */
+  #key: Buffer | undefined = undefined;
+  #timeout: Buffer | undefined = undefined;
+  #value: Buffer | undefined = undefined;
+  #readFailure: unknown = undefined;
+  #readDone = false;
 
   constructor(keys: TypeKeys, id: string, changes: Changes, now: number) {
     this.scope = keys.type;
@@ -62,7 +67,45 @@ export class AddCall implements SettlingRequest<JobState> {
     this.#now = now;
   }
 
+  /**
+   * Where the transaction answers reads at once (the embedded engine), makes
+   * the add's reads now, as addJob makes them (the type's timeout, shared
+   * by the attempt's adds, then the record), before any call of the batch
+   * writes; elsewhere, or through a wrapper whose `get` is not the
+   * transaction's own, nothing (see OwnJobCall.readFirst).
+   */
+  readFirst(tx: Transaction, shared: SharedReads): void {
+    const now = readsAtOnce(tx, 'get');
+    if (now === undefined) return;
+    this.#readDone = true;
+    this.#readFailure = undefined;
+    try {
+      const key = this.#keys.job(this.id);
+      this.#key = key;
+      this.#timeout = shared.getNow(now, this.#keys.typeTimeout);
+      this.#value = now.readNow(key, true);
+    } catch (error) {
+      this.#readFailure = error;
+    }
+  }
+
   settleInto(tx: Transaction, userVersion: number, shared: SharedReads, outcomes: BodyOutcomes): void {
+    if (this.#readDone) {
+      // Read by `readFirst`: the whole add runs here, with no promise of its own.
+      const value = this.#value;
+      const timeout = this.#timeout;
+      const failure = this.#readFailure;
+      // Consumed: a retried attempt reads again (and the buffers are the transaction's now).
+      this.#readDone = false;
+      this.#value = undefined;
+      this.#timeout = undefined;
+      this.#readFailure = undefined;
+      outcomes.settle(
+        userVersion,
+        failure === undefined ? this.#addRead(tx, this.#key as Buffer, timeout, value, shared) : { status: 'rejected', reason: failure as Error },
+      );
+      return;
+    }
     const keys = this.#keys;
     let key: Buffer;
     try {

@@ -54,10 +54,10 @@ export interface SettlingRequest<_Result> extends WriteRequestBase {
   /**
    * Optional: makes the call's reads that the transaction answers at once,
    * before any call of the attempt runs `settleInto` (so before any
-   * writes), for `settleInto` to use. Never throws: a failed read is
-   * `settleInto`'s outcome.
+   * writes), for `settleInto` to use; `reads` are the attempt's shared
+   * reads. Never throws: a failed read is `settleInto`'s outcome.
    */
-  readFirst?(tx: Transaction): void;
+  readFirst?(tx: Transaction, reads: SharedReads): void;
 }
 
 /** Where the calls of a batch report their outcomes, by user version. */

@@ -121,6 +121,12 @@ const LOG_COMPACT_AFTER_MS = 50;
  * the main thread) would wait the whole sync.
  */
 const LONE_COMMIT_MAX_CHANGES = 64;
+/**
+ * The most keys a batch may write for its snapshot to take over the empty
+ * ranges of the one before (each is checked against its keys); a bigger
+ * batch's snapshot starts with none. Idle workloads commit a few keys at a time.
+ */
+const EMPTY_RANGES_CHECK_MAX_KEYS = 64;
 /** What a range clear counts for against `LONE_COMMIT_MAX_CHANGES`. */
 const RANGE_CLEAR_WEIGHT = 8;
 
@@ -150,6 +156,12 @@ export class CommitPipeline {
   readonly #retired: StoreSnapshot[] = [];
   /** The store after the last batch lmdb committed (base for building the next one). */
   #head: StoreSnapshot;
+  /**
+   * Whether the next snapshot taken is `#head` plus the batch it is taken
+   * for, nothing else: no write failed since `#head` was taken. Only then
+   * does it take over `#head`'s empty ranges (see `StoreSnapshot.keepEmptyRangesOf`).
+   */
+  #headPrecedes = true;
   #lastVersion: number;
   #open: Batch | undefined;
   /** Full batches waiting to be written, oldest first. */
@@ -519,6 +531,8 @@ export class CommitPipeline {
       setTimeout(() => this.#captureSnapshot(batch, attempt + 1), Math.min(2 ** attempt, 50));
       return;
     }
+    if (this.#headPrecedes && batch.writes.keyCount <= EMPTY_RANGES_CHECK_MAX_KEYS) snapshot.keepEmptyRangesOf(this.#head, batch.writes);
+    this.#headPrecedes = true;
     this.#head.release();
     this.#head = snapshot;
     batch.snapshot = snapshot.retain();
@@ -528,6 +542,8 @@ export class CommitPipeline {
   }
 
   #writeFailed(batch: Batch, error: unknown): void {
+    // Whatever lmdb did with the batch, the next snapshot is not taken to be `#head` plus one batch.
+    this.#headPrecedes = false;
     batch.error = error;
     batch.flushed = true;
     if (this.#writing === batch) this.#writing = undefined;

@@ -128,6 +128,13 @@ export class BatchWrites {
     this.extraKeys.push(key);
   }
 
+  /** Point writes recorded: every transaction's map, and the extra keys. */
+  get keyCount(): number {
+    let count = this.extraKeys.length;
+    for (const map of this.pointMaps) count += map.size;
+    return count;
+  }
+
   /** Whether a point write of this batch falls in `[start, end)`. */
   writesInside(start: Buffer, end: Buffer): boolean {
     if (!this.#sealed) {

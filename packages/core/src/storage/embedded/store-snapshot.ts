@@ -10,6 +10,14 @@ import { BUCKET_KEY_BYTES, LONG_KEY_PREFIX, META_EMPTY_KEY, bucketKeyOf, decodeB
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * Empty ranges a snapshot remembers at most; past this the oldest is
+ * forgotten. A few cover what an idle worker reads again and again (its
+ * type's pending queue, its groups), and each range read looks through
+ * them all before it opens a cursor.
+ */
+const EMPTY_RANGES_KEPT = 8;
+
+/**
  * A copy of the first `length` bytes of lmdb's reusable buffer, in a Buffer
  * from Node's pool. Through an exact view: the reusable buffer's
  * `byteLength` is its whole area, which `Buffer#copy` would go by. An empty
@@ -32,6 +40,12 @@ interface FastBinaryReads {
   getBinaryFast(key: Buffer, options: { transaction: LmdbReadTxn }): Buffer | undefined;
 }
 
+/** The keys one commit batch wrote, as far as a snapshot's empty ranges go (the conflict log's record of the batch). */
+export interface BatchKeys {
+  /** Whether the batch wrote (set, added to, stamped, or cleared by itself) a key in `[start, end)`. */
+  writesInside(start: Buffer, end: Buffer): boolean;
+}
+
 /** A consistent read view of the store at one commit version. */
 export class StoreSnapshot {
   readonly version: number;
@@ -43,6 +57,14 @@ export class StoreSnapshot {
   /** References held (readers, and the pipeline's "head" and "published" roles); freed at zero. */
   #users = 0;
   #released = false;
+  /**
+   * Ranges `[start, end)` a complete read of this snapshot found no key in,
+   * newest last (see `#knownEmpty`). The snapshot is one lmdb read
+   * transaction, whose view never changes: what it held no key in, it never
+   * will, so nothing invalidates them. A write, by any handle or
+   * transaction, makes a new snapshot, which starts with none.
+   */
+  #emptyRanges: Array<[Buffer, Buffer]> | undefined;
   readonly #onRelease: (snapshot: StoreSnapshot) => void;
 
   constructor(
@@ -121,7 +143,8 @@ export class StoreSnapshot {
       }
       return;
     }
-    if (out.length >= limit) return;
+    if (out.length >= limit || this.#knownEmpty(start, end)) return;
+    const before = out.length;
     for (const entry of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
       if (entry.key.length !== BUCKET_KEY_BYTES) {
         // lmdb's own pair: a fresh object holding fresh copies of the key and value.
@@ -138,6 +161,7 @@ export class StoreSnapshot {
         }
       }
     }
+    if (out.length === before) this.#foundEmpty(start, end);
   }
 
   /**
@@ -156,7 +180,8 @@ export class StoreSnapshot {
       }
       return;
     }
-    if (out.length >= limit) return;
+    if (out.length >= limit || this.#knownEmpty(start, end)) return;
+    const before = out.length;
     for (const key of this.#data.getKeys(this.#rangeOptions(start, end, false))) {
       if (key.length !== BUCKET_KEY_BYTES) {
         // lmdb's own copy of the key.
@@ -173,6 +198,7 @@ export class StoreSnapshot {
         }
       }
     }
+    if (out.length === before) this.#foundEmpty(start, end);
   }
 
   /** lmdb's range options for `[start, end)` (long bounds turned into their buckets; an empty start: from the first key). */
@@ -187,11 +213,13 @@ export class StoreSnapshot {
 
   /** Pairs with `start <= key < end`, in key order or reversed. Stop early by breaking out of the loop. */
   *range(start: Buffer, end: Buffer, reverse: boolean): Generator<KeyValue> {
-    if (Buffer.compare(start, end) >= 0) return;
+    if (Buffer.compare(start, end) >= 0 || this.#knownEmpty(start, end)) return;
     const empty = start.length === 0 ? this.#meta.get(META_EMPTY_KEY, this.#readOptions) : undefined;
     if (empty !== undefined && !reverse) yield { key: EMPTY, value: empty };
+    let found = empty !== undefined;
     for (const { key, value } of this.#data.getRange(this.#rangeOptions(start, end, reverse))) {
       if (key.length !== BUCKET_KEY_BYTES) {
+        found = true;
         yield { key, value };
         continue;
       }
@@ -199,10 +227,50 @@ export class StoreSnapshot {
       if (reverse) entries.reverse();
       for (const entry of entries) {
         if (Buffer.compare(entry.key, start) >= 0 && Buffer.compare(entry.key, end) < 0) {
+          found = true;
           yield { key: Buffer.from(entry.key), value: Buffer.from(entry.value) };
         }
       }
     }
     if (empty !== undefined && reverse) yield { key: EMPTY, value: empty };
+    // Reached only when the caller read to the end.
+    if (!found) this.#foundEmpty(start, end);
+  }
+
+  /**
+   * Takes over the empty ranges of `previous`, the view right before the
+   * one batch (`written`) this snapshot adds to it, in which that batch
+   * wrote no key: they are empty here too. (A range the batch cleared holds
+   * no key it did not hold before.) An idle worker's queue, found empty
+   * when its accept parked, so stays known across the commits that do not
+   * enqueue to it, such as the finish of its last job.
+   */
+  keepEmptyRangesOf(previous: StoreSnapshot, written: BatchKeys): void {
+    const ranges = previous.#emptyRanges;
+    if (ranges === undefined) return;
+    for (const [start, end] of ranges) {
+      if (written.writesInside(start, end)) continue;
+      this.#emptyRanges ??= [];
+      if (this.#emptyRanges.length >= EMPTY_RANGES_KEPT) return;
+      // Never changed after they were recorded: shared, not copied.
+      this.#emptyRanges.push([start, end]);
+    }
+  }
+
+  /** Whether a range this snapshot found empty holds `[start, end)`: then no cursor is opened for it. */
+  #knownEmpty(start: Buffer, end: Buffer): boolean {
+    const ranges = this.#emptyRanges;
+    if (ranges === undefined) return false;
+    for (const [emptyStart, emptyEnd] of ranges) {
+      if (Buffer.compare(emptyStart, start) <= 0 && Buffer.compare(end, emptyEnd) <= 0) return true;
+    }
+    return false;
+  }
+
+  /** A complete read of `[start, end)` found no key: remembered, as copies (callers may reuse their bounds). */
+  #foundEmpty(start: Buffer, end: Buffer): void {
+    this.#emptyRanges ??= [];
+    if (this.#emptyRanges.length >= EMPTY_RANGES_KEPT) this.#emptyRanges.shift();
+    this.#emptyRanges.push([Buffer.from(start), Buffer.from(end)]);
   }
 }
