@@ -45,6 +45,20 @@ export function acceptStartedAt(jobs: readonly Job[]): number | undefined {
   return acceptStarts.get(jobs);
 }
 
+/** See {@link acceptEmptiedQueue}. */
+const emptiedQueue = new WeakSet<readonly Job[]>();
+
+/**
+ * Whether an `acceptMany` result of this process most likely left the
+ * type's queue empty: the accept found no due job, waited, and a write of
+ * this handle handed it every job that write enqueued to the type (see
+ * ParkedAccept.tookAllBrought). `LocalQueue` then does not look at once
+ * for more, as it does after a full take.
+ */
+export function acceptEmptiedQueue(jobs: readonly Job[]): boolean {
+  return emptiedQueue.has(jobs);
+}
+
 /** The accepts of one `Jobs` handle. */
 export class AcceptCalls {
   readonly #handle: HandleContext;
@@ -139,6 +153,7 @@ export class AcceptCalls {
         // handler, this return is all that is left.
         if (waiting !== undefined) setImmediate(waiting.release);
         acceptStarts.set(handed, parked.claimedAt);
+        if (parked.tookAllBrought) emptiedQueue.add(handed);
         return handed;
       }
       waiting?.release();
