@@ -141,7 +141,9 @@ export class WatchRegistry {
         break;
       }
       const last = key === undefined ? undefined : lastChangeOf(key, parts, count);
-      if (last !== undefined) (changed ??= []).push([set, last]);
+      if (last === undefined) continue;
+      changed ??= [];
+      changed.push([set, last]);
     }
     if (changed !== undefined) for (const [set, last] of changed) this.#fireChanged(set, last.value);
   }
