@@ -177,6 +177,30 @@ test('the queue names its mode: waiting on an empty store, taking after a full t
   t.deepEqual(busy.takeReady(2), []);
 });
 
+test('an idle owner that runs each job as it comes costs one take per job: a take handed every job its add brought leaves the queue waiting', async (t) => {
+  t.timeout(60_000);
+  const { jobs } = await openTempJobs(t);
+  const counted = countingSource(jobs);
+  const owner = new SlotOwner(1);
+  const queue = slotQueue(counted.source, T1, owner, { waitMs: 10_000 });
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  await until(() => counted.accepts === 1, 'the first take');
+  const count = 5;
+  for (let i = 0; i < count; i++) {
+    // Far apart: no spare job is worth holding for runs this rare.
+    await sleep(100);
+    await jobs.add(T1, `idle${i}`, { i });
+    await until(() => owner.running.size === 1, `the run of idle${i}`);
+    t.is(queue.mode, 'waiting', 'the add that served the take brought no other job');
+    await owner.end(jobs, `idle${i}`);
+  }
+  await sleep(100);
+  t.deepEqual(owner.started, Array.from({ length: count }, (_, i) => `idle${i}`));
+  // Each job's take waited for it; the next one waits for the next job, none finds an empty store first.
+  t.is(counted.accepts, count + 1);
+});
+
 test('a take that fails is told to the owner and tried again after waitMs while slots are free, never in a loop', async (t) => {
   t.timeout(60_000);
   const { jobs } = await openTempJobs(t);

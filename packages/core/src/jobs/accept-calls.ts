@@ -7,9 +7,9 @@
 // transaction (parked-accepts.ts).
 
 import { JobsError } from '../errors.js';
-import type { Watch } from '../storage/interfaces.js';
 import { AcceptBatcher } from './accept-batcher.js';
 import type { AcceptOutcome } from './accept-batcher.js';
+import { AcceptWait, type ClosingWaits, releaseWait } from './accept-wait.js';
 import { closedError } from './handle-context.js';
 import type { HandleContext } from './handle-context.js';
 import type { AcceptOptions, Job } from './interfaces.js';
@@ -21,15 +21,6 @@ import type { SettleTurn } from './settle-turn.js';
 
 /** A blocking accept whose next job is due sooner than this still waits this long (couch_jobs' floor). */
 const MIN_SCHEDULE_WAIT_MS = 100;
-
-/** setTimeout's largest delay; longer waits are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** An accept's wait for a job: `ended` settles when the wait ends, `release` lets go of what it armed. */
-interface Waiting {
-  ended: Promise<unknown>;
-  release: () => void;
-}
 
 /** See {@link acceptStartedAt}. */
 const acceptStarts = new WeakMap<readonly Job[], number>();
@@ -45,6 +36,20 @@ export function acceptStartedAt(jobs: readonly Job[]): number | undefined {
   return acceptStarts.get(jobs);
 }
 
+/** See {@link acceptEmptiedQueue}. */
+const emptiedQueue = new WeakSet<readonly Job[]>();
+
+/**
+ * Whether an `acceptMany` result of this process most likely left the
+ * type's queue empty: the accept found no due job, waited, and a write of
+ * this handle handed it every job that write enqueued to the type (see
+ * ParkedAccept.tookAllBrought). `LocalQueue` then does not look at once
+ * for more, as it does after a full take.
+ */
+export function acceptEmptiedQueue(jobs: readonly Job[]): boolean {
+  return emptiedQueue.has(jobs);
+}
+
 /** The accepts of one `Jobs` handle. */
 export class AcceptCalls {
   readonly #handle: HandleContext;
@@ -53,7 +58,7 @@ export class AcceptCalls {
   /** Turns in which the handle's batchers answered calls (see SettleTurn). */
   readonly #turn: SettleTurn;
   /** Wakes blocked accepts when the handle closes. */
-  readonly #closing = new Set<() => void>();
+  readonly #closing: ClosingWaits = new Set();
   readonly #batchers = new Map<string, AcceptBatcher>();
 
   constructor(handle: HandleContext, parked: ParkedAccepts, turn: SettleTurn) {
@@ -120,9 +125,9 @@ export class AcceptCalls {
       const parked = this.#parked.park(keys, bound, count, signal, deadline);
       let waitFailed = false;
       let waitFailure: unknown;
-      let waiting: Waiting | undefined;
+      let waiting: AcceptWait | undefined;
       try {
-        waiting = this.#waitFor(result.watch, wait, signal, parked.settled);
+        waiting = new AcceptWait(result.watch, wait, signal, parked.settled, this.#closing, this.#handle.isClosed());
         await waiting.ended;
       } catch (error) {
         // The watch failed (the storage gave up on it). A write may have
@@ -137,8 +142,9 @@ export class AcceptCalls {
         // What the wait armed is let go once the caller has its jobs (later
         // in this turn): for an idle worker, between the commit and its
         // handler, this return is all that is left.
-        if (waiting !== undefined) setImmediate(waiting.release);
+        if (waiting !== undefined) setImmediate(releaseWait, waiting);
         acceptStarts.set(handed, parked.claimedAt);
+        if (parked.tookAllBrought) emptiedQueue.add(handed);
         return handed;
       }
       waiting?.release();
@@ -170,47 +176,8 @@ export class AcceptCalls {
 
   /** Wakes the accepts waiting for a job, as the handle closes: each then ends with `closed`. */
   wakeWaiting(): void {
-    for (const wake of this.#closing) wake();
+    for (const wait of this.#closing) wait.wake();
     this.#closing.clear();
-  }
-
-  /**
-   * Waits for the watch, `ms`, the signal, close() or `served` (jobs handed
-   * over), whichever comes first: `ended` resolves then (rejects if the
-   * watch failed). `release` lets go of the timer, the listeners and the
-   * watch; the caller calls it once, whenever the wait has ended. Whatever
-   * of them fires meanwhile only settles what has settled already.
-   */
-  #waitFor(watch: Watch, ms: number, signal: AbortSignal | undefined, served: Promise<void>): Waiting {
-    let timer: NodeJS.Timeout | undefined;
-    let wake: (() => void) | undefined;
-    const onAbort = () => wake?.();
-    const ended = Promise.race([
-      watch.promise,
-      served,
-      new Promise<void>((resolve) => {
-        // close() may have run while the transaction that made this watch
-        // was in flight: it woke the waiters it knew, not this one. So may
-        // the signal have fired.
-        if (this.#handle.isClosed() || signal?.aborted) {
-          resolve();
-          return;
-        }
-        wake = resolve;
-        this.#closing.add(resolve);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        if (Number.isFinite(ms)) timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
-      }),
-    ]);
-    const release = (): void => {
-      if (timer) clearTimeout(timer);
-      if (wake) {
-        this.#closing.delete(wake);
-        signal?.removeEventListener('abort', onAbort);
-      }
-      watch.cancel();
-    };
-    return { ended, release };
   }
 }
 

@@ -71,9 +71,10 @@ export interface LocalQueueSlotOptions {
 /**
  * What a local queue is doing, named as graphile-worker's local queue names
  * its modes:
- * - `waiting`: the last take found fewer due jobs than it asked for (or no
- *   take was made yet): one take at a time, which waits for a job while
- *   anyone waits for one;
+ * - `waiting`: the last take found fewer due jobs than it asked for, or it
+ *   found none, waited, and was handed every job the write that served it
+ *   enqueued (or no take was made yet): one take at a time, which waits for
+ *   a job while anyone waits for one;
  * - `taking`: the last take was full: takes do not wait, and two may be in
  *   flight, the next one read while the previous one commits;
  * - `stopped`: it takes no more jobs and hands none out.

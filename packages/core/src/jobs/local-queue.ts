@@ -19,7 +19,7 @@
 // after `accept`.
 
 import { JobsError } from '../errors.js';
-import { acceptStartedAt } from './accept-calls.js';
+import { acceptEmptiedQueue, acceptStartedAt } from './accept-calls.js';
 import { countedFinish } from './counted-finish.js';
 import type { CountedFinish, FINISH_COUNTED } from './counted-finish.js';
 import { type HeldBatch, HeldBatches } from './held-batches.js';
@@ -361,7 +361,11 @@ export class LocalQueue<T extends string = string> {
         this.#giveBack(taken);
         return true;
       }
-      this.#mode = taken.length < count ? 'waiting' : 'taking';
+      // A full take that emptied the queue (an idle queue's job, handed over
+      // by its add) is no sign of more: looking at once would cost every
+      // such job a take that finds nothing. The next take looks before it
+      // waits, so jobs that did come meanwhile are found at once anyway.
+      this.#mode = taken.length < count || acceptEmptiedQueue(taken) ? 'waiting' : 'taking';
       this.#answered = true;
       this.#deliver(taken, takenAt, takenAt + holdMs);
       return true;

@@ -77,6 +77,7 @@ export class ParkedAccept {
   /** Its wait ended while it was claimed: a claim given back ends it. */
   #leaving = false;
   #jobs: Job[] | undefined;
+  #tookAllBrought = false;
   #settle!: () => void;
   #claimedAt = 0;
 
@@ -130,12 +131,27 @@ export class ParkedAccept {
     }
   }
 
-  /** The attempt that claimed it committed: `jobs` are running, under locks only this accept knows. */
-  serve(jobs: Job[]): void {
+  /**
+   * The attempt that claimed it committed: `jobs` are running, under locks
+   * only this accept knows. `tookAllBrought`: with them, every job the
+   * attempt enqueued to the type was taken.
+   */
+  serve(jobs: Job[], tookAllBrought: boolean): void {
     this.#state = 'served';
     this.#jobs = jobs;
+    this.#tookAllBrought = tookAllBrought;
     this.#registry.remove(this);
     this.#settle();
+  }
+
+  /**
+   * Whether the write that served it left none of the jobs it enqueued to
+   * the type in the queue. The accept had found no due job before it
+   * parked, so the queue is then as empty as it found it, but for other
+   * writes' jobs (which fire its watch, or are served by their own write).
+   */
+  get tookAllBrought(): boolean {
+    return this.#tookAllBrought;
   }
 
   /** The jobs handed over to it, once it was served; its wait then needs no `leave()`. */
@@ -219,6 +235,8 @@ export class ParkedAccepts {
 interface Handed {
   accept: ParkedAccept;
   jobs: Job[];
+  /** See ParkedAccept.tookAllBrought. */
+  tookAllBrought: boolean;
 }
 
 /**
@@ -233,7 +251,7 @@ interface Brought {
 }
 
 function serveAll(handed: readonly Handed[]): void {
-  for (const { accept, jobs } of handed) accept.serve(jobs);
+  for (const { accept, jobs, tookAllBrought } of handed) accept.serve(jobs, tookAllBrought);
 }
 
 /**
@@ -341,7 +359,7 @@ export class Handover {
         // Claimed before the read: from here its outcome is this attempt's
         // (should the read fail, the attempt's end gives it back).
         accept.claim();
-        const entry: Handed = { accept, jobs: [] };
+        const entry: Handed = { accept, jobs: [], tookAllBrought: false };
         this.#handed.push(entry);
         const asked = Math.min(accept.count, MAX_HANDED_JOBS - handed);
         let batch: Awaited<ReturnType<typeof acceptJobs>>;
@@ -363,6 +381,8 @@ export class Handover {
         handed += batch.jobs.length;
         bytes += batch.bytes;
         left -= batch.jobs.length;
+        // Jobs a freed group slot let start were in the queue before: more of them may be.
+        entry.tookAllBrought = left <= 0 && brought.freedSlots === 0;
         if (batch.truncated) return;
         if (batch.jobs.length < asked && !batch.skippedClaims) emptyUpTo = Math.max(emptyUpTo, reach);
       }

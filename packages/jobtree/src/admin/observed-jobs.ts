@@ -53,7 +53,15 @@ function observed<B extends JobsClass>(Base: B) {
 
     override async add(type: string, id: string, data?: unknown, options?: AddOptions): Promise<JobState> {
       const ids = [id];
-      const state = await this.#adding(type, ids, () => super.add(type, id, data, options));
+      // `#adding` inlined: the one add per job of a trickle need not cost a closure and a second async call.
+      this.#counted.adding(type, ids);
+      let state: JobState;
+      try {
+        state = await super.add(type, id, data, options);
+      } catch (error) {
+        this.#counted.notAdded(type, ids);
+        throw error;
+      }
       if (state === 'pending') this.#counted.recordAdded(type, ids);
       else this.#counted.notAdded(type, ids);
       return state;

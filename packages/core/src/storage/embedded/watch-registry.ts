@@ -64,6 +64,19 @@ export class KeyWatch implements Watch {
   }
 }
 
+/** The last change of `key` in the first `count` of `parts`. */
+function lastChangeOf(key: Buffer, parts: readonly (readonly KeyChange[])[], count: number): KeyChange | undefined {
+  const length = key.length;
+  for (let i = count - 1; i >= 0; i--) {
+    const part = parts[i] as readonly KeyChange[];
+    for (let j = part.length - 1; j >= 0; j--) {
+      const change = part[j] as KeyChange;
+      if (change.key.length === length && change.key.equals(key)) return change;
+    }
+  }
+  return undefined;
+}
+
 export class WatchRegistry {
   readonly #byKey = new Map<string, Set<KeyWatch>>();
 
@@ -117,18 +130,22 @@ export class WatchRegistry {
       this.onDurable(changes ?? lastChanges(parts, count));
       return;
     }
-    const watched: { key: Buffer; set: Set<KeyWatch>; last: KeyChange | undefined }[] = [];
+    // Each watched key's last change, looked for from the batch's end: no
+    // list of the watched keys is made (this runs for every durable batch).
+    // A copy of the sets when one fires: firing removes watches.
+    let changed: [Set<KeyWatch>, KeyChange][] | undefined;
     for (const set of this.#byKey.values()) {
-      const first = set.values().next().value as KeyWatch;
-      watched.push({ key: first.key, set, last: undefined });
-    }
-    for (let i = 0; i < count; i++) {
-      for (const change of parts[i] as readonly KeyChange[]) {
-        const length = change.key.length;
-        for (const entry of watched) if (entry.key.length === length && entry.key.equals(change.key)) entry.last = change;
+      let key: Buffer | undefined;
+      for (const watch of set) {
+        key = watch.key;
+        break;
       }
+      const last = key === undefined ? undefined : lastChangeOf(key, parts, count);
+      if (last === undefined) continue;
+      changed ??= [];
+      changed.push([set, last]);
     }
-    for (const entry of watched) if (entry.last !== undefined) this.#fireChanged(entry.set, entry.last.value);
+    if (changed !== undefined) for (const [set, last] of changed) this.#fireChanged(set, last.value);
   }
 
   /** Fires the watches whose key a durable batch changed to a different value. */
