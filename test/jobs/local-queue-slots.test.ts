@@ -240,11 +240,12 @@ test('stop gives back the jobs held for the owner, and a job held past an eighth
   const state = countingSource(jobs);
   const owner = new SlotOwner(4);
   owner.taking = false;
-  const queue = slotQueue(state.source, T1, owner, { holdMs: 800 });
+  // A long hold, so that a loaded machine's stalls never run it out here.
+  const queue = slotQueue(state.source, T1, owner, { holdMs: 8_000 });
   queue.takeReady(0);
   await until(() => queue.held === 4, 'the held jobs');
   // Past an eighth of the hold, well within it.
-  await sleep(250);
+  await sleep(1_100);
   const updates = state.updates;
   const [job] = queue.takeReady(1);
   t.truthy(job);
