@@ -8,7 +8,7 @@
 
 import type { Watch } from '../storage/interfaces.js';
 
-/** setTimeout's largest delay; longer waits are chained. */
+/** setTimeout's largest delay: a longer wait ends there, and the accept reads the queue and waits again. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The waits the handle's close ends (each `AcceptCalls` keeps one set). */
