@@ -12,13 +12,25 @@ import { countCursors } from '../../storage/cursor-count.js';
 import { T1, T2 } from '../temp-jobs.js';
 import { openHandoverJobs } from './handover-setup.js';
 
-test('an add handed over to an accept parked on an idle type opens no lmdb cursor', async (t) => {
-  const { jobs, db, dir, parked } = await openHandoverJobs(t);
+type HandoverSetup = Awaited<ReturnType<typeof openHandoverJobs>>;
+
+/**
+ * Parks an accept of T1 on its empty queue, then commits an add of T2 only:
+ * the accept's snapshot found the queue empty, and the commit's snapshot
+ * keeps that. Resolves once both are done, with the accept still waiting.
+ */
+async function parkOnIdleType({ jobs, db, parked }: HandoverSetup, timeout: number): Promise<{ accepting: Promise<Job | undefined> }> {
   const watches = db.calls.watches;
-  const accepting = jobs.accept(T1, { timeout: 60_000 });
+  const accepting = jobs.accept(T1, { timeout });
   await parked(watches);
-  // A commit that enqueues to another type only: the type's queue stays known to be empty.
   await jobs.add(T2, 'elsewhere', {});
+  return { accepting };
+}
+
+test('an add handed over to an accept parked on an idle type opens no lmdb cursor', async (t) => {
+  const setup = await openHandoverJobs(t);
+  const { jobs, dir } = setup;
+  const { accepting } = await parkOnIdleType(setup, 60_000);
   const cursors = countCursors(t, dir);
   await jobs.add(T1, 'handed', {});
   t.is(cursors.opened, 0, 'the add read the queue without a cursor');
@@ -27,23 +39,18 @@ test('an add handed over to an accept parked on an idle type opens no lmdb curso
 });
 
 test('an accept parked on an empty queue gets the job another handle adds', async (t) => {
-  const { jobs, db, parked, openOther } = await openHandoverJobs(t);
-  const other = await openOther();
-  const watches = db.calls.watches;
-  const accepting = jobs.accept(T1, { timeout: 10_000 });
-  await parked(watches);
-  await jobs.add(T2, 'elsewhere', {});
+  const setup = await openHandoverJobs(t);
+  const other = await setup.openOther();
+  const { accepting } = await parkOnIdleType(setup, 10_000);
   await other.add(T1, 'from-other', {});
   const job: Job | undefined = await accepting;
   t.is(job?.id, 'from-other');
 });
 
 test('an accept parked on an empty queue gets the job an application\'s transaction adds', async (t) => {
-  const { jobs, db, parked, database } = await openHandoverJobs(t);
-  const watches = db.calls.watches;
-  const accepting = jobs.accept(T1, { timeout: 10_000 });
-  await parked(watches);
-  await jobs.add(T2, 'elsewhere', {});
+  const setup = await openHandoverJobs(t);
+  const { jobs, database } = setup;
+  const { accepting } = await parkOnIdleType(setup, 10_000);
   await database.doTransaction(async (tx) => {
     tx.set(Buffer.from('app/row'), Buffer.from('x'));
     await jobs.in(tx).add(T1, 'in-app-tx', {});
