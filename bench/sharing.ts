@@ -10,7 +10,9 @@
 //    deferred), then the handler's start measured from that answer (the
 //    waiting accept is handed the job once the add's commit is readable,
 //    before its sync: with 'flush' the handler usually starts first, and
-//    this leg is negative).
+//    this leg is negative). Then the machine itself after the same pause
+//    (idle-wake.ts): a fixed CPU slice and a worker-thread round trip, whose
+//    p99 is what any code that runs first after a pause pays here.
 // 2. A drain of 100,000 pending no-op jobs (20,000 with --quick) with
 //    app.process in a client process, against the same drain in the owner
 //    process (target >= 0.8): jobs per second from the moment the worker
@@ -42,6 +44,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Jobs, type StoreDurability, openJobs } from '@jobtree/core';
 import { type JobsApp, startJobs } from 'jobtree';
+import { type IdleWake, idleWakeRows, measureIdleWake } from './idle-wake.js';
 import type { SharingChildMessage } from './sharing-fixtures/sharing-child.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER } from './table.js';
 
@@ -56,6 +59,8 @@ const quick = args.quick === true;
 const only = args.only;
 if (only !== undefined && !['latency', 'drain', 'fleet'].includes(only)) throw new Error(`--only takes latency, drain or fleet, not ${only}`);
 const LATENCY_SAMPLES = quick ? 200 : 1_000;
+/** The pause before each latency sample (the worker settles back into its waiting accept). */
+const LATENCY_GAP_MS = 5;
 /** The store durabilities part 1 compares (see docs/durability.md). */
 const DURABILITIES: readonly StoreDurability[] = ['flush', 'deferred'];
 const DRAIN_JOBS = quick ? 20_000 : 100_000;
@@ -203,7 +208,7 @@ interface LatencySide {
 async function sampleOnce(side: LatencySide, id: string, keep: boolean): Promise<void> {
   const done = side.finished(id);
   // Let the worker settle back into its waiting accept.
-  await sleep(5);
+  await sleep(LATENCY_GAP_MS);
   const before = epochNow();
   await side.app.add('lat', id);
   const answered = epochNow();
@@ -421,9 +426,12 @@ function latencyRows(label: string, latency: Latency): Cell[][] {
 async function main(): Promise<void> {
   console.log(`sharing bench${quick ? ' (quick)' : ''}${only === undefined ? '' : ` (${only} only)`}: processes on one embedded store`);
   let latency: Record<StoreDurability, LatencyPair> | undefined;
+  let machine: IdleWake | undefined;
   if (only === undefined || only === 'latency') {
     console.log(`1. add -> handler start, idle worker, ${LATENCY_SAMPLES} samples on each side, in turn, with durability flush and deferred`);
     latency = await latencies();
+    progress(`the machine's own wake-up after ${LATENCY_GAP_MS} ms idle, ${LATENCY_SAMPLES} samples`);
+    machine = await measureIdleWake(LATENCY_SAMPLES, LATENCY_GAP_MS);
   }
   const inOwnerRounds: number[] = [];
   const inClientRounds: number[] = [];
@@ -463,6 +471,11 @@ async function main(): Promise<void> {
         ),
       );
     }
+  }
+  if (machine !== undefined) {
+    // A slow wake-up stretches whatever runs first after a pause: it sets the p99 above, whatever runs.
+    console.log();
+    console.log(formatTable(["the machine's own wake-up, no job system involved, ms", 'p50', 'p99'], idleWakeRows(machine, LATENCY_GAP_MS)));
   }
   const rows: Cell[][] = [];
   if (latency !== undefined) {

@@ -25,6 +25,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { formatTable } from '../table.js';
+import { type IdleWake, idleWakeRows, measureIdleWake, medianWake } from '../idle-wake.js';
 import type { BenchSystem } from './bench-system.js';
 import { ensurePeerPackages, ensureServers } from './install.js';
 import { loadPg, type PgClient } from './peer-modules.js';
@@ -94,6 +96,17 @@ const scenarios: Scenario[] = allScenarios(scale).filter(
   (s) => (namedKinds.length === 0 || namedKinds.includes(s.kind)) && (namedWorkers.length === 0 || s.kind !== 'drain' || namedWorkers.includes(s.workers)),
 );
 
+const latencyScenario = scenarios.find((s): s is Extract<Scenario, { kind: 'latency' }> => s.kind === 'latency');
+/** The machine's wake-up after idling (idle-wake.ts), measured once a round when the latency scenario runs. */
+const machineWakes: IdleWake[] = [];
+
+async function probeMachine(): Promise<void> {
+  if (latencyScenario === undefined) return;
+  const wake = await measureIdleWake(latencyScenario.samples, latencyScenario.gapMs);
+  machineWakes.push(wake);
+  console.log(`  the machine: a CPU slice after ${latencyScenario.gapMs} ms idle p50 ${wake.slice.p50.toFixed(2)} ms, p99 ${wake.slice.p99.toFixed(2)} ms (back to back p99 ${wake.busySlice.p99.toFixed(2)})`);
+}
+
 type Results = Map<string, Map<SystemKey, Measurement[]>>;
 /** A mode's results by retention setting (undefined without --retention). */
 type SettingResults = Map<RetentionSetting | undefined, Results>;
@@ -126,6 +139,7 @@ async function runIsolated(teardown: Teardown, env: SystemEnvironment, results: 
         for (const [scenario, measurement] of measured) record(results, setting, scenario, key, measurement);
       }
     }
+    await probeMachine();
   }
 }
 
@@ -163,6 +177,7 @@ async function runShared(teardown: Teardown, env: SystemEnvironment, quiescer: Q
         }
       }
     }
+    await probeMachine();
   }
 }
 
@@ -228,6 +243,13 @@ async function main(teardown: Teardown): Promise<void> {
     for (const [setting, results] of bySetting) if (setting !== undefined) settings.set(setting, results);
     console.log(`\nretention on / off (${where}; on: startJobs' defaults, off: retention: false; medians over ${rounds} rounds, best rounds in parentheses)\n`);
     console.log(formatRetentionComparison(systemKeys, settings, scenarios));
+  }
+  if (latencyScenario !== undefined && machineWakes.length > 0) {
+    console.log(
+      `\nthe machine's own wake-up after idling, no job system involved (median over ${machineWakes.length} measurement${machineWakes.length === 1 ? '' : 's'} of ${latencyScenario.samples} samples each, ms):`,
+    );
+    console.log('a slow wake-up stretches whatever runs first after a pause; it sets the p99 of every idle-worker latency above.\n');
+    console.log(formatTable(['probe', 'p50', 'p99'], idleWakeRows(medianWake(machineWakes), latencyScenario.gapMs)));
   }
   console.log(
     [
