@@ -202,10 +202,21 @@ export class MainThreadRunner implements HandlerRunner {
    * resolved with, a second call ignored, a throw rejects).
    */
   #waitFor(entry: MainRun, value: unknown, then: Then): void {
-    const ok = (result: unknown): void => this.#settle(entry, true, result);
-    const failed = (error: unknown): void => this.#settle(entry, false, serializeError(error));
-    if (then === PROMISE_THEN) then.call(value, ok, failed);
-    else new Promise<unknown>((resolve, reject) => then.call(value, resolve, reject)).then(ok, failed);
+    // The callbacks are written inline, not named by a `const`: run from
+    // source through tsx (esbuild's keepNames), a named closure costs a
+    // `__name` call per job, about 1.5% of an in-process drain at 1 handler.
+    if (then === PROMISE_THEN) {
+      then.call(
+        value,
+        (result: unknown) => this.#settle(entry, true, result),
+        (error: unknown) => this.#settle(entry, false, serializeError(error)),
+      );
+      return;
+    }
+    new Promise<unknown>((resolve, reject) => then.call(value, resolve, reject)).then(
+      (result: unknown) => this.#settle(entry, true, result),
+      (error: unknown) => this.#settle(entry, false, serializeError(error)),
+    );
   }
 
   #returnedAtOnce(run: MainRun, ok: boolean, outcome: unknown): void {
