@@ -50,6 +50,11 @@ export function acceptEmptiedQueue(jobs: readonly Job[]): boolean {
   return emptiedQueue.has(jobs);
 }
 
+/** Marks `jobs`, the answer of an owner's `acceptMany` to a process sharing its store, as its owner found them (see acceptEmptiedQueue). */
+export function noteEmptiedQueue(jobs: readonly Job[]): void {
+  emptiedQueue.add(jobs);
+}
+
 /** The accepts of one `Jobs` handle. */
 export class AcceptCalls {
   readonly #handle: HandleContext;

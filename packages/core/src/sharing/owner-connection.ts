@@ -7,6 +7,7 @@
 
 import { type Socket, connect } from 'node:net';
 import { JobsError } from '../errors.js';
+import { noteEmptiedQueue } from '../jobs/accept-calls.js';
 import { FrameReader, FrameWriter } from './wire-frames.js';
 import {
   CALL,
@@ -214,7 +215,10 @@ export class OwnerConnection {
     const pending = this.#calls.get(message[1]);
     if (pending === undefined) return;
     this.#calls.delete(message[1]);
-    if (kind === RESULT) pending.resolve(message[2]);
+    if (kind === RESULT) {
+      if (message[3] === 'emptied_queue' && Array.isArray(message[2])) noteEmptiedQueue(message[2]);
+      pending.resolve(message[2]);
+    }
     else if (kind === FAILURE) pending.reject(fromWireError(message[2] as WireError));
     // Let go of once the caller has resumed (later in this turn): an answer
     // to a waiting accept is a job for an idle worker, whose handler then

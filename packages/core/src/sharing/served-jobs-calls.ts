@@ -10,7 +10,8 @@ import type { Job, Settled } from '../jobs/interfaces.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { Watch } from '../storage/interfaces.js';
 import type { ServedCall, ServedMethod } from './store-server.js';
-import { type WireError, fromWireError, toWireError } from './wire-protocol.js';
+import { acceptEmptiedQueue } from '../jobs/accept-calls.js';
+import { NotedAnswer, type WireError, fromWireError, toWireError } from './wire-protocol.js';
 
 /** The methods served as they are: arguments in, the handle's answer out. */
 const PLAIN_METHODS = [
@@ -90,7 +91,7 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
   methods.set('acceptMany', ([type, max, options], call) =>
     jobs()
       .acceptMany(type as string, max as number, { ...(options as object), signal: call.signal })
-      .then((taken) => keptFor(jobs(), call, taken, (kept) => kept)),
+      .then((taken) => keptFor(jobs(), call, taken, (kept) => (kept === taken && acceptEmptiedQueue(taken) ? new NotedAnswer(kept, 'emptied_queue') : kept))),
   );
   methods.set('updateMany', async ([items]) => toWireSettled(await jobs().updateMany(items as never)));
   methods.set('finishMany', async ([items]) => toWireSettled(await jobs().finishMany(items as never)));

@@ -485,7 +485,26 @@ export class SharedJobs implements Jobs {
     return this.#remote(method, args, retried);
   }
 
-  async #remote(method: JobsMethod, args: unknown[], retried: boolean, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * A call in the owner. While the connection is open it goes out in the
+   * caller's turn, and its answer resumes the caller in the turn it
+   * arrives: for an idle worker, that answer is its next job. Made again on
+   * the next owner when `retried` and the owner went away with it.
+   */
+  #remote(method: JobsMethod, args: unknown[], retried: boolean, signal?: AbortSignal): Promise<unknown> {
+    const connection = this.#closed ? undefined : this.#sharing.openConnection;
+    if (connection === undefined) return this.#remoteOnNextOwner(method, args, retried, signal);
+    const answer = connection.call(method, args, signal);
+    if (BATCH_METHODS.has(method)) return answer.then((value) => fromWireSettled(value as WireSettled<unknown>[]));
+    if (!retried) return answer;
+    return answer.then(undefined, (error: unknown) => {
+      if (!JobsError.is(error, 'owner_lost')) throw error;
+      return this.#remoteOnNextOwner(method, args, retried, signal);
+    });
+  }
+
+  /** A call in the owner once there is one again (this process, when it took the store over). */
+  async #remoteOnNextOwner(method: JobsMethod, args: unknown[], retried: boolean, signal?: AbortSignal): Promise<unknown> {
     for (;;) {
       if (this.#closed) throw new JobsError('closed', 'the jobs handle is closed');
       const connection = await this.#sharing.connection();
@@ -517,16 +536,16 @@ export class SharedJobs implements Jobs {
    * second time though its run was never cut off. So it is made again only
    * while the job does not exist; once it does, the add answers its state.
    */
-  async #remoteAdd(type: string, id: string, data: unknown, options: AddOptions | undefined): Promise<JobState> {
-    for (;;) {
-      try {
-        return (await this.#remote('add', [type, id, data, options], !RETRIED)) as JobState;
-      } catch (error) {
-        if (!JobsError.is(error, 'owner_lost')) throw error;
-      }
-      const state = await this.getJobState(type, id);
-      if (state !== undefined) return state;
-    }
+  #remoteAdd(type: string, id: string, data: unknown, options: AddOptions | undefined): Promise<JobState> {
+    const adding = this.#remote('add', [type, id, data, options], !RETRIED) as Promise<JobState>;
+    return adding.then(undefined, (error: unknown) => this.#addAfterLoss(error, type, id, data, options));
+  }
+
+  /** After `add` failed with `error`: made again while the job does not exist, when the owner went away with it (see #remoteAdd). */
+  async #addAfterLoss(error: unknown, type: string, id: string, data: unknown, options: AddOptions | undefined): Promise<JobState> {
+    if (!JobsError.is(error, 'owner_lost')) throw error;
+    const state = await this.getJobState(type, id);
+    return state ?? this.#remoteAdd(type, id, data, options);
   }
 
   /** `addMany` in the owner; after the owner's loss, the jobs that exist are left as they are, as in #remoteAdd. */

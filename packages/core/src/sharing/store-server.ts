@@ -17,6 +17,7 @@ import {
   CANCEL,
   FAILURE,
   type Hello,
+  NotedAnswer,
   PROTOCOL_NAME,
   PROTOCOL_VERSION,
   PUSH,
@@ -246,7 +247,7 @@ class Connection implements ServedConnection {
       result = Promise.reject(error);
     }
     result.then(
-      (value) => this.#answer(id, [RESULT, id, value]),
+      (value) => this.#answer(id, value instanceof NotedAnswer ? [RESULT, id, value.value, value.note] : [RESULT, id, value]),
       (error: unknown) => this.#answer(id, [FAILURE, id, toWireError(error)]),
     );
   }

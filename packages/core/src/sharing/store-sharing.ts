@@ -127,6 +127,16 @@ export class StoreSharing {
   }
 
   /**
+   * The connection to the owner while it is open, in a client; undefined
+   * otherwise (an owner, a client between owners, closed). Calls go out on
+   * it in their caller's turn, without the wait of `connection()`.
+   */
+  get openConnection(): OwnerConnection | undefined {
+    const connection = this.#connection;
+    return !this.#closed && this.#database === undefined && connection?.open === true ? connection : undefined;
+  }
+
+  /**
    * The connection to the owner, in a client: waits through a change of
    * owner for up to `ownerWaitMs`, then rejects with `owner_lost` (with
    * JobsError `closed` once closed). Resolves with undefined when this

@@ -27,9 +27,18 @@ export type ClientMessage =
   /** Cancels a call still waiting (an accept): [kind, call id]. */
   | [kind: 1, id: number];
 
+/**
+ * What the owner knows of an answer beyond its value, as a fourth element
+ * of its result (a peer that does not know a note ignores it):
+ * `emptied_queue`, on an `acceptMany` answer, that the accept most likely
+ * left its type's queue empty (see acceptEmptiedQueue), so the caller need
+ * not look again at once.
+ */
+export type AnswerNote = 'emptied_queue';
+
 /** Owner to client. */
 export type OwnerMessage =
-  | [kind: 2, id: number, value: unknown]
+  | [kind: 2, id: number, value: unknown, note?: AnswerNote]
   | [kind: 3, id: number, error: WireError]
   /** An event on a channel the client opened (a watch, a subscription). */
   | [kind: 4, channel: string, payload: unknown];
@@ -39,6 +48,14 @@ export const CANCEL = 1;
 export const RESULT = 2;
 export const FAILURE = 3;
 export const PUSH = 4;
+
+/** A served method's answer with a note for the caller's process (see AnswerNote). */
+export class NotedAnswer {
+  constructor(
+    readonly value: unknown,
+    readonly note: AnswerNote,
+  ) {}
+}
 
 /** An error as it crosses: enough to rebuild the class it was thrown as. */
 export interface WireError {
