@@ -36,7 +36,7 @@ test.serial("a client's waiting acceptMany that an add served says, as in the ow
   const { owner, client } = await ownerAndClient(t);
   const waiting = client.acceptMany('mail', 10, { timeout: 10_000 });
   // Time for the call to reach the owner and park there before the add comes.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
   await owner.add('mail', 'm1');
   const served = await waiting;
   t.deepEqual(
@@ -69,7 +69,7 @@ test.serial("a client's local queue asks the owner once per job an idle worker g
     const taking = queue.take();
     await untilCalls(accepts, n);
     // Time for the ask to reach the owner and park there.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     await owner.add('mail', `m${n}`);
     const job = await taking;
     t.is(job?.id, `m${n}`);
