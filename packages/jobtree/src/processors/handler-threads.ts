@@ -171,6 +171,8 @@ export class HandlerThreads {
   /** Runs (and queued runs) for busy lanes, sent at the end of the turn, one message per lane and processor (see #sendRuns). */
   readonly #outbox = new Map<Lane, Map<Share, { runs: PackedRuns; ahead: PackedRuns | undefined }>>();
   #outboxQueued = false;
+  /** Lanes whose last run ended in this turn of the event loop. */
+  readonly #ranDry = new Set<Lane>();
   #nextShare = 1;
   #watchdog: NodeJS.Timeout | undefined;
   #watchEvery = Number.POSITIVE_INFINITY;
@@ -311,9 +313,14 @@ export class HandlerThreads {
     for (const [lane, batch] of batches) this.#sendRuns(lane, share, batch.runs, batch.idle);
   }
 
-  /** A lane with no run and nothing on its way to it: a start for it has nothing to wait for, and nothing to join. */
+  /**
+   * A lane with no run since an earlier turn, and nothing on its way to it:
+   * its thread sleeps, and a start for it has nothing to join. A lane whose
+   * runs ended in this turn is not: the slots its results freed fill in
+   * this turn, and their runs go together at its end.
+   */
   #isIdle(lane: Lane): boolean {
-    return lane.jobs === 0 && !this.#outbox.has(lane);
+    return lane.jobs === 0 && !this.#ranDry.has(lane) && !this.#outbox.has(lane);
   }
 
   /**
@@ -648,7 +655,15 @@ export class HandlerThreads {
     share.runs--;
     if (placed.queued) lane.queued--;
     else lane.startedOf.set(share.id, (lane.startedOf.get(share.id) as number) - 1);
+    if (lane.jobs === 0) {
+      if (this.#ranDry.size === 0) setImmediate(this.#newTurn);
+      this.#ranDry.add(lane);
+    }
   }
+
+  readonly #newTurn = (): void => {
+    this.#ranDry.clear();
+  };
 
   /** The run of a lane's result at `i` of `results` ended. */
   #settled(lane: Lane, results: PackedResults, i: number): void {
