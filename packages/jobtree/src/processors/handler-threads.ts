@@ -290,7 +290,7 @@ export class HandlerThreads {
     if (runs.length === 0) return;
     if (runs.length * share.runMs <= share.oneLaneBatchMs) {
       const lane = this.#pickLane(share);
-      const idle = this.#isIdle(lane);
+      const idle = this.#isIdle(lane, share);
       const packed: PackedRuns = [];
       for (const run of runs) {
         this.#place(run, lane, share);
@@ -304,7 +304,7 @@ export class HandlerThreads {
       const lane = this.#pickLane(share);
       let batch = batches.get(lane);
       if (batch === undefined) {
-        batch = { runs: [], idle: this.#isIdle(lane) };
+        batch = { runs: [], idle: this.#isIdle(lane, share) };
         batches.set(lane, batch);
       }
       this.#place(run, lane, share);
@@ -314,13 +314,15 @@ export class HandlerThreads {
   }
 
   /**
-   * A lane with no run since an earlier turn, and nothing on its way to it:
-   * its thread sleeps, and a start for it has nothing to join. A lane whose
-   * runs ended in this turn is not: the slots its results freed fill in
-   * this turn, and their runs go together at its end.
+   * A lane with no run since an earlier turn, and nothing on its way to it,
+   * for a processor with no run on any lane: the thread sleeps, and a start
+   * for it has nothing to join. A lane whose runs ended in this turn is not
+   * idle (the slots its results freed fill in this turn, and their runs go
+   * together at its end), nor is one of a processor busy elsewhere (more of
+   * its runs are likely to follow in this turn).
    */
-  #isIdle(lane: Lane): boolean {
-    return lane.jobs === 0 && !this.#ranDry.has(lane) && !this.#outbox.has(lane);
+  #isIdle(lane: Lane, share: Share): boolean {
+    return share.runs === 0 && lane.jobs === 0 && !this.#ranDry.has(lane) && !this.#outbox.has(lane);
   }
 
   /**
