@@ -52,6 +52,25 @@ test('a definition runs on the main thread with runIn main, and a module URL is 
   }
 });
 
+test('a handler function is called once its run has begun: its job:started listeners have run', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('ordered', 3);
+  const seen: string[] = [];
+  const scheduler = await startScheduler({
+    jobs: h.jobs,
+    type: 'ordered',
+    handler: (job: { id: string }) => {
+      seen.push(`called ${job.id}`);
+    },
+  });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  scheduler.events.on('job:started', (event) => seen.push(`started ${event.id}`));
+  const finished = nextEvent(scheduler, 'job:finished');
+  await h.jobs.add('ordered', 'x', {});
+  await finished;
+  t.deepEqual(seen, ['started x', 'called x']);
+});
+
 test('a handler function cannot run in threads: runIn threads is refused', async (t) => {
   const h = await harness(t);
   await h.jobs.setTypeTimeout('fn', 3);

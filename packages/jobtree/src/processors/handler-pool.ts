@@ -59,6 +59,9 @@ export class HandlerPool implements HandlerRunner {
     return this.#threads.isStarted(serial);
   }
 
+  /** Runs travel to the lanes: their handlers are called there, later. */
+  readonly callsHandlersInStart = false;
+
   start(runs: readonly LaneRun[]): void {
     this.#threads.start(this.#share, runs);
   }

@@ -15,6 +15,13 @@ export interface HandlerRunner {
   threadIdOf(serial: number): number | undefined;
   /** Whether a job's handler has been called or is about to be (its module is loaded). */
   isStarted(serial: number): boolean;
+  /**
+   * Whether `start` calls the handlers before it returns, on this thread: a
+   * run must then have begun (its span, its time limit, `job:started`)
+   * before it is started. A runner that sends runs elsewhere gets them first,
+   * and the run begins while they travel.
+   */
+  readonly callsHandlersInStart: boolean;
   /** Starts runs; each ends with one `settled` or `lost` event. */
   start(runs: readonly LaneRun[]): void;
   /** How many runs `runAhead` would take now (none for a runner that queues no runs). */

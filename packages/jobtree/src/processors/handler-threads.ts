@@ -168,9 +168,11 @@ export class HandlerThreads {
   readonly #placed = new Map<number, Placed>();
   readonly #shares = new Map<number, Share>();
   readonly #loads = new Map<string, ModuleLoad>();
-  /** Runs (and queued runs) to send, one message per lane and processor at the end of the turn. */
+  /** Runs (and queued runs) for busy lanes, sent at the end of the turn, one message per lane and processor (see #sendRuns). */
   readonly #outbox = new Map<Lane, Map<Share, { runs: PackedRuns; ahead: PackedRuns | undefined }>>();
   #outboxQueued = false;
+  /** Lanes whose last run ended in this turn of the event loop. */
+  readonly #ranDry = new Set<Lane>();
   #nextShare = 1;
   #watchdog: NodeJS.Timeout | undefined;
   #watchEvery = Number.POSITIVE_INFINITY;
@@ -288,26 +290,39 @@ export class HandlerThreads {
     if (runs.length === 0) return;
     if (runs.length * share.runMs <= share.oneLaneBatchMs) {
       const lane = this.#pickLane(share);
+      const idle = this.#isIdle(lane, share);
       const packed: PackedRuns = [];
       for (const run of runs) {
         this.#place(run, lane, share);
         packRun(packed, run);
       }
-      this.#sendRuns(lane, share, packed);
+      this.#sendRuns(lane, share, packed, idle);
       return;
     }
-    const batches = new Map<Lane, PackedRuns>();
+    const batches = new Map<Lane, { runs: PackedRuns; idle: boolean }>();
     for (const run of runs) {
       const lane = this.#pickLane(share);
-      this.#place(run, lane, share);
-      const batch = batches.get(lane);
+      let batch = batches.get(lane);
       if (batch === undefined) {
-        const packed: PackedRuns = [];
-        packRun(packed, run);
-        batches.set(lane, packed);
-      } else packRun(batch, run);
+        batch = { runs: [], idle: this.#isIdle(lane, share) };
+        batches.set(lane, batch);
+      }
+      this.#place(run, lane, share);
+      packRun(batch.runs, run);
     }
-    for (const [lane, batch] of batches) this.#sendRuns(lane, share, batch);
+    for (const [lane, batch] of batches) this.#sendRuns(lane, share, batch.runs, batch.idle);
+  }
+
+  /**
+   * A lane with no run since an earlier turn, and nothing on its way to it,
+   * for a processor with no run on any lane: the thread sleeps, and a start
+   * for it has nothing to join. A lane whose runs ended in this turn is not
+   * idle (the slots its results freed fill in this turn, and their runs go
+   * together at its end), nor is one of a processor busy elsewhere (more of
+   * its runs are likely to follow in this turn).
+   */
+  #isIdle(lane: Lane, share: Share): boolean {
+    return share.runs === 0 && lane.jobs === 0 && !this.#ranDry.has(lane) && !this.#outbox.has(lane);
   }
 
   /**
@@ -414,8 +429,20 @@ export class HandlerThreads {
     this.#placed.set(run.serial, { lane, share, id: run.job.id, queued, recalled: false });
   }
 
-  #sendRuns(lane: Lane, share: Share, runs: PackedRuns): void {
-    this.#boxFor(lane, share, false).push(...runs);
+  /**
+   * Runs for an idle lane go at once: its thread sleeps, and its wake-up is
+   * most of a start's way there, so it begins before the rest of the turn
+   * runs. Runs for a busy lane wait for the end of the turn, one message for
+   * all of them.
+   */
+  #sendRuns(lane: Lane, share: Share, runs: PackedRuns, idle: boolean): void {
+    if (!idle) {
+      this.#boxFor(lane, share, false).push(...runs);
+      return;
+    }
+    this.#ask(lane, share.handlerUrl);
+    lane.shares.add(share);
+    send(lane, { kind: 'start', url: share.handlerUrl, type: share.jobType, share: share.id, runs });
   }
 
   /** The runs (or the queued runs) going to `lane` for `share` at the end of the turn. */
@@ -630,7 +657,15 @@ export class HandlerThreads {
     share.runs--;
     if (placed.queued) lane.queued--;
     else lane.startedOf.set(share.id, (lane.startedOf.get(share.id) as number) - 1);
+    if (lane.jobs === 0) {
+      if (this.#ranDry.size === 0) setImmediate(this.#newTurn);
+      this.#ranDry.add(lane);
+    }
   }
+
+  readonly #newTurn = (): void => {
+    this.#ranDry.clear();
+  };
 
   /** The run of a lane's result at `i` of `results` ended. */
   #settled(lane: Lane, results: PackedResults, i: number): void {

@@ -124,6 +124,8 @@ export class MainThreadRunner implements HandlerRunner {
     return this.#runs.has(serial);
   }
 
+  readonly callsHandlersInStart = true;
+
   start(runs: readonly LaneRun[]): void {
     for (const run of runs) this.#call(run);
   }

@@ -399,20 +399,22 @@ export class Scheduler {
   /** Starts the runs of `entries`, which the table has just marked started. */
   #launch(entries: readonly ScheduleEntry[]): void {
     if (entries.length === 0) return;
-    const batch: LaneRun[] = [];
-    const announce = this.events.listenerCount('job:started') > 0;
+    const batch: (Held & LaneRun)[] = [];
     for (const entry of entries) {
       const { id } = entry;
       const held = this.#held.get(id);
       if (held === undefined || held.serial !== undefined) continue;
       this.#held.startRun(held, entry.failures + 1);
-      this.#begin(held, announce);
       // The held record is the run: the pool packs what a lane needs from it.
       batch.push(held as Held & LaneRun);
     }
     if (this.#turnStarts === 0) setImmediate(this.#newTurn);
     this.#turnStarts += batch.length;
-    this.#pool.start(batch);
+    const pool = this.#pool;
+    if (!pool.callsHandlersInStart) pool.start(batch);
+    const announce = this.events.listenerCount('job:started') > 0;
+    for (const held of batch) this.#begin(held, announce);
+    if (pool.callsHandlersInStart) pool.start(batch);
   }
 
   /** A run begins: its span, its time limit, and `job:started` when someone listens. */
