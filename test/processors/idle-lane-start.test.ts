@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MessagePort } from 'node:worker_threads';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { HandlerThreads, ONE_LANE_BATCH_MS } from '../../packages/jobtree/src/processors/handler-threads.js';
 import { type LaneRun, RUN_FIELDS, type ToLane } from '../../packages/jobtree/src/processors/lane-protocol.js';
 import { fixture, harness, nextEvent } from './scheduler-harness.js';
@@ -31,27 +31,37 @@ function appearsWhileHeld(file: string): boolean {
   return true;
 }
 
+/** A processor's events for a share joined by hand: `settled` as given; a lost run fails the test. */
+function shareEvents(t: ExecutionContext, settled: (serial: number) => void) {
+  return {
+    settled: (serial: number) => settled(serial),
+    update: (_serial: number, _data: unknown, reply: () => void) => reply(),
+    childResults: (_serial: number, reply: (results: []) => void) => reply([]),
+    lost: (serial: number, _culprit: number | undefined, reason: string) => t.fail(`run ${serial} lost: ${reason}`),
+    started: () => {},
+    returned: () => {},
+  };
+}
+
+/** Joins a processor of `jobType` running fixture `handler` on one lane, with no stuck-thread limit. */
+function joinOneLane(t: ExecutionContext, threads: HandlerThreads, handler: string, jobType: string, settled: (serial: number) => void) {
+  return threads.join({
+    handlerUrl: fixture(handler).href,
+    jobType,
+    maxLanes: 1,
+    stuckThreadMs: Number.POSITIVE_INFINITY,
+    oneLaneBatchMs: ONE_LANE_BATCH_MS,
+    events: shareEvents(t, settled),
+  });
+}
+
 test("a run for an idle lane is posted by start itself: its handler starts while the main thread is still in start's step", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-idle-lane-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const threads = new HandlerThreads({ threads: 1 });
   t.teardown(() => threads.close());
   let settle: (() => void) | undefined;
-  const share = threads.join({
-    handlerUrl: fixture('start-marker').href,
-    jobType: 'mark',
-    maxLanes: 1,
-    stuckThreadMs: Number.POSITIVE_INFINITY,
-    oneLaneBatchMs: ONE_LANE_BATCH_MS,
-    events: {
-      settled: () => settle?.(),
-      update: (_serial, _data, reply) => reply(),
-      childResults: (_serial, reply) => reply([]),
-      lost: (serial, _culprit, reason) => t.fail(`run ${serial} lost: ${reason}`),
-      started: () => {},
-      returned: () => {},
-    },
-  });
+  const share = joinOneLane(t, threads, 'start-marker', 'mark', () => settle?.());
   await threads.load(share.handlerUrl);
   const settled = new Promise<void>((resolve) => (settle = resolve));
   threads.start(share, [{ serial: 1, attempt: 1, job: { id: 'idle', data: { dir }, priority: 0, scheduledTime: 0 } }]);
@@ -93,28 +103,14 @@ test('runs for a lane whose last run ended in this turn go to it together, in on
   const run = (serial: number): LaneRun => ({ serial, attempt: 1, job: { id: `r${serial}`, data: {}, priority: 0, scheduledTime: 0 } });
   let settledRuns = 0;
   let allSettled: (() => void) | undefined;
-  const share = threads.join({
-    handlerUrl: fixture('thread-of').href,
-    jobType: 'refill',
-    maxLanes: 1,
-    stuckThreadMs: Number.POSITIVE_INFINITY,
-    oneLaneBatchMs: ONE_LANE_BATCH_MS,
-    events: {
-      settled: (serial) => {
-        settledRuns++;
-        // The lane's last run ended in this turn: its slot refills, in two starts.
-        if (serial === 1) {
-          threads.start(share, [run(2)]);
-          threads.start(share, [run(3)]);
-        }
-        if (settledRuns === 3) allSettled?.();
-      },
-      update: (_serial, _data, reply) => reply(),
-      childResults: (_serial, reply) => reply([]),
-      lost: (serial, _culprit, reason) => t.fail(`run ${serial} lost: ${reason}`),
-      started: () => {},
-      returned: () => {},
-    },
+  const share = joinOneLane(t, threads, 'thread-of', 'refill', (serial) => {
+    settledRuns++;
+    // The lane's last run ended in this turn: its slot refills, in two starts.
+    if (serial === 1) {
+      threads.start(share, [run(2)]);
+      threads.start(share, [run(3)]);
+    }
+    if (settledRuns === 3) allSettled?.();
   });
   await threads.load(share.handlerUrl);
   const settled = new Promise<void>((resolve) => (allSettled = resolve));
