@@ -34,3 +34,31 @@ for (const watchedKeys of [2, 12]) {
     (watches[0] as { cancel(): void }).cancel();
   });
 }
+
+test('with few keys watched, a batch fires a watch only on its own key, not on keys of its length that share its first or last byte', async (t) => {
+  const db = await openTempDatabase(t, 'watches-same-length');
+  const watched = b('watch-key-A');
+  const sameEnd = b('watch-kez-A');
+  const sameStart = b('watch-key-B');
+  await db.doTransaction((tx) => {
+    tx.set(watched, b('before'));
+    tx.set(b('other-key'), b('before'));
+  });
+  const [watch, other] = await db.doTransaction(async (tx) => {
+    await tx.get(watched);
+    await tx.get(b('other-key'));
+    return [tx.watch(watched), tx.watch(b('other-key'))];
+  });
+  await db.doTransaction((tx) => {
+    tx.set(sameEnd, b('after'));
+    tx.set(sameStart, b('after'));
+  });
+  t.false(await settlesWithin(watch.promise, 200));
+  await db.doTransaction((tx) => {
+    tx.set(sameEnd, b('again'));
+    tx.set(watched, b('after'));
+    tx.set(sameStart, b('again'));
+  });
+  t.true(await watch.promise);
+  other.cancel();
+});

@@ -64,14 +64,21 @@ export class KeyWatch implements Watch {
   }
 }
 
-/** The last change of `key` in the first `count` of `parts`. */
+/**
+ * The last change of `key` in the first `count` of `parts`. Keys of one
+ * length are mostly one kind (a type's job records) and differ at their
+ * end: comparing the last byte first leaves `equals`, a call into C++,
+ * for the few changes that may be the key.
+ */
 function lastChangeOf(key: Buffer, parts: readonly (readonly KeyChange[])[], count: number): KeyChange | undefined {
   const length = key.length;
+  const lastByte = key[length - 1];
   for (let i = count - 1; i >= 0; i--) {
     const part = parts[i] as readonly KeyChange[];
     for (let j = part.length - 1; j >= 0; j--) {
       const change = part[j] as KeyChange;
-      if (change.key.length === length && change.key.equals(key)) return change;
+      const other = change.key;
+      if (other.length === length && other[length - 1] === lastByte && other.equals(key)) return change;
     }
   }
   return undefined;
