@@ -10,6 +10,7 @@ import { acceptEmptiedQueue } from '../../packages/core/src/jobs/accept-calls.js
 import type { Jobs } from '../../packages/core/src/jobs/jobs.js';
 import { LocalQueue } from '../../packages/core/src/jobs/local-queue.js';
 import { openJobs } from '../../packages/core/src/jobs/open-jobs.js';
+import { ParkedAccepts } from '../../packages/core/src/jobs/parked-accepts.js';
 import { OwnerConnection } from '../../packages/core/src/sharing/owner-connection.js';
 import { tempDataDir } from './fixtures/peers.js';
 
@@ -27,16 +28,32 @@ async function ownerAndClient(t: ExecutionContext): Promise<{ owner: Jobs; clien
   return { owner, client };
 }
 
-/** Waits until `accepts` has `count` entries: the client's acceptMany calls, sent to the owner. */
-async function untilCalls(accepts: unknown[], count: number): Promise<void> {
-  while (accepts.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+/** Waits until `list` has `count` entries. */
+async function untilCount(list: readonly unknown[], count: number): Promise<void> {
+  while (list.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** Records each accept parked in this process (the owner's, for a client's call), from now until the test ends. */
+function recordParks(t: ExecutionContext): unknown[] {
+  const parks: unknown[] = [];
+  const park = ParkedAccepts.prototype.park;
+  ParkedAccepts.prototype.park = function (this: ParkedAccepts, ...args: Parameters<typeof park>) {
+    const parked = park.apply(this, args);
+    parks.push(parked);
+    return parked;
+  };
+  t.teardown(() => {
+    ParkedAccepts.prototype.park = park;
+  });
+  return parks;
 }
 
 test.serial("a client's waiting acceptMany that an add served says, as in the owner, that it emptied the queue", async (t) => {
   const { owner, client } = await ownerAndClient(t);
+  const parks = recordParks(t);
   const waiting = client.acceptMany('mail', 10, { timeout: 10_000 });
-  // Time for the call to reach the owner and park there before the add comes.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // The call reaches the owner and parks there before the add comes.
+  await untilCount(parks, 1);
   await owner.add('mail', 'm1');
   const served = await waiting;
   t.deepEqual(
@@ -53,6 +70,7 @@ test.serial("a client's waiting acceptMany that an add served says, as in the ow
 
 test.serial("a client's local queue asks the owner once per job an idle worker gets, and that ask waits", async (t) => {
   const { owner, client } = await ownerAndClient(t);
+  const parks = recordParks(t);
   const accepts: { timeout: number }[] = [];
   const call = OwnerConnection.prototype.call;
   OwnerConnection.prototype.call = function (this: OwnerConnection, method, args, signal) {
@@ -67,9 +85,9 @@ test.serial("a client's local queue asks the owner once per job an idle worker g
   t.teardown(() => queue.stop());
   for (let n = 1; n <= 3; n++) {
     const taking = queue.take();
-    await untilCalls(accepts, n);
-    // Time for the ask to reach the owner and park there.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await untilCount(accepts, n);
+    // The ask reaches the owner and parks there.
+    await untilCount(parks, n);
     await owner.add('mail', `m${n}`);
     const job = await taking;
     t.is(job?.id, `m${n}`);
