@@ -1,8 +1,9 @@
 // When the handler pool sends a lane queued runs in a message of their own:
-// only while the lane is busy with the processor's runs for a while. Quick
-// runs have all ended by the time such a message arrives, and the lane
-// would return every queued run unstarted; they go with the processor's
-// next runs to start on the lane instead.
+// only while the lane is busy with the processor's runs for a while, runs
+// that wait on something outside the thread. Quick runs, and runs that
+// never wait, have all ended by the time such a message arrives, and the
+// lane would return every queued run unstarted; they go with the
+// processor's next runs to start on the lane instead.
 import test from 'ava';
 import { HandlerPool } from '../../packages/jobtree/src/processors/handler-pool.js';
 import type { LaneRun } from '../../packages/jobtree/src/processors/lane-protocol.js';
@@ -16,12 +17,12 @@ const runs = (count: number, ms: number): LaneRun[] =>
   });
 
 /** A pool of one lane that queues any number of runs ahead once it knows how long a run takes. */
-function onePool(t: import('ava').ExecutionContext) {
+function onePool(t: import('ava').ExecutionContext, handler = 'thread-of') {
   const ended = new Map<number, () => void>();
   const started: number[] = [];
   const returned: number[] = [];
   const handlers = new HandlerPool({
-    handlerUrl: fixture('thread-of').href,
+    handlerUrl: fixture(handler).href,
     jobType: 'alone',
     threads: 1,
     stuckThreadMs: Number.POSITIVE_INFINITY,
@@ -60,8 +61,9 @@ test('quick runs take queued runs only with more runs for the lane in the same m
   const queued = runs(4, 0);
   handlers.runAhead(queued);
   await afterTurnMessages();
-  t.is(handlers.aheadRoom(), 0, 'with no runs of this turn to join, queued runs would reach a lane that has run dry');
+  const alone = handlers.aheadRoom();
   await Promise.all([end(first), end(second), end(queued)]);
+  t.is(alone, 0, 'with no runs of this turn to join, queued runs would reach a lane that has run dry');
 });
 
 test('a lane busy with slow runs takes queued runs on their own, and starts them as its runs end', async (t) => {
@@ -78,4 +80,18 @@ test('a lane busy with slow runs takes queued runs on their own, and starts them
   await Promise.all([end(slow), end(queued)]);
   t.deepEqual(started.sort(), queued.map((run) => run.serial).sort());
   t.deepEqual(returned, []);
+});
+
+test('runs that keep their thread busy without waiting take queued runs only with more runs for the lane', async (t) => {
+  const { handlers, end } = onePool(t, 'busy-for');
+  // Each run holds the lane 2 ms, long enough to take queued runs, but in the turn it starts in.
+  const learn = runs(4, 2);
+  handlers.start(learn);
+  await end(learn);
+  const first = runs(1, 2);
+  handlers.start(first);
+  await afterTurnMessages();
+  const alone = handlers.aheadRoom();
+  await end(first);
+  t.is(alone, 0, 'the lane ends its runs before it reads a message of queued runs alone');
 });
