@@ -9,7 +9,8 @@
 // finish committed). The scheduler's events are read through
 // `app.scheduler.of(type)`, which names the scheduler as soon as it exists,
 // before `process()` resolves: the benchmark follows it from then on, so
-// no finish is missed however soon the first job ends.
+// no finish is missed however soon the first job ends (a drain follows it
+// from its first handler run, see AppProcessSystem's #follower).
 //
 // Without `--retention` the app runs with its defaults, retention on; with
 // it, once with and once without (retention-setting.ts).
@@ -54,6 +55,13 @@ async function loadStartJobs(): Promise<StartJobs> {
   return jobtree.startJobs as StartJobs;
 }
 
+/** Who follows a scheduler's finishes (see AppProcessSystem's #follower). */
+interface Follower {
+  readonly polls: boolean;
+  following: boolean;
+  follow(): void;
+}
+
 const handlerUrl = (name: string) => new URL(`../handlers/${name}`, import.meta.url).href;
 
 export class AppProcessSystem implements BenchSystem {
@@ -95,40 +103,60 @@ export class AppProcessSystem implements BenchSystem {
   /**
    * Calls `app.process` and follows its scheduler's finishes from the moment
    * it exists (see the file's comment). Resolves once `process()` has.
+   * With a polling follower, checked on every turn of the event loop until
+   * then; a drain's follower does not poll (see #follower).
    */
-  async #process(app: AppSlice, handler: unknown, maxJobs: number, finished: (id: string) => void): Promise<void> {
-    let following = false;
-    const follow = (): void => {
-      const scheduler = following ? undefined : app.scheduler.of(TYPE);
-      if (scheduler === undefined) return;
-      following = true;
-      scheduler.events.on('job:finished', (event) => {
-        if (event.state === 'finished') finished(event.id);
-      });
-    };
-    // Checked on every turn of the event loop until the scheduler exists: it
-    // is made (and named) in one synchronous step, and no job can finish
-    // before a take and a finish have committed, turns later.
-    let polling = true;
+  async #process(app: AppSlice, handler: unknown, maxJobs: number, finished: (id: string) => void, follower = this.#follower(app, finished)): Promise<void> {
+    // The scheduler is made (and named) in one synchronous step, and no job
+    // can finish before a take and a finish have committed, turns later.
+    let polling = follower.polls;
     const poll = (): void => {
-      follow();
-      if (polling && !following) setImmediate(poll);
+      follower.follow();
+      if (polling && !follower.following) setImmediate(poll);
     };
-    setImmediate(poll);
+    if (polling) setImmediate(poll);
     try {
       await app.process(TYPE, handler, { maxJobs });
     } finally {
       polling = false;
     }
-    follow();
-    if (!following) throw new PeerBenchError('server_failed', `${this.label}: no scheduler for ${TYPE} after process() resolved`);
+    follower.follow();
+    if (!follower.following) throw new PeerBenchError('server_failed', `${this.label}: no scheduler for ${TYPE} after process() resolved`);
+  }
+
+  /**
+   * Listens to the scheduler's finishes once `follow()` finds it. A drain's
+   * follower does not poll: that spin would keep the main thread busy the
+   * whole time the handler threads start, and the drain's CPU would count
+   * it as jobtree's. The drain calls `follow()` as each handler run is
+   * reported instead (the scheduler exists once a handler runs, and the
+   * run's finish commits turns after its report); a finish missed all the
+   * same would leave the drain short of its count, failing it, not
+   * counting it wrong.
+   */
+  #follower(app: AppSlice, finished: (id: string) => void, polls = true): Follower {
+    const follower: Follower = {
+      polls,
+      following: false,
+      follow: () => {
+        if (follower.following) return;
+        const scheduler = app.scheduler.of(TYPE);
+        if (scheduler === undefined) return;
+        follower.following = true;
+        scheduler.events.on('job:finished', (event) => {
+          if (event.state === 'finished') finished(event.id);
+        });
+      },
+    };
+    return follower;
   }
 
   async drain(count: number, workers: number): Promise<DrainResult> {
     return this.#withApp(async (app) => {
       const prefix = this.#mode === 'threads' ? 'p' : 'm';
       const ledger = new CompletionLedger(prefix, count);
-      const runs = this.#mode === 'threads' ? listenToHandlerRuns(ledger) : undefined;
+      const follower = this.#follower(app, (id) => ledger.markComplete(id), false);
+      const runs = this.#mode === 'threads' ? listenToHandlerRuns(ledger, follower.follow) : undefined;
       try {
         const cpu = new CpuMeter([]);
         cpu.start();
@@ -137,8 +165,14 @@ export class AppProcessSystem implements BenchSystem {
           for (let i = start; i < Math.min(count, start + FILL_BATCH); i++) specs.push({ id: ledger.id(i), data: { i } });
           await app.jobs.addMany(TYPE, specs);
         }
-        const handler = this.#mode === 'threads' ? handlerUrl('jobtree-noop.mjs') : (job: { id: string }) => void ledger.markRun(job.id);
-        await this.#process(app, handler, workers, (id) => ledger.markComplete(id));
+        const handler =
+          this.#mode === 'threads'
+            ? handlerUrl('jobtree-noop.mjs')
+            : (job: { id: string }) => {
+                follower.follow();
+                ledger.markRun(job.id);
+              };
+        await this.#process(app, handler, workers, (id) => ledger.markComplete(id), follower);
         const what = `${this.label}, drain ${count.toLocaleString('en-US')} @ ${workers}`;
         await watchRun(what, Promise.all([runs?.allRun(), ledger.allComplete()]), deadlineMs(count), ledger);
         const seconds = (performance.now() - ledger.firstRunAt) / 1000;

@@ -17,11 +17,13 @@ export interface HandlerRuns {
   close(): void;
 }
 
-export function listenToHandlerRuns(ledger: CompletionLedger): HandlerRuns {
+/** `ran`, when given, is called before the ids of each message are counted. */
+export function listenToHandlerRuns(ledger: CompletionLedger, ran?: () => void): HandlerRuns {
   const channel = new BroadcastChannel(HANDLER_RUNS_CHANNEL);
   let wake: (() => void) | undefined;
   // A message carries the ids of the jobs one turn of a thread ran.
   channel.onmessage = (event) => {
+    ran?.();
     for (const id of (event as MessageEvent).data as readonly string[]) ledger.markRun(String(id));
     if (ledger.ran === ledger.count) wake?.();
   };

@@ -56,6 +56,23 @@ import { CURRENT, NO_JOB, TICK, createLaneStatus } from './lane-status.js';
  */
 export const ONE_LANE_BATCH_MS = 5;
 
+/**
+ * Queued runs go to a lane in a message of their own (with none of the
+ * processor's runs to start there in the same turn) only while the runs it
+ * has started of the processor hold it at least this long, by the
+ * processor's measured time per run, and only when those runs wait for
+ * something outside the thread (a processor whose busy spells end in the
+ * turn they begin in has ended every run a lane started before the lane
+ * reads its next message). Runs quicker than that have most likely all
+ * ended by the time the message arrives (a sleeping thread's wake-up alone
+ * takes a few tenths of a millisecond), and the lane returns queued runs
+ * that have no run of theirs to follow: every one of them would come back
+ * unstarted, to wait for a free slot, and hold up the runs queued ahead
+ * after it (see runs-ahead.ts). They wait in the local queue instead, and
+ * go with the processor's next runs on the lane.
+ */
+const QUEUED_ALONE_MS = 1;
+
 /** One processor's part of the handler threads: what it runs, and what the threads learn about its runs. */
 export interface Share {
   readonly id: number;
@@ -72,6 +89,8 @@ export interface Share {
   runMs: number;
   /** Its runs on lanes now. */
   runs: number;
+  /** Whether its last busy spell on a lane ended in the turn it began in (its runs wait for nothing outside the thread). */
+  endsInTurn: boolean;
   /** Called when its last run on the lanes ends (while it leaves). */
   emptied: (() => void) | undefined;
 }
@@ -243,7 +262,7 @@ export class HandlerThreads {
 
   /** A processor joins: its module starts loading in every lane. */
   join(options: ShareOptions): Share {
-    const share: Share = { ...options, id: this.#nextShare++, lanes: new Set(), runMs: Number.POSITIVE_INFINITY, runs: 0, emptied: undefined };
+    const share: Share = { ...options, id: this.#nextShare++, lanes: new Set(), runMs: Number.POSITIVE_INFINITY, runs: 0, endsInTurn: false, emptied: undefined };
     this.#shares.set(share.id, share);
     this.load(share.handlerUrl).catch(() => {
       // A module that does not load fails each run sent to it, with its error.
@@ -327,9 +346,9 @@ export class HandlerThreads {
 
   /**
    * How many more runs of the processor its lanes would queue now: on each
-   * of its live lanes that runs some of its runs and has loaded its module,
-   * what runs in ONE_LANE_BATCH_MS at its measured pace, less what is queued
-   * there (none before a lane has first run dry of it).
+   * of its lanes that takes them (see #takesAhead), what runs in
+   * ONE_LANE_BATCH_MS at its measured pace, less what is queued there (none
+   * before a lane has first run dry of it).
    */
   aheadRoom(share: Share): number {
     const perLane = aheadPerLane(share.runMs, share.oneLaneBatchMs);
@@ -369,8 +388,16 @@ export class HandlerThreads {
     for (const [lane, serials] of byLane) send(lane, { kind: 'recall', serials });
   }
 
+  /**
+   * Whether queued runs of the processor may go to the lane now: it runs
+   * some of the processor's runs and has its module, and either gets more
+   * of them in this turn's message or is busy with them for a while, waiting
+   * on something (see QUEUED_ALONE_MS).
+   */
   #takesAhead(lane: Lane, share: Share): boolean {
-    return !lane.dead && lane.killReason === undefined && (lane.startedOf.get(share.id) ?? 0) > 0 && lane.modules.get(share.handlerUrl) === true;
+    const started = lane.startedOf.get(share.id) ?? 0;
+    if (lane.dead || lane.killReason !== undefined || started === 0 || lane.modules.get(share.handlerUrl) !== true) return false;
+    return (!share.endsInTurn && started * share.runMs >= QUEUED_ALONE_MS) || (this.#outbox.get(lane)?.get(share)?.runs.length ?? 0) > 0;
   }
 
   /** Aborts the signals of running handlers; queued runs are dropped unstarted. */
@@ -592,6 +619,7 @@ export class HandlerThreads {
             if (share === undefined || runs === 0) continue;
             const perRun = (spells[i + 1] as number) / runs;
             share.runMs = Number.isFinite(share.runMs) ? (3 * share.runMs + perRun) / 4 : perRun;
+            share.endsInTurn = spells[i + 3] === 1;
           }
         }
         if (started === undefined) {

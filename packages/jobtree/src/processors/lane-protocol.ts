@@ -112,10 +112,12 @@ export type ToLane =
 /**
  * A processor's busy spells on a lane, SPELL_FIELDS values each: the
  * processor's share number, how long the lane had runs of it (ms, from its
- * first run after it last had none) and how many of them ended in that time.
+ * first run after it last had none), how many of them ended in that time,
+ * and 1 when the spell ended in the turn of the lane's event loop it began
+ * in (else 0): its runs never waited for anything outside the thread.
  */
 export type PackedSpells = number[];
-export const SPELL_FIELDS = 3;
+export const SPELL_FIELDS = 4;
 
 export type FromLane =
   /** The lane runs and ticks from now on. */

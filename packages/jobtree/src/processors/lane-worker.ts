@@ -61,7 +61,21 @@ interface Spell {
   running: number;
   since: number;
   ended: number;
+  /** The turn of the event loop it began in (see `turn`). */
+  turn: number;
 }
+
+/**
+ * Turns of this thread's event loop, counted only while a spell may need
+ * them: a spell that ends in the turn it began in tells the main thread
+ * that its processor's runs end before any later message reaches the lane.
+ */
+let turn = 0;
+let turnCounted = false;
+const nextTurn = (): void => {
+  turn++;
+  turnCounted = false;
+};
 
 export default async function runLane(task: LaneTask): Promise<void> {
   const port = task.port;
@@ -107,7 +121,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
     // A queued run takes the ended run's place, in the same spell.
     const next = queue.take(share);
     if (next !== undefined) start(handler, share, spell, next.serial, next.job);
-    if (--spell.running === 0) ended.push(share, performance.now() - spell.since, spell.ended);
+    if (--spell.running === 0) ended.push(share, performance.now() - spell.since, spell.ended, spell.turn === turn ? 1 : 0);
     queueFlush();
   };
 
@@ -115,6 +129,11 @@ export default async function runLane(task: LaneTask): Promise<void> {
     if (spell.running++ === 0) {
       spell.since = performance.now();
       spell.ended = 0;
+      spell.turn = turn;
+      if (!turnCounted) {
+        turnCounted = true;
+        setImmediate(nextTurn);
+      }
     }
     // A run that waited for its module has its signal already (an abort may have come meanwhile).
     let run = running.get(serial);
@@ -174,7 +193,7 @@ export default async function runLane(task: LaneTask): Promise<void> {
     }
     let spell = spells.get(message.share);
     if (spell === undefined) {
-      spell = { running: 0, since: 0, ended: 0 };
+      spell = { running: 0, since: 0, ended: 0, turn: 0 };
       spells.set(message.share, spell);
     }
     const handler = loaded.run;
