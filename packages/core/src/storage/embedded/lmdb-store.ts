@@ -29,6 +29,19 @@ const VERSION_LEASE = 1_000_000;
  */
 const TURN_OPENER = Buffer.from('turn-opener');
 
+/**
+ * lmdb-js starts its writer thread on a turn's transaction once the writes
+ * made in the turn count more than `batchStartThreshold` (1,000 by default,
+ * each write counting 1 plus 1 per 4 KiB of value; 0 reads as the default),
+ * else at the end of the turn. Below 1, it starts at the turn's first write,
+ * which `write` makes as it opens the transaction: the writer thread wakes
+ * and opens lmdb's transaction, then applies each put as it is made, while
+ * this thread finishes the turn. An idle commit then no longer pays the
+ * thread's wake-up after the turn has ended; a batch of many writes already
+ * started this way after its first thousand.
+ */
+const WRITER_STARTS_AT_FIRST_WRITE = { batchStartThreshold: 0.5 } as const;
+
 function ignore(): void {}
 
 /**
@@ -132,6 +145,7 @@ export class LmdbStore {
       encoding: 'binary',
       separateFlushed: true,
       maxReaders: MAX_READERS,
+      ...WRITER_STARTS_AT_FIRST_WRITE,
     });
     const dataOptions: DatabaseOptions & { name: string; encoder: typeof COPYING_BINARY } = {
       name: 'data',
