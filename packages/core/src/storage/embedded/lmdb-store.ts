@@ -38,7 +38,10 @@ const TURN_OPENER = Buffer.from('turn-opener');
  * and opens lmdb's transaction, then applies each put as it is made, while
  * this thread finishes the turn. An idle commit then no longer pays the
  * thread's wake-up after the turn has ended; a batch of many writes already
- * started this way after its first thousand.
+ * started this way after its first thousand. The writer thread then holds
+ * lmdb's write lock until the turn ends: a synchronous transaction on this
+ * thread meanwhile would make lmdb-js commit the waiting batch part way,
+ * which is why `writeNow` runs only while no write is under way.
  */
 const WRITER_STARTS_AT_FIRST_WRITE = { batchStartThreshold: 0.5 } as const;
 
