@@ -40,10 +40,12 @@
 // moment they commit, and each one's key changes go into lmdb's open
 // transaction at once (`LmdbStore.writeEarly`): the transactions waiting
 // when the write starts, then each one as it joins. lmdb's writer thread
-// updates its B-tree while this thread runs the rest of the turn (the next
-// workers' bodies, the next accept), instead of receiving the whole batch
-// at the end of the turn and starting only then, which shortens the wait
-// from the end of the turn to the commit. Each transaction goes in whole (its long keys' buckets
+// takes the transaction as it opens (`LmdbStore`'s `batchStartThreshold`)
+// and updates its B-tree while this thread runs the rest of the turn (the
+// next workers' bodies, the next accept), instead of receiving the whole
+// batch at the end of the turn and starting only then, which shortens the
+// wait from the end of the turn to the commit: for an idle add, by the
+// writer thread's wake-up. Each transaction goes in whole (its long keys' buckets
 // too), so if a later one fails to be written, the batch's outcome is
 // unknown (1021) but no transaction is visible half applied, and the
 // watches of what was written still fire.

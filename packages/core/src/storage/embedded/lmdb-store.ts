@@ -29,6 +29,22 @@ const VERSION_LEASE = 1_000_000;
  */
 const TURN_OPENER = Buffer.from('turn-opener');
 
+/**
+ * lmdb-js starts its writer thread on a turn's transaction once the writes
+ * made in the turn count more than `batchStartThreshold` (1,000 by default,
+ * each write counting 1 plus 1 per 4 KiB of value; 0 reads as the default),
+ * else at the end of the turn. Below 1, it starts at the turn's first write,
+ * which `write` makes as it opens the transaction: the writer thread wakes
+ * and opens lmdb's transaction, then applies each put as it is made, while
+ * this thread finishes the turn. An idle commit then no longer pays the
+ * thread's wake-up after the turn has ended; a batch of many writes already
+ * started this way after its first thousand. The writer thread then holds
+ * lmdb's write lock until the turn ends: a synchronous transaction on this
+ * thread meanwhile would make lmdb-js commit the waiting batch part way,
+ * which is why `writeNow` runs only while no write is under way.
+ */
+const WRITER_STARTS_AT_FIRST_WRITE = { batchStartThreshold: 0.5 } as const;
+
 function ignore(): void {}
 
 /**
@@ -132,6 +148,7 @@ export class LmdbStore {
       encoding: 'binary',
       separateFlushed: true,
       maxReaders: MAX_READERS,
+      ...WRITER_STARTS_AT_FIRST_WRITE,
     });
     const dataOptions: DatabaseOptions & { name: string; encoder: typeof COPYING_BINARY } = {
       name: 'data',
