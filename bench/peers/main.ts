@@ -33,7 +33,7 @@ import { loadPg, type PgClient } from './peer-modules.js';
 import { Quiescer } from './quiesce.js';
 import { formatTargets, formatValues, type Samples } from './report.js';
 import { formatRetentionComparison } from './retention-report.js';
-import { describe, type Measurement, SCENARIO_KINDS, type Scenario, scenarioRun, scenarios as allScenarios, summary, warmUpRun } from './scenarios.js';
+import { describe, type Measurement, SCENARIO_KINDS, type Scenario, scenarioRun, scenarios as allScenarios, summary, warmUpRuns } from './scenarios.js';
 import { startPostgres, startRedis } from './servers.js';
 import { runInOwnProcess } from './system-runs.js';
 import { isJobtreeKey, isSystemKey, OPT_IN_KEYS, openSystem, SYSTEM_KEYS, type SystemEnvironment, type SystemKey } from './systems/catalog.js';
@@ -152,8 +152,7 @@ async function runShared(teardown: Teardown, env: SystemEnvironment, quiescer: Q
       const system = await openSystem(key, env, setting);
       teardown.add(withSetting(system.label, setting), () => system.close());
       opened.push(system);
-      const warmUp = warmUpRun(system, scenarios);
-      if (warmUp !== undefined) {
+      for (const warmUp of warmUpRuns(system, scenarios)) {
         await quiescer.quiesce();
         console.log(`  ${withSetting(system.label, setting).padEnd(22)} ${summary(await warmUp.run())}  [${warmUp.what}]`);
       }
@@ -265,7 +264,8 @@ async function main(teardown: Teardown): Promise<void> {
       "BullMQ's Worker made, graphile's run() resolving, to the job's completion.",
       "CPU: the process plus the server's process tree, adding the jobs included, per 10,000 jobs.",
       'A drain is timed from the first handler start to the last confirmed completion; before its first drain, each system',
-      "drains a quarter of that drain's jobs, unmeasured, so the drains measure a warmed-up worker.",
+      'drains a quarter of the first drain at each handler count the drains use, unmeasured, so the drains measure a',
+      'warmed-up worker.',
     ].join('\n'),
   );
 }

@@ -23,12 +23,16 @@ const DRAINS = [
   { count: 100_000, workers: 50, large: true },
 ];
 /**
- * The warm-up drain's share of the first drain's job count: a system process
- * drains that many jobs, unmeasured, before its first measured drain, so that
- * a drain measures a worker whose hot code V8 has compiled (a long-running
- * worker, as users run one), not V8 compiling it. In a new process V8's
- * background compiler threads take about as much CPU during a 20,000-job
- * drain as the drain itself, on a 2-core machine.
+ * The warm-up drains' share of the drains' job counts: before its first
+ * measured drain, a system process drains, unmeasured, a quarter of the
+ * first drain at each handler count the drains use, so that a drain
+ * measures a worker whose hot code V8 has compiled (a long-running worker,
+ * as users run one), not V8 compiling it. In a new process V8's background
+ * compiler threads take about as much CPU during a 20,000-job drain as the
+ * drain itself, on a 2-core machine. A single warm-up of 5,000 jobs at
+ * one handler is not enough for jobtree: they still took a quarter to a
+ * third of the next drain's CPU, against next to none after the warm-ups
+ * at 1, 8 and 50 handlers (15,000 jobs, each count's code paths run).
  */
 const WARM_UP_SHARE = 0.25;
 const SEQUENTIAL_ADDS = 2_000;
@@ -87,16 +91,22 @@ export function scenarioRun(system: BenchSystem, scenario: Scenario): (() => Pro
 }
 
 /**
- * The unmeasured warm-up drain run before the first drain of `scenarios` (see
- * `WARM_UP_SHARE`): a quarter of its job count at its handler count;
- * `undefined` when no drain is among them or the system has none.
+ * The unmeasured warm-up drains run before the first drain of `scenarios`
+ * (see `WARM_UP_SHARE`): for each handler count the drains use, in their
+ * order, a quarter of the first drain's job count at that count; none when
+ * no drain is among them or the system has none.
  */
-export function warmUpRun(system: BenchSystem, scenarios: readonly Scenario[]): { what: string; run: () => Promise<DrainResult> } | undefined {
-  const first = scenarios.find((scenario) => scenario.kind === 'drain');
+export function warmUpRuns(system: BenchSystem, scenarios: readonly Scenario[]): { what: string; run: () => Promise<DrainResult> }[] {
   const drain = system.drain?.bind(system);
-  if (first === undefined || first.kind !== 'drain' || drain === undefined) return undefined;
-  const count = Math.max(100, Math.round(first.count * WARM_UP_SHARE));
-  return { what: `warm-up drain ${n(count)} @ ${first.workers}, not measured`, run: () => drain(count, first.workers) };
+  if (drain === undefined) return [];
+  const firstAt = new Map<number, number>();
+  for (const scenario of scenarios) {
+    if (scenario.kind === 'drain' && !firstAt.has(scenario.workers)) firstAt.set(scenario.workers, scenario.count);
+  }
+  return [...firstAt].map(([workers, first]) => {
+    const count = Math.max(100, Math.round(first * WARM_UP_SHARE));
+    return { what: `warm-up drain ${n(count)} @ ${workers}, not measured`, run: () => drain(count, workers) };
+  });
 }
 
 export function summary(measurement: Measurement): string {

@@ -11,7 +11,7 @@
 import type { BenchSystem } from './bench-system.js';
 import { loadPg } from './peer-modules.js';
 import { Quiescer } from './quiesce.js';
-import { scenarioRun, summary, warmUpRun } from './scenarios.js';
+import { scenarioRun, summary, warmUpRuns } from './scenarios.js';
 import { RESULT_PREFIX, type SystemProcessTask } from './system-runs.js';
 import { openSystem } from './systems/catalog.js';
 
@@ -24,8 +24,7 @@ async function main(task: SystemProcessTask): Promise<void> {
     system = await openSystem(task.key, task.env, task.retention);
     const quiescer = new Quiescer(admin);
     const label = `${system.label}${task.retention === undefined ? '' : `, retention ${task.retention}`}`;
-    const warmUp = warmUpRun(system, task.scenarios);
-    if (warmUp !== undefined) {
+    for (const warmUp of warmUpRuns(system, task.scenarios)) {
       await quiescer.quiesce();
       console.error(`    ${label.padEnd(22)} ${summary(await warmUp.run())}  [${warmUp.what}]`);
     }
