@@ -13,6 +13,7 @@ import test from 'ava';
 import type { ExecutionContext } from 'ava';
 import { FdbError, openDatabase } from '@jobtree/core';
 import type { Database, Transaction } from '@jobtree/core';
+import { BatchWrites } from '../../packages/core/src/storage/embedded/conflict-log.js';
 import { getRangeKeysSnapshot } from '../../packages/core/src/storage/fast-paths.js';
 import { countCursors } from './cursor-count.js';
 
@@ -160,4 +161,24 @@ test('a range read answered from memory still records its read conflict range', 
   await db.doTransaction((tx) => tx.set(b('q/late'), b('v')));
   go();
   t.is(await reader, 'not_committed');
+});
+
+test.serial('a commit is answered before its snapshot looks through the empty ranges it takes over; the first range read does, once', async (t) => {
+  const { db, dir } = await storeWithEmptyRange(t);
+  // Serial: the count is of every store in this process.
+  const writesInside = BatchWrites.prototype.writesInside;
+  let looks = 0;
+  BatchWrites.prototype.writesInside = function (this: BatchWrites, start: Buffer, end: Buffer) {
+    looks += 1;
+    return writesInside.call(this, start, end);
+  };
+  t.teardown(() => {
+    BatchWrites.prototype.writesInside = writesInside;
+  });
+  await db.doTransaction((tx) => tx.set(b('other/1'), b('x')));
+  t.is(looks, 0, 'answered with the ranges not looked through');
+  const cursors = countCursors(t, dir);
+  t.deepEqual(await readEveryWay(db), [[], [], [], [], []]);
+  t.is(looks, 1, 'one range, looked through at the first read');
+  t.is(cursors.opened, 0, 'still known empty');
 });

@@ -65,6 +65,12 @@ export class StoreSnapshot {
    * transaction, makes a new snapshot, which starts with none.
    */
   #emptyRanges: Array<[Buffer, Buffer]> | undefined;
+  /**
+   * The empty ranges of the snapshot before this one and the keys of the
+   * batch between, not looked through yet (see `keepEmptyRangesOf`).
+   */
+  #inheritedRanges: Array<[Buffer, Buffer]> | undefined;
+  #inheritedWritten: BatchKeys | undefined;
   readonly #onRelease: (snapshot: StoreSnapshot) => void;
 
   constructor(
@@ -244,10 +250,29 @@ export class StoreSnapshot {
    * no key it did not hold before.) An idle worker's queue, found empty
    * when its accept parked, so stays known across the commits that do not
    * enqueue to it, such as the finish of its last job.
+   *
+   * They are looked through at this snapshot's first range read, not here:
+   * the pipeline takes a commit's snapshot before it tells the commit's
+   * waiters, and a job handed to an idle worker would wait for that work
+   * before its handler starts. `previous` settles its own first, so what is
+   * held is one batch's keys, never a chain of them.
    */
   keepEmptyRangesOf(previous: StoreSnapshot, written: BatchKeys): void {
+    previous.#settleInheritedRanges();
     const ranges = previous.#emptyRanges;
     if (ranges === undefined) return;
+    // Ranges `previous` finds empty later are empty in it too: shared, not copied.
+    this.#inheritedRanges = ranges;
+    this.#inheritedWritten = written;
+  }
+
+  /** Keeps the inherited ranges (see `keepEmptyRangesOf`) the batch wrote no key in. */
+  #settleInheritedRanges(): void {
+    const ranges = this.#inheritedRanges;
+    const written = this.#inheritedWritten;
+    if (ranges === undefined || written === undefined) return;
+    this.#inheritedRanges = undefined;
+    this.#inheritedWritten = undefined;
     for (const [start, end] of ranges) {
       if (written.writesInside(start, end)) continue;
       this.#emptyRanges ??= [];
@@ -259,6 +284,7 @@ export class StoreSnapshot {
 
   /** Whether a range this snapshot found empty holds `[start, end)`: then no cursor is opened for it. */
   #knownEmpty(start: Buffer, end: Buffer): boolean {
+    this.#settleInheritedRanges();
     const ranges = this.#emptyRanges;
     if (ranges === undefined) return false;
     for (const [emptyStart, emptyEnd] of ranges) {
@@ -269,6 +295,7 @@ export class StoreSnapshot {
 
   /** A complete read of `[start, end)` found no key: remembered, as copies (callers may reuse their bounds). */
   #foundEmpty(start: Buffer, end: Buffer): void {
+    this.#settleInheritedRanges();
     this.#emptyRanges ??= [];
     if (this.#emptyRanges.length >= EMPTY_RANGES_KEPT) this.#emptyRanges.shift();
     this.#emptyRanges.push([Buffer.from(start), Buffer.from(end)]);
