@@ -5,6 +5,7 @@
 // the next takes late too; runs that end slowly, or not at all, get none.
 
 import test from 'ava';
+import { MAX_ACCEPT_MANY } from '../../packages/core/src/jobs/accept-batcher.js';
 import { SpareJobs } from '../../packages/core/src/jobs/spare-jobs.js';
 
 /** A clock the test moves by hand. */
@@ -47,6 +48,19 @@ test('time starved for a take does not lower the rate: the spare jobs cover two 
   const held = spare.count(10);
   t.true(held >= 150, `${held} spare jobs for takes of 10 ms at 10 runs a ms`);
   t.true(held <= 200, `${held} spare jobs: no more than two takes' worth`);
+});
+
+test('quick runs and long takes: the spare jobs reach two whole takes, and no more', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // 20 runs a ms and takes of 80 ms (an accept sent to the owner of a
+  // shared store and its jobs sent back): two takes' worth at that pace is
+  // 3,200 jobs, more than two takes bring.
+  for (let rounds = 0; rounds < 40; rounds++) {
+    round(spare, clock, 500, 0.05, 5);
+    spare.count(80);
+  }
+  t.is(spare.count(80), 2 * MAX_ACCEPT_MANY);
 });
 
 test('runs that end slowly get no spare jobs, and a window with no run ended halves the rate', (t) => {

@@ -15,11 +15,18 @@
 // with no spare jobs would take a few at a time for long). Time spent
 // waiting on a store that had no more jobs counts: a trickle of jobs run as
 // they come gets no spare jobs.
+//
+// The most is two whole takes (as many as the queue has in flight): with
+// less, a take whose round trip is long (an accept sent from a client
+// process to the process that owns a shared store, and its jobs sent back)
+// leaves slots empty while it is on its way, whatever the rate.
+
+import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 
 /** Take round trips the spare jobs cover. */
 const TAKES_COVERED = 2;
-/** The most spare jobs, whatever the rate (one acceptMany's most). */
-const MAX_SPARE = 1_000;
+/** The most spare jobs, whatever the rate: as many as the takes covered bring at most. */
+const MAX_SPARE = MAX_ACCEPT_MANY * TAKES_COVERED;
 /** How often the rate at which runs end is measured. */
 const RATE_WINDOW_MS = 50;
 /** A window in which the owner was starved all but this long, and no run ended, tells nothing of its first rate. */
