@@ -340,10 +340,15 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
 
   // --- conflicts -----------------------------------------------------------
 
+  // A conflict key or range fixes the read version (it is checked against
+  // the commits after it) but reads nothing: the transaction's age is checked
+  // by its reads and by its commit, not here. An accept adds one per job it
+  // takes, and a clock read each was a visible share of a drain.
+
   addReadConflictKey(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
-    this.#readSnapshot();
+    this.#readSnapshot(false);
     this.#addReadKey(k.toString('latin1'), k.length);
   }
 
@@ -352,7 +357,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const e = checkRangeEnd(end);
     checkRange(s, e);
     this.#checkOpen();
-    this.#readSnapshot();
+    this.#readSnapshot(false);
     if (Buffer.compare(s, e) < 0) this.#addReadRange([copyBytes(s), copyBytes(e)]);
   }
 
