@@ -112,7 +112,7 @@ export function checkFailItem(item: FailItem): FailItem {
 export type EndingHandle = Pick<Job, 'type' | 'id' | 'lock'>;
 
 /**
- * `job`, checked, as an ending crosses: the owner's checks and its writes
+ * `job`, checked already, as the end of its run crosses: the owner's checks and its writes
  * read the type, the id and the lock alone, and the rest of the handle
  * (its data, above all) would be packed here and unpacked there for each
  * job for nothing.
