@@ -104,7 +104,35 @@ export function checkJobFail(job: Job, error: JobErrorInput): JobError {
 /** One item of `failMany`, refused on its own as the owner refuses it; answers the item as it is to cross. */
 export function checkFailItem(item: FailItem): FailItem {
   const checked = checkOptions(item, FAIL_ITEM);
-  return { job: checked.job, error: checkJobFail(checked.job, checked.error) };
+  const error = checkJobFail(checked.job, checked.error);
+  return { job: endingHandle(checked.job) as Job, error };
+}
+
+/** What the owner reads of a job handle to end its run (finish, complete, fail, failAttempt): the job, and the lock that proves the run is the caller's. */
+export type EndingHandle = Pick<Job, 'type' | 'id' | 'lock'>;
+
+/**
+ * `job`, checked already, as the end of its run crosses: the owner's checks and its writes
+ * read the type, the id and the lock alone, and the rest of the handle
+ * (its data, above all) would be packed here and unpacked there for each
+ * job for nothing.
+ */
+export function endingHandle(job: Job): EndingHandle {
+  return { type: job.type, id: job.id, lock: job.lock };
+}
+
+/** One item of `finishMany`, checked, as it crosses: its job as an ending handle, its data only when given. */
+export function crossingWorkerItem(item: WorkerItem): WorkerItem {
+  checkWorkerItem(item);
+  const job = endingHandle(item.job) as Job;
+  return item.data === undefined ? { job } : { job, data: item.data };
+}
+
+/** One item of `completeMany`, checked, as it crosses: its job as an ending handle, its result only when given. */
+export function crossingCompleteItem(item: CompleteItem): CompleteItem {
+  checkCompleteItem(item);
+  const job = endingHandle(item.job) as Job;
+  return item.result === undefined ? { job } : { job, result: item.result };
 }
 
 /** A worker's `failAttempt` of `job`. */

@@ -61,7 +61,9 @@ import type { TypeLimits } from '../jobs/type-limits.js';
 import {
   checkAdd,
   checkAddMany,
-  checkCompleteItem,
+  crossingCompleteItem,
+  crossingWorkerItem,
+  endingHandle,
   checkFailAttempt,
   checkFailItem,
   checkJobFail,
@@ -350,13 +352,13 @@ export class SharedJobs implements Jobs {
   finish<T extends string>(job: Job<T>, data?: unknown): Promise<'pending' | 'finished'> {
     const local = this.handle;
     if (local !== undefined) return local.finish(job, data);
-    return this.#remoteChecked(() => checkJobWrite(job, data), 'finish', [job, data], !RETRIED) as Promise<'pending' | 'finished'>;
+    return this.#remoteEnding(() => checkJobWrite(job, data), 'finish', job, data) as Promise<'pending' | 'finished'>;
   }
 
   complete<T extends string>(job: Job<T>, result?: unknown): Promise<'pending' | 'finished'> {
     const local = this.handle;
     if (local !== undefined) return local.complete(job, result);
-    return this.#remoteChecked(() => checkJobWrite(job, result), 'complete', [job, result], !RETRIED) as Promise<'pending' | 'finished'>;
+    return this.#remoteEnding(() => checkJobWrite(job, result), 'complete', job, result) as Promise<'pending' | 'finished'>;
   }
 
   fail<T extends string>(job: Job<T>, error: JobErrorInput): Promise<'pending' | 'finished'> {
@@ -368,13 +370,13 @@ export class SharedJobs implements Jobs {
     } catch (failure) {
       return Promise.reject(failure);
     }
-    return this.#remote('fail', [job, crossing], !RETRIED) as Promise<'pending' | 'finished'>;
+    return this.#remote('fail', [endingHandle(job), crossing], !RETRIED) as Promise<'pending' | 'finished'>;
   }
 
   failAttempt<T extends string>(job: Job<T>, options: FailAttemptOptions): Promise<'pending'> {
     const local = this.handle;
     if (local !== undefined) return local.failAttempt(job, options);
-    return this.#remoteChecked(() => checkFailAttempt(job, options), 'failAttempt', [job, options], !RETRIED) as Promise<'pending'>;
+    return this.#remoteEnding(() => checkFailAttempt(job, options), 'failAttempt', job, options) as Promise<'pending'>;
   }
 
   /** `finish`, telling `counter` once it has settled. @internal */
@@ -395,13 +397,13 @@ export class SharedJobs implements Jobs {
   finishMany<T extends string>(items: readonly WorkerItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
     const local = this.handle;
     if (local !== undefined) return local.finishMany(items);
-    return this.#remoteBatch('finishMany', items, checkedAsItIs(checkWorkerItem)) as Promise<Settled<'pending' | 'finished'>[]>;
+    return this.#remoteBatch('finishMany', items, crossingWorkerItem) as Promise<Settled<'pending' | 'finished'>[]>;
   }
 
   completeMany<T extends string>(items: readonly CompleteItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
     const local = this.handle;
     if (local !== undefined) return local.completeMany(items);
-    return this.#remoteBatch('completeMany', items, checkedAsItIs(checkCompleteItem)) as Promise<Settled<'pending' | 'finished'>[]>;
+    return this.#remoteBatch('completeMany', items, crossingCompleteItem) as Promise<Settled<'pending' | 'finished'>[]>;
   }
 
   failMany<T extends string>(items: readonly FailItem<T>[]): Promise<Settled<'pending' | 'finished'>[]> {
@@ -526,6 +528,20 @@ export class SharedJobs implements Jobs {
       return Promise.reject(error);
     }
     return this.#remote(method, args, retried);
+  }
+
+  /**
+   * An end of `job`'s run in the owner (`finish`, `complete`,
+   * `failAttempt`), once `check` passed here: the job crosses as its ending
+   * handle, and the call is never made again on the next owner.
+   */
+  #remoteEnding(check: () => void, method: JobsMethod, job: Job, argument: unknown): Promise<unknown> {
+    try {
+      check();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#remote(method, [endingHandle(job), argument], !RETRIED);
   }
 
   /**
