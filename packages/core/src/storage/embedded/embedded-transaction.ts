@@ -343,7 +343,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
   // A conflict key or range fixes the read version (it is checked against
   // the commits after it) but reads nothing: the transaction's age is checked
   // by its reads and by its commit, not here. An accept adds one per job it
-  // takes, and a clock read each was a visible share of a drain.
+  // takes, and a clock read for each would be a visible share of a drain.
 
   addReadConflictKey(key: Bytes): void {
     const k = checkKey(key);
