@@ -15,8 +15,11 @@ import { type ActorRef, createActorSystem } from '@jobtree/actors';
 import benchActor, { type BenchMsg } from '../test/actors/fixtures/bench-actor.js';
 import { coldStartRows } from './cold-start/measure.js';
 import { type Cell, formatTable, RATIO_HEADER } from './table.js';
+import { benchOptions } from './bench-options.js';
 
-const quick = process.argv.includes('--quick');
+const USAGE = `usage: pnpm bench:actors [--quick]
+  --quick          fewer round trips, casts, spawns and cold starts: a short run`;
+const quick = benchOptions(USAGE, { quick: { type: 'boolean', default: false } }).quick === true;
 const ROUND_TRIPS = quick ? 2_000 : 10_000;
 const CASTS = quick ? 100_000 : 500_000;
 const SPAWNS = quick ? 200 : 1_000;

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startJobs } from 'jobtree';
 import { formatTable } from './table.js';
+import { benchOptions } from './bench-options.js';
 
 const CLIENTS_FLAG = '--sse-clients';
 
@@ -26,7 +27,9 @@ if (process.argv.includes(CLIENTS_FLAG)) {
 }
 
 async function main(): Promise<void> {
-  const quick = process.argv.includes('--quick');
+  const usage = `usage: pnpm bench:admin [--quick]
+  --quick          2 rounds of 3 s phases instead of 4 of 6 s`;
+  const quick = benchOptions(usage, { quick: { type: 'boolean', default: false } }).quick === true;
   const ROUNDS = quick ? 2 : 4;
   const PHASE_MS = quick ? 3_000 : 6_000;
   const CLIENTS = 100;

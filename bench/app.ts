@@ -15,8 +15,11 @@ import { join } from 'node:path';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { type JobsApp, type StartJobsOptions, startJobs } from 'jobtree';
 import { type Cell, formatTable } from './table.js';
+import { benchOptions } from './bench-options.js';
 
-const quick = process.argv.includes('--quick');
+const USAGE = `usage: pnpm bench:app [--quick]
+  --quick          100 latency samples, 1, 100 and 300 types: a short run`;
+const quick = benchOptions(USAGE, { quick: { type: 'boolean', default: false } }).quick === true;
 const SAMPLES = quick ? 100 : 400;
 const TYPES = quick ? [1, 100, 300] : [1, 100, 1_000];
 

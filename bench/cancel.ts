@@ -21,15 +21,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { type JobsApp, startJobs } from 'jobtree';
 import handler from './cancel-fixtures/aborted-at.js';
 import type { CancelChildReady } from './cancel-fixtures/cancel-child.js';
 import { formatTable } from './table.js';
+import { benchOptions, positiveInteger } from './bench-options.js';
 
-const { values: args } = parseArgs({ options: { tries: { type: 'string', default: '200' } } });
-const TRIES = Number(args.tries);
-if (!Number.isInteger(TRIES) || TRIES < 1) throw new TypeError(`--tries must be a positive integer, got ${args.tries}`);
+const USAGE = `usage: pnpm bench:cancel [--tries N]
+  --tries N        cancellations measured per placement of the handler (default 200; every other one a remove)`;
+const args = benchOptions(USAGE, { tries: { type: 'string', default: '200' } });
+const TRIES = positiveInteger(USAGE, '--tries', args.tries);
 const TYPE = 'cancel-bench';
 /** A heartbeat every 100 s: none comes during a try. */
 const TYPE_TIMEOUT_SECONDS = 300;

@@ -21,19 +21,21 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
+import { benchOptions, positiveInteger } from './bench-options.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DRIVER_DIR = fileURLToPath(new URL('./first-job/', import.meta.url));
 
-const { values: args } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '5' },
-    installed: { type: 'string' },
-  },
+const USAGE = `usage: pnpm bench:first-job [--rounds N] [--installed DIR]
+  --rounds N       rounds per build (default 5)
+  --installed DIR  an app with the packed tarballs installed (without it, one is packed and installed first)`;
+const args = benchOptions(USAGE, {
+  rounds: { type: 'string', default: '5' },
+  installed: { type: 'string' },
 });
-const rounds = Number(args.rounds);
+const rounds = positiveInteger(USAGE, '--rounds', args.rounds);
 
 interface DriverResult {
   process: { processMs: number; firstJobMs: number }[];

@@ -17,20 +17,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { openDatabase, openJobs } from '@jobtree/core';
 import type { Job, Jobs } from '@jobtree/core';
+import { badOption, benchOptions, positiveInteger } from './bench-options.js';
 
-const { values: args } = parseArgs({
-  options: {
-    jobs: { type: 'string', default: '100000' },
-    tenants: { type: 'string', default: '1000' },
-    handlers: { type: 'string', default: '8' },
-  },
+const USAGE = `usage: pnpm bench:groups [--jobs N] [--tenants N] [--handlers N]
+  --jobs N         the big tenant's backlog (default 100000)
+  --tenants N      tenants, the big one included (default 1000; at least 2)
+  --handlers N     concurrent handlers (default 8)`;
+const args = benchOptions(USAGE, {
+  jobs: { type: 'string', default: '100000' },
+  tenants: { type: 'string', default: '1000' },
+  handlers: { type: 'string', default: '8' },
 });
-const backlog = Number(args.jobs);
-const tenants = Number(args.tenants);
-const handlers = Number(args.handlers);
+const backlog = positiveInteger(USAGE, '--jobs', args.jobs);
+const tenants = positiveInteger(USAGE, '--tenants', args.tenants);
+if (tenants < 2) badOption(USAGE, `--tenants must be at least 2 (the big tenant and one other), got ${args.tenants}`);
+const handlers = positiveInteger(USAGE, '--handlers', args.handlers);
 const TYPE = 'bench';
 const total = backlog + tenants - 1;
 

@@ -30,7 +30,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { LocalQueue, openDatabase, openJobs } from '@jobtree/core';
 import type { Database, Jobs } from '@jobtree/core';
 import { JobKeys } from '../packages/core/src/jobs/job-keys.js';
@@ -38,19 +37,25 @@ import { encodeJobRecord } from '../packages/core/src/jobs/job-record.js';
 import { enqueuePending } from '../packages/core/src/jobs/pending-queue.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
 import { measureThroughput } from './throughput.js';
+import { benchOptions, positiveNumber } from './bench-options.js';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    seconds: { type: 'string' },
-    drain: { type: 'boolean', default: false },
-    batches: { type: 'boolean', default: false },
-    latency: { type: 'boolean', default: false },
-    core: { type: 'string' },
-  },
+const USAGE = `usage: pnpm bench:jobs [--quick] [--seconds S] [--drain [--batches] [--core DIR]] [--latency]
+  --quick          shorter measurements, a queue of 100,000 instead of 1,000,000
+  --seconds S      counted seconds per cycle measurement (default 2; --quick 1)
+  --drain          only the drain (add N jobs, then accept and finish them four ways)
+  --batches        with --drain: only the batch and LocalQueue rows
+  --core DIR       with --drain: drain against another checkout's packages/core/src
+  --latency        only add -> start with an idle worker`;
+const args = benchOptions(USAGE, {
+  quick: { type: 'boolean', default: false },
+  seconds: { type: 'string' },
+  drain: { type: 'boolean', default: false },
+  batches: { type: 'boolean', default: false },
+  latency: { type: 'boolean', default: false },
+  core: { type: 'string' },
 });
 const quick = args.quick === true;
-const seconds = args.seconds === undefined ? (quick ? 1 : 2) : Number(args.seconds);
+const seconds = args.seconds === undefined ? (quick ? 1 : 2) : positiveNumber(USAGE, '--seconds', args.seconds);
 const bigQueue = quick ? 100_000 : 1_000_000;
 const smallQueue = 1_000;
 const latencySamples = quick ? 300 : 1_000;

@@ -23,21 +23,26 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchOptions, positiveInteger, positiveNumber } from './bench-options.js';
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: 'string' },
-    rate: { type: 'string', default: '500' },
-    jobs: { type: 'string', default: '20000' },
-    compare: { type: 'string' },
-    core: { type: 'string' },
-    'cost-only': { type: 'boolean', default: false },
-  },
+const USAGE = `usage: pnpm bench:limits [--seconds S] [--rate N] [--jobs N] [--compare DIR] [--core DIR] [--cost-only]
+  --seconds S      how long the rate run lasts (default 5, or LIMITS_BENCH_SECONDS)
+  --rate N         the type's limit, starts per second (default 500)
+  --jobs N         jobs of the take-path cost drain (default 20000)
+  --compare DIR    the cost drain in child processes, 3 rounds interleaved, against DIR's packages/core/src
+  --core DIR       run against another checkout's packages/core/src
+  --cost-only      only the take-path cost drain`;
+const args = benchOptions(USAGE, {
+  seconds: { type: 'string' },
+  rate: { type: 'string', default: '500' },
+  jobs: { type: 'string', default: '20000' },
+  compare: { type: 'string' },
+  core: { type: 'string' },
+  'cost-only': { type: 'boolean', default: false },
 });
-const seconds = Number(args.seconds ?? process.env.LIMITS_BENCH_SECONDS ?? 5);
-const rate = Number(args.rate);
-const drainJobs = Number(args.jobs);
+const seconds = positiveNumber(USAGE, '--seconds', args.seconds ?? process.env.LIMITS_BENCH_SECONDS ?? '5');
+const rate = positiveNumber(USAGE, '--rate', args.rate);
+const drainJobs = positiveInteger(USAGE, '--jobs', args.jobs);
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TYPE = 'bench';
 

@@ -30,24 +30,24 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { type Jobs, LocalQueue, openJobs } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import { type Scheduler, startScheduler } from '../packages/jobtree/src/processors/index.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
+import { benchOptions, positiveInteger } from './bench-options.js';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    // `--drain-only`: the end-to-end drain alone, e.g. under `node --cpu-prof`.
-    'drain-only': { type: 'boolean', default: false },
-    // With --drain-only: the scheduler's maxJobs (default 1,000).
-    'max-jobs': { type: 'string' },
-    // With --drain-only: the handler on the main thread.
-    main: { type: 'boolean', default: false },
-    // `--latency-only`: the add -> handler start latency of 2. alone.
-    'latency-only': { type: 'boolean', default: false },
-  },
+const USAGE = `usage: pnpm bench:processors [--quick] [--drain-only [--max-jobs N] [--main]] [--latency-only]
+  --quick          smaller drains, 200 latency samples, 300 rotating jobs
+  --drain-only     only the end-to-end drain (e.g. under node --cpu-prof), with its CPU per job
+  --max-jobs N     with --drain-only: the scheduler's maxJobs (default 1,000)
+  --main           with --drain-only: the handler on the main thread
+  --latency-only   only add -> handler start with an idle scheduler`;
+const args = benchOptions(USAGE, {
+  quick: { type: 'boolean', default: false },
+  'drain-only': { type: 'boolean', default: false },
+  'max-jobs': { type: 'string' },
+  main: { type: 'boolean', default: false },
+  'latency-only': { type: 'boolean', default: false },
 });
 const quick = args.quick === true;
 const THREADS = 2;
@@ -370,7 +370,7 @@ async function main(): Promise<void> {
   console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
   if (args['drain-only'] === true) {
     const window: DrainWindow = {};
-    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : Number(args['max-jobs']), window, args.main === true);
+    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : positiveInteger(USAGE, '--max-jobs', args['max-jobs']), window, args.main === true);
     const cpuPerJob = ((window.cpuMs ?? Number.NaN) * 1000) / DRAIN_JOBS;
     console.log(
       `no-op jobs/s end to end (${DRAIN_JOBS}): ${Math.round(rate)}; main thread CPU ${cpuPerJob.toFixed(1)} µs/job; drain from ${window.from} to ${window.to} µs`,

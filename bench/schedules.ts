@@ -12,11 +12,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { openJobs, tickJobId } from '@jobtree/core';
+import { benchOptions, positiveNumber } from './bench-options.js';
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '600' } } });
-const seconds = Number(args.seconds);
+const USAGE = `usage: pnpm bench:schedules [--seconds N]
+  --seconds N      how long the schedule ticks, once a second (default 600), the owner killed 3 times along the way`;
+const args = benchOptions(USAGE, { seconds: { type: 'string', default: '600' } });
+const seconds = positiveNumber(USAGE, '--seconds', args.seconds);
 const CHILD = fileURLToPath(new URL('./schedules-fixtures/ticker-child.ts', import.meta.url));
 const RESTARTS = 3;
 

@@ -41,23 +41,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { type Jobs, type StoreDurability, openJobs } from '@jobtree/core';
 import { type JobsApp, startJobs } from 'jobtree';
+import { badOption, benchOptions } from './bench-options.js';
 import { type IdleWake, idleWakeRows, measureIdleWake } from './idle-wake.js';
 import type { SharingChildMessage } from './sharing-fixtures/sharing-child.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER } from './table.js';
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    // `--only latency|drain|fleet`: one part alone (e.g. under `node --cpu-prof`).
-    only: { type: 'string' },
-  },
+const USAGE = `usage: pnpm bench:sharing [--quick] [--only latency|drain|fleet]
+  --quick          200 latency samples, drains of 20,000 jobs (3 rounds), a fleet of 20,000 jobs
+  --only PART      one part alone: latency (add -> start, another process vs the same),
+                   drain (a client's app.process drain vs the owner's) or fleet (4 adders, 2 workers)`;
+const args = benchOptions(USAGE, {
+  quick: { type: 'boolean', default: false },
+  only: { type: 'string' },
 });
 const quick = args.quick === true;
 const only = args.only;
-if (only !== undefined && !['latency', 'drain', 'fleet'].includes(only)) throw new Error(`--only takes latency, drain or fleet, not ${only}`);
+if (only !== undefined && !['latency', 'drain', 'fleet'].includes(only)) badOption(USAGE, `--only takes latency, drain or fleet, not ${only}`);
 const LATENCY_SAMPLES = quick ? 200 : 1_000;
 /** The pause before each latency sample (the worker settles back into its waiting accept). */
 const LATENCY_GAP_MS = 5;

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { badOption, benchOptions } from './bench-options.js';
 import type { Database, Transaction } from '@jobtree/core';
 import { openDatabase } from '@jobtree/core';
 import { open } from 'lmdb';
@@ -28,28 +28,18 @@ import { RATIO_HEADER, formatTable, infoRow, ratioRow } from './table.js';
 import type { Cell } from './table.js';
 import { bestOfInterleaved, measureSyncThroughput, measureThroughput } from './throughput.js';
 
-const USAGE = `usage: tsx bench/storage.ts [--seconds S] [--quick]
+const USAGE = `usage: pnpm bench:storage [--seconds S] [--quick]
   --seconds S   counted seconds per measurement (default 1.5; a quarter of it again for warm-up)
   --quick       0.3 s per measurement and a smaller data set: a smoke run`;
 
 function parseOptions(): { seconds: number; quick: boolean } {
-  const { values } = parseArgs({
-    options: {
-      seconds: { type: 'string' },
-      quick: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  const values = benchOptions(USAGE, {
+    seconds: { type: 'string' },
+    quick: { type: 'boolean', default: false },
   });
-  if (values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
   const quick = values.quick ?? false;
   const seconds = values.seconds === undefined ? (quick ? 0.3 : 1.5) : Number(values.seconds);
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 60) {
-    console.error(`--seconds must be a number of seconds in (0, 60], got ${values.seconds}\n${USAGE}`);
-    process.exit(2);
-  }
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 60) badOption(USAGE, `--seconds must be a number of seconds in (0, 60], got ${values.seconds}`);
   return { seconds, quick };
 }
 

@@ -14,8 +14,11 @@ import { type ActorRef, type ActorSystem, createActorSystem } from '@jobtree/act
 import { type Supervisor, startSupervisor } from '@jobtree/supervisor';
 import worker from '../test/supervisor/fixtures/worker.js';
 import { type Cell, formatTable } from './table.js';
+import { benchOptions } from './bench-options.js';
 
-const quick = process.argv.includes('--quick');
+const USAGE = `usage: pnpm bench:supervisor [--quick]
+  --quick          20 pooled and 5 dedicated restarts instead of 100 and 15`;
+const quick = benchOptions(USAGE, { quick: { type: 'boolean', default: false } }).quick === true;
 const TARGET = 1.2;
 const ROUNDS: Record<'pool' | 'dedicated', number> = quick ? { pool: 20, dedicated: 5 } : { pool: 100, dedicated: 15 };
 const WARMUP = 3;

@@ -24,7 +24,7 @@ import { chmodSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { badOption, benchOptions } from '../bench-options.js';
 import { formatTable } from '../table.js';
 import { type IdleWake, idleWakeRows, measureIdleWake, medianWake } from '../idle-wake.js';
 import type { BenchSystem } from './bench-system.js';
@@ -44,24 +44,32 @@ import { Teardown } from './teardown.js';
 const MODES = ['isolated', 'shared'] as const;
 type Mode = (typeof MODES)[number];
 
-const { values: args } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-    jobs: { type: 'string' },
-    only: { type: 'string' },
-    mode: { type: 'string', default: 'isolated' },
-    retention: { type: 'boolean', default: false },
-  },
+const USAGE = `usage: pnpm bench:peers [--rounds N] [--jobs SCALE] [--only WORDS] [--mode isolated|shared|both] [--quick] [--retention]
+  --rounds N       rounds (default 3; --quick 1); the order of the systems rotates between rounds
+  --jobs SCALE     multiplies every job count (default 1; --quick 0.1)
+  --only WORDS     comma-separated system keys (${SYSTEM_KEYS.join(', ')}),
+                   scenario kinds (${SCENARIO_KINDS.join(', ')}) and drains' handler counts (@1, @8, @50):
+                   of each sort named, only those run
+  --mode M         isolated (default): each system in its own process; shared: all in this one; both
+  --quick          1 round, job counts x0.1: a smoke run
+  --retention      jobtree's variants only, each twice a round, retention on and off
+See bench/peers/README.md.`;
+const args = benchOptions(USAGE, {
+  quick: { type: 'boolean', default: false },
+  rounds: { type: 'string' },
+  jobs: { type: 'string' },
+  only: { type: 'string' },
+  mode: { type: 'string', default: 'isolated' },
+  retention: { type: 'boolean', default: false },
 });
 const quick = args.quick === true;
 const retention = args.retention === true;
 const rounds = args.rounds === undefined ? (quick ? 1 : 3) : Number(args.rounds);
-if (!Number.isInteger(rounds) || rounds < 1) throw new TypeError(`--rounds must be a positive integer, got ${args.rounds}`);
+if (!Number.isInteger(rounds) || rounds < 1) badOption(USAGE, `--rounds must be a positive integer, got ${args.rounds}`);
 const scale = args.jobs === undefined ? (quick ? 0.1 : 1) : Number(args.jobs);
-if (!(scale > 0) || !Number.isFinite(scale)) throw new TypeError(`--jobs must be a positive number (a scale of the job counts), got ${args.jobs}`);
+if (!(scale > 0) || !Number.isFinite(scale)) badOption(USAGE, `--jobs must be a positive number (a scale of the job counts), got ${args.jobs}`);
 const modes: Mode[] = args.mode === 'both' ? [...MODES] : MODES.includes(args.mode as Mode) ? [args.mode as Mode] : [];
-if (modes.length === 0) throw new TypeError(`--mode must be isolated, shared or both, got ${args.mode}`);
+if (modes.length === 0) badOption(USAGE, `--mode must be isolated, shared or both, got ${args.mode}`);
 
 /**
  * `--only`: comma-separated words, each a system key (local-queue,
@@ -76,12 +84,12 @@ const only = (args.only ?? '')
   .filter((word) => word.length > 0);
 for (const word of only) {
   if (!isSystemKey(word) && !(SCENARIO_KINDS as readonly string[]).includes(word) && !/^@\d+$/.test(word)) {
-    throw new TypeError(`--only: ${word} is neither a system (${SYSTEM_KEYS.join(', ')}) nor a scenario (${SCENARIO_KINDS.join(', ')}, @<handlers>)`);
+    badOption(USAGE, `--only: ${word} is neither a system (${SYSTEM_KEYS.join(', ')}) nor a scenario (${SCENARIO_KINDS.join(', ')}, @<handlers>)`);
   }
 }
 const namedSystems = only.filter(isSystemKey);
 if (retention && namedSystems.some((key) => !isJobtreeKey(key))) {
-  throw new TypeError(`--retention compares jobtree's variants with retention on and off; --only names a peer: ${namedSystems.filter((key) => !isJobtreeKey(key)).join(', ')}`);
+  badOption(USAGE, `--retention compares jobtree's variants with retention on and off; --only names a peer: ${namedSystems.filter((key) => !isJobtreeKey(key)).join(', ')}`);
 }
 const systemKeys: SystemKey[] =
   namedSystems.length > 0
