@@ -41,8 +41,21 @@ test.serial('reads need no token and answer the tree, the types with counts, the
   const one = await request(`${admin.url}/api/jobs/email/b`);
   t.is(one.status, 200);
   t.like(one.body, { type: 'email', id: 'b', state: 'finished', data: { sent: true }, priority: 3, scheduler: null });
-  // No app.process yet: the scheduler view is there, and empty.
-  t.deepEqual((await request(`${admin.url}/api/scheduler`)).body, { running: true, stats: {}, jobs: { total_rows: 0, offset: 0, jobs: [] } });
+  // No app.process yet: no scheduler runs.
+  t.false(body.scheduler);
+  t.deepEqual((await request(`${admin.url}/api/scheduler`)).body, { running: false, stats: null, jobs: null });
+});
+
+test.serial('the scheduler runs from the first app.process: status and the scheduler view say so', async (t) => {
+  const { app, admin } = await startAdminApp(t);
+  await app.process('email', async () => ({ sent: true }), { maxJobs: 1 });
+  await app.add('email', 'a', { to: 'ada@example.com' });
+  await eventually(async () => (await app.getJobState('email', 'a')) === 'finished');
+  t.true(((await request(`${admin.url}/api/status`)).body as { scheduler: boolean }).scheduler);
+  const view = (await request(`${admin.url}/api/scheduler`)).body as { running: boolean; stats: Record<string, { total: number }>; jobs: { jobs: unknown[] } };
+  t.true(view.running);
+  t.deepEqual(Object.keys(view.stats), ['email']);
+  t.true(Array.isArray(view.jobs.jobs));
 });
 
 test.serial('mutations need the token: add, remove, set-timeout and kill answer 401 without it and work with it', async (t) => {

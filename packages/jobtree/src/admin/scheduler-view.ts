@@ -27,6 +27,14 @@ export function schedulerOf(app: object): SchedulerView | undefined {
   return scheduler as SchedulerView;
 }
 
+/**
+ * Whether the view schedules any job type: an app's view is there from its
+ * start, and holds a type from that type's first `process` on.
+ */
+export function runsProcessors(view: SchedulerView): boolean {
+  return Object.keys(statsByType(view)).length > 0;
+}
+
 /** Stats per type: a single scheduler's stats are filed under the empty type. */
 export function statsByType(view: SchedulerView): Record<string, SchedulerStats> {
   const stats = view.stats();
