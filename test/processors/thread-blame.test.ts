@@ -65,7 +65,7 @@ test('a thread ended because a handler ignored its abort blames that job alone',
 
 test('a thread lost with no culprit named charges nobody until a job is lost that way three times in a row', async (t) => {
   const h = await harness(t);
-  // A handler that marks when it waits for its signal: no code of the job runs while the thread is terminated.
+  // A handler whose marker says it waits for its signal: no code of the job runs while the thread is terminated.
   const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts: 1 });
   const failed = nextEvent(scheduler, 'job:failed', (event) => event.id === 'long', 90_000);
   const started = nextEvent(scheduler, 'job:started', (event) => event.id === 'long');
@@ -73,16 +73,41 @@ test('a thread lost with no culprit named charges nobody until a job is lost tha
   await started;
   const terminated = new Set<number>();
   for (let i = 1; i <= 3; i++) {
-    // Terminated from outside while the handler waits.
-    const restarted = i < 3 ? nextEvent(scheduler, 'job:started', (event) => event.id === 'long', 30_000) : undefined;
     let thread: Worker | undefined;
     await eventually(() => {
       thread = scheduler.threads.find((candidate) => existsSync(join(h.dir, `long@${candidate.threadId}`)) && !terminated.has(candidate.threadId));
       return thread !== undefined;
     });
     terminated.add(thread?.threadId ?? -1);
+    // Listened for from here: the wait covers the restart, not the new thread's start-up before the marker.
+    const restarted = i < 3 ? nextEvent(scheduler, 'job:started', (event) => event.id === 'long', 30_000) : undefined;
+    // Terminated from outside while the handler waits.
     await thread?.terminate();
-    await restarted;
+    if (restarted === undefined) break;
+    const next = await Promise.race([restarted, failed]);
+    if ('error' in next) {
+      t.fail(`loss ${i} of 3 was charged: ${next.error}`);
+      return;
+    }
   }
   t.regex((await failed).error, /thread/, 'the third unexplained loss in a row is charged');
+});
+
+test('a thread terminated from outside while the code of a job runs charges that job at once', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('external', 'busy-after-marker', { threads: 1, maxJobs: 2, attempts: 1, stuckThreadMs: Number.POSITIVE_INFINITY });
+  let losses = 0;
+  scheduler.events.on('job:stopped', (event) => {
+    if (event.cause === 'thread_lost') losses++;
+  });
+  const failed = nextEvent(scheduler, 'job:failed', (event) => event.id === 'busy');
+  await h.jobs.add('external', 'busy', { dir: h.dir });
+  let thread: Worker | undefined;
+  await eventually(() => {
+    thread = scheduler.threads.find((candidate) => existsSync(join(h.dir, `busy@${candidate.threadId}`)));
+    return thread !== undefined;
+  });
+  await thread?.terminate();
+  t.regex((await failed).error, /thread died/, 'the job whose code the thread ran is its culprit');
+  t.is(losses, 0, 'it is not lost as a bystander would be');
 });
