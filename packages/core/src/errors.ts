@@ -136,15 +136,19 @@ export type JobsErrorCode =
   | 'not_in_flow'
   | 'closed'
   /**
-   * @jobtree/supervisor: the jobs app stopped because its root supervisor
+   * jobtree (the jobs app): the app stopped because its root supervisor
    * ended on its own (killed, or out of restart intensity); see `app.stopped`.
    */
   | 'app_stopped'
   /** A stored job record or queue key does not decode, or a record to write lacks what its state needs. */
   | 'corrupt_record'
-  /** @jobtree/supervisor: `unsubscribe`/`wait` got something that is not a subscription. */
+  /** jobtree (the jobs app): `unsubscribe`/`wait` got something that is not a subscription. */
   | 'invalid_subscription'
-  /** @jobtree/supervisor: a job type's notifier died and no successor came in time. */
+  /**
+   * jobtree (the jobs app): a job type's notifier died and no successor came
+   * in time; also a call a store's owner does not serve (an owner opened
+   * with openJobs serves no subscriptions).
+   */
   | 'unavailable'
   /**
    * A process sharing an embedded store lost the store's owner (it closed,

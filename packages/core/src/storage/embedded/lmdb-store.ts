@@ -90,7 +90,7 @@ export interface WriteContents {
  * A pending lmdb write: `committed` once visible to new lmdb readers,
  * `flushed` once on disk. `error` is set when filling it failed part way
  * (some of the batch may be in the transaction): its outcome is unknown.
- * `visible`, on a store that tracks it (deferred durability), resolves as
+ * `visible`, on a store that tracks it (the embedded database's always does), resolves as
  * soon as lmdb's transaction is visible, ahead of its flush; it never
  * rejects and may never resolve (see commit-visibility.ts): race it with
  * `committed`.
@@ -125,13 +125,15 @@ export class LmdbStore {
   #pending: PendingFill | undefined;
   /** Every version up to this one is covered by the recorded version of a committed write. */
   #versionCeiling = 0;
-  /** Tells when a write is visible ahead of its flush; only with deferred durability. */
+  /** Tells when a write is visible ahead of its flush (see `trackVisible`). */
   readonly #visibility: CommitVisibility | undefined;
 
   /**
-   * `trackVisible`: report each write's `visible` moment (deferred
-   * durability, see commit-pipeline.ts); the store's integrity does not
-   * depend on it (lmdb's overlapping sync, on in both modes, keeps it).
+   * `trackVisible`: report each write's `visible` moment, ahead of its
+   * flush: deferred durability acknowledges batches then, and either
+   * durability hands jobs to waiting accepts then (see commit-pipeline.ts
+   * and parked-accepts.ts). The store's integrity does not depend on it
+   * (lmdb's overlapping sync, on in both modes, keeps it).
    */
   constructor(path: string, trackVisible = false) {
     // separateFlushed: a write's promise resolves at commit and carries a
