@@ -45,14 +45,16 @@ try {
   await jobs.add('thumbnail', 'cat.jpg', { size: 128 });
   await jobs.add('thumbnail', 'dog.jpg', { size: 256 }, { priority: 5 });
   await jobs.add('thumbnail', 'owl.jpg', { size: 64 }, { priority: 1 });
-  await jobs.add('thumbnail', 'later.jpg', { size: 32 }, { scheduledTime: now() + 1.5, priority: 9 });
+  const addedBy = now();
+  await jobs.add('thumbnail', 'later.jpg', { size: 32 }, { scheduledTime: addedBy + 1.5, priority: 9 });
   await showJobs(jobs, 'thumbnail');
   console.log(`  pending: ${await jobs.pendingCount('thumbnail')}, due now: ${await jobs.pendingCount('thumbnail', { maxSchedTime: now() })}`);
 
   step('3. two workers accept (each job goes to exactly one), report progress and finish');
+  // maxSchedTime: the jobs due when the first three were added, so that later.jpg is left for step 4 however long this step takes.
   const worker = async (name: string): Promise<string[]> => {
     const done: string[] = [];
-    for (let job = await jobs.accept('thumbnail'); job; job = await jobs.accept('thumbnail')) {
+    for (let job = await jobs.accept('thumbnail', { maxSchedTime: addedBy }); job; job = await jobs.accept('thumbnail', { maxSchedTime: addedBy })) {
       console.log(`  ${name} accepted ${job.id} (priority ${job.priority})`);
       const progressed = await jobs.update(job, { ...(job.data as object), progress: 0.5 });
       await jobs.finish(progressed, { ...(job.data as object), url: `https://cdn.example/${job.id}` });
@@ -61,7 +63,7 @@ try {
     return done;
   };
   const [a, b] = await Promise.all([worker('worker A'), worker('worker B')]);
-  console.log(`  A finished ${JSON.stringify(a)}, B finished ${JSON.stringify(b)}; later.jpg is not due yet`);
+  console.log(`  A finished ${JSON.stringify(a)}, B finished ${JSON.stringify(b)}; later.jpg was not due when they started`);
   await showJobs(jobs, 'thumbnail');
 
   step('4. a blocked accept waits (no polling) until the scheduled job is due');
