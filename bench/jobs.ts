@@ -37,7 +37,7 @@ import { encodeJobRecord } from '../packages/core/src/jobs/job-record.js';
 import { enqueuePending } from '../packages/core/src/jobs/pending-queue.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
 import { measureThroughput } from './throughput.js';
-import { benchOptions, positiveNumber } from './bench-options.js';
+import { badOption, benchOptions, positiveNumber } from './bench-options.js';
 
 const USAGE = `usage: pnpm bench:jobs [--quick] [--seconds S] [--drain [--batches] [--core DIR]] [--latency]
   --quick          shorter measurements, a queue of 100,000 instead of 1,000,000
@@ -54,6 +54,8 @@ const args = benchOptions(USAGE, {
   latency: { type: 'boolean', default: false },
   core: { type: 'string' },
 });
+if (args.drain !== true && (args.batches === true || args.core !== undefined)) badOption(USAGE, '--batches and --core set up --drain: give it too');
+if (args.drain === true && args.latency === true) badOption(USAGE, '--drain and --latency each run one part alone: give one');
 const quick = args.quick === true;
 const seconds = args.seconds === undefined ? (quick ? 1 : 2) : positiveNumber(USAGE, '--seconds', args.seconds);
 const bigQueue = quick ? 100_000 : 1_000_000;

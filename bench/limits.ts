@@ -23,11 +23,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchOptions, positiveInteger, positiveNumber } from './bench-options.js';
+import { benchOptions, positiveInteger } from './bench-options.js';
 
-const USAGE = `usage: pnpm bench:limits [--seconds S] [--rate N] [--jobs N] [--compare DIR] [--core DIR] [--cost-only]
-  --seconds S      how long the rate run lasts (default 5, or LIMITS_BENCH_SECONDS)
-  --rate N         the type's limit, starts per second (default 500)
+const USAGE = `usage: pnpm bench:limits [--seconds N] [--rate N] [--jobs N] [--compare DIR] [--core DIR] [--cost-only]
+  --seconds N      how long the rate run lasts, whole 1 s windows (default 5, or LIMITS_BENCH_SECONDS)
+  --rate N         the type's limit, starts per second, a whole number (default 500)
   --jobs N         jobs of the take-path cost drain (default 20000)
   --compare DIR    the cost drain in child processes, 3 rounds interleaved, against DIR's packages/core/src
   --core DIR       run against another checkout's packages/core/src
@@ -40,8 +40,9 @@ const args = benchOptions(USAGE, {
   core: { type: 'string' },
   'cost-only': { type: 'boolean', default: false },
 });
-const seconds = positiveNumber(USAGE, '--seconds', args.seconds ?? process.env.LIMITS_BENCH_SECONDS ?? '5');
-const rate = positiveNumber(USAGE, '--rate', args.rate);
+// Whole numbers: the run counts whole windows of 1 s, and a rate limit's max is a whole number of starts.
+const seconds = positiveInteger(USAGE, '--seconds', args.seconds ?? process.env.LIMITS_BENCH_SECONDS ?? '5');
+const rate = positiveInteger(USAGE, '--rate', args.rate);
 const drainJobs = positiveInteger(USAGE, '--jobs', args.jobs);
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TYPE = 'bench';

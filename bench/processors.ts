@@ -34,7 +34,7 @@ import { type Jobs, LocalQueue, openJobs } from '@jobtree/core';
 import { Piscina } from 'piscina';
 import { type Scheduler, startScheduler } from '../packages/jobtree/src/processors/index.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER, ratioRow } from './table.js';
-import { benchOptions, positiveInteger } from './bench-options.js';
+import { badOption, benchOptions, positiveInteger } from './bench-options.js';
 
 const USAGE = `usage: pnpm bench:processors [--quick] [--drain-only [--max-jobs N] [--main]] [--latency-only]
   --quick          smaller drains, 200 latency samples, 300 rotating jobs
@@ -49,6 +49,9 @@ const args = benchOptions(USAGE, {
   main: { type: 'boolean', default: false },
   'latency-only': { type: 'boolean', default: false },
 });
+if (args['drain-only'] !== true && (args['max-jobs'] !== undefined || args.main === true)) badOption(USAGE, '--max-jobs and --main set up --drain-only: give it too');
+if (args['drain-only'] === true && args['latency-only'] === true) badOption(USAGE, '--drain-only and --latency-only each run one part alone: give one');
+const maxJobs = args['max-jobs'] === undefined ? undefined : positiveInteger(USAGE, '--max-jobs', args['max-jobs']);
 const quick = args.quick === true;
 const THREADS = 2;
 const DRAIN_JOBS = quick ? 10_000 : 40_000;
@@ -370,7 +373,7 @@ async function main(): Promise<void> {
   console.log(`processors bench${quick ? ' (quick)' : ''}: ${THREADS} handler threads`);
   if (args['drain-only'] === true) {
     const window: DrainWindow = {};
-    const rate = await drainRate(args['max-jobs'] === undefined ? undefined : positiveInteger(USAGE, '--max-jobs', args['max-jobs']), window, args.main === true);
+    const rate = await drainRate(maxJobs, window, args.main === true);
     const cpuPerJob = ((window.cpuMs ?? Number.NaN) * 1000) / DRAIN_JOBS;
     console.log(
       `no-op jobs/s end to end (${DRAIN_JOBS}): ${Math.round(rate)}; main thread CPU ${cpuPerJob.toFixed(1)} µs/job; drain from ${window.from} to ${window.to} µs`,

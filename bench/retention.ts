@@ -42,17 +42,15 @@ import { openJobs } from '@jobtree/core';
 import type { Jobs } from '@jobtree/core';
 import { DEFAULT_MAX_REMOVALS_PER_SECOND, pruneDelayMs } from '../packages/jobtree/src/app/prune-pace.js';
 import { formatNumber, formatTable } from './table.js';
-import { benchOptions } from './bench-options.js';
+import { badOption, benchOptions } from './bench-options.js';
 
 // Settings come from the environment (above); the command line takes none.
-benchOptions(
-  `usage: [RETENTION_BENCH_FINISHED=F] [RETENTION_BENCH_DRAIN=N] [RETENTION_BENCH_ROUNDS=R] [RETENTION_BENCH_RATES=r1,r2] pnpm bench:retention
+const USAGE = `usage: [RETENTION_BENCH_FINISHED=F] [RETENTION_BENCH_DRAIN=N] [RETENTION_BENCH_ROUNDS=R] [RETENTION_BENCH_RATES=r1,r2] pnpm bench:retention
   RETENTION_BENCH_FINISHED  finished jobs to prune (default 50,000)
   RETENTION_BENCH_DRAIN     jobs per drain (default 20,000)
   RETENTION_BENCH_ROUNDS    rounds (default 5)
-  RETENTION_BENCH_RATES     the pruner's paces, removals a second (default: the app's default pace)`,
-  {},
-);
+  RETENTION_BENCH_RATES     the pruner's paces, removals a second (default: the app's default pace)`;
+benchOptions(USAGE, {});
 const FINISHED = Number(process.env.RETENTION_BENCH_FINISHED ?? 50_000);
 const DRAIN = Number(process.env.RETENTION_BENCH_DRAIN ?? 20_000);
 const ROUNDS = Number(process.env.RETENTION_BENCH_ROUNDS ?? 5);
@@ -62,9 +60,9 @@ for (const [name, value] of [
   ['RETENTION_BENCH_DRAIN', DRAIN],
   ['RETENTION_BENCH_ROUNDS', ROUNDS],
 ] as const) {
-  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer, got ${process.env[name]}`);
+  if (!Number.isSafeInteger(value) || value < 1) badOption(USAGE, `${name} must be a positive integer, got ${process.env[name]}`);
 }
-for (const rate of RATES) if (!(rate > 0)) throw new TypeError(`RETENTION_BENCH_RATES must be removals a second > 0 or Infinity, got ${process.env.RETENTION_BENCH_RATES}`);
+for (const rate of RATES) if (!(rate > 0)) badOption(USAGE, `RETENTION_BENCH_RATES must be removals a second > 0 or Infinity, got ${process.env.RETENTION_BENCH_RATES}`);
 
 const TYPE = 'bench';
 const OLD = 'old';

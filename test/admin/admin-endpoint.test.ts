@@ -58,6 +58,28 @@ test.serial('the scheduler runs from the first app.process: status and the sched
   t.true(Array.isArray(view.jobs.jobs));
 });
 
+test.serial('the live feed sends the scheduler only while processors run: nothing before the first app.process, null once they stop', async (t) => {
+  const { app, admin } = await startAdminApp(t);
+  const feed = await followEvents(admin.url);
+  t.teardown(() => feed.stop());
+  const events = feed.events;
+  const count = (name: string) => events.filter((e) => e.name === name).length;
+  // Three queues events: three refreshes, each of which would have sent a scheduler.
+  await eventually(() => count('queues') >= 3, 20_000, 'three refreshes');
+  t.is(count('scheduler'), 0);
+
+  await app.process('email', async () => ({ sent: true }), { maxJobs: 1 });
+  await eventually(
+    () => events.some((e) => e.name === 'scheduler' && e.data !== null && Object.keys((e.data as { stats: object }).stats).includes('email')),
+    20_000,
+    "the email processor's scheduler",
+  );
+  await app.system.stopChild('processor:email');
+  await eventually(() => events.at(-1)?.name === 'queues' && events.filter((e) => e.name === 'scheduler').at(-1)?.data === null, 20_000, 'the scheduler gone');
+  t.false(((await request(`${admin.url}/api/status`)).body as { scheduler: boolean }).scheduler);
+  t.like((await request(`${admin.url}/api/scheduler`)).body, { running: false });
+});
+
 test.serial('mutations need the token: add, remove, set-timeout and kill answer 401 without it and work with it', async (t) => {
   const { app, admin } = await startAdminApp(t);
   const mutations: [string, string, object | undefined][] = [

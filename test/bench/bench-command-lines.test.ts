@@ -23,12 +23,12 @@ interface Exit {
 // Two at a time: each is a node process loading tsx and the benchmark's modules.
 let running = 0;
 const waiting: (() => void)[] = [];
-async function run(file: string, option: string): Promise<Exit> {
+async function run(file: string, options: string[], env: Record<string, string> = {}): Promise<Exit> {
   if (running >= 2) await new Promise<void>((resolve) => waiting.push(resolve));
   running++;
   try {
     return await new Promise<Exit>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', file, option], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
+      execFile(process.execPath, ['--import', 'tsx', file, ...options], { cwd: ROOT, timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
         resolve({ code, stdout, stderr });
       });
@@ -45,7 +45,7 @@ test('package.json names a benchmark file for every bench script', (t) => {
 });
 
 test('--help prints the usage on stdout and exits 0', async (t) => {
-  const exit = await run('bench/sharing.ts', '--help');
+  const exit = await run('bench/sharing.ts', ['--help']);
   t.is(exit.code, 0, exit.stderr);
   t.regex(exit.stdout, /^usage: pnpm bench:sharing /);
   t.is(exit.stderr, '');
@@ -56,9 +56,33 @@ test('--help prints the usage on stdout and exits 0', async (t) => {
 for (const { name, file } of benchmarks) {
   if (file === undefined) continue;
   test(`${name} refuses an option it does not take with its usage and exit code 2`, async (t) => {
-    const exit = await run(file, '--no-such-option');
+    const exit = await run(file, ['--no-such-option']);
     t.is(exit.code, 2, exit.stderr);
     t.regex(exit.stderr, /no-such-option/);
+    t.regex(exit.stderr, /usage: /);
+    t.is(exit.stdout, '');
+  });
+}
+
+// Values a benchmark cannot run with, and options that only set up a part
+// not asked for: each stops it before it starts anything, not part way
+// through or with the option ignored.
+const refused: { file: string; options: string[]; env?: Record<string, string>; why: RegExp }[] = [
+  // The rate run counts whole windows of 1 s; a rate limit's max is a whole number.
+  { file: 'bench/limits.ts', options: ['--seconds', '2.5'], why: /--seconds must be a positive integer/ },
+  { file: 'bench/limits.ts', options: ['--rate', '0.5'], why: /--rate must be a positive integer/ },
+  { file: 'bench/jobs.ts', options: ['--core', '../another-checkout/packages/core/src'], why: /--drain/ },
+  { file: 'bench/jobs.ts', options: ['--drain', '--latency'], why: /give one/ },
+  { file: 'bench/processors.ts', options: ['--max-jobs', '8'], why: /--drain-only/ },
+  { file: 'bench/processors.ts', options: ['--drain-only', '--latency-only'], why: /give one/ },
+  { file: 'bench/retention.ts', options: [], env: { RETENTION_BENCH_ROUNDS: '0' }, why: /RETENTION_BENCH_ROUNDS must be a positive integer/ },
+];
+for (const { file, options, env, why } of refused) {
+  const given = [...Object.entries(env ?? {}).map(([name, value]) => `${name}=${value}`), ...options].join(' ');
+  test(`${file} ${given} stops with why, the usage and exit code 2`, async (t) => {
+    const exit = await run(file, options, env);
+    t.is(exit.code, 2, exit.stderr);
+    t.regex(exit.stderr, why);
     t.regex(exit.stderr, /usage: /);
     t.is(exit.stdout, '');
   });

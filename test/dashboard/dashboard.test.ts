@@ -1,7 +1,7 @@
 // The dashboard end to end in headless Chromium (Debian's chromium driven by
 // playwright-core): the tree renders, a job added through the API appears
 // without a reload, a kill button restarts the actor on screen, the scheduler
-// view shows up when the app has a scheduler, killing jobs_sup or core
+// view shows while the app runs processors and goes when they stop, killing jobs_sup or core
 // asks first, and a failed job shows its error and history and runs again
 // from its retry button; a type's pause button pauses it and resumes it, and
 // the schedules table lists the schedules.
@@ -50,7 +50,7 @@ if (missing !== undefined) {
     await browser?.close();
   });
 
-  test.serial('the tree renders, an added job appears, a kill restarts the actor on screen, the scheduler view shows', async (t) => {
+  test.serial('the tree renders, an added job appears, a kill restarts the actor on screen, the scheduler view shows while processors run', async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
     if (browser === undefined) throw new Error('no browser');
@@ -101,6 +101,9 @@ if (missing !== undefined) {
     await page.locator('button[data-kill="activity_monitor_sup"]').click();
     await page.locator('[data-actor="activity_monitor_sup"][data-restarts="1"]').waitFor({ timeout: WAIT_MS });
 
+    // No app.process yet: no scheduler, so no scheduler view (the feed has refreshed many times by now).
+    t.true(await page.locator('#scheduler-section').isHidden(), 'no scheduler view before the first app.process');
+
     // The scheduler view, once the app has a scheduler.
     const summary = { id: 'welcome-1', type: 'email', state: 'running', info: null, error_count: 0, pid: '3', node: 'local', continuous: false, start_time: new Date().toISOString(), last_updated: new Date().toISOString(), history: [{ timestamp: new Date().toISOString(), type: 'started' }] };
     Object.defineProperty(app, 'scheduler', {
@@ -114,6 +117,12 @@ if (missing !== undefined) {
     await page.locator('#scheduler-section:not([hidden]) tr[data-scheduler-job="welcome-1"]').waitFor({ timeout: WAIT_MS });
     t.regex((await page.locator('#scheduler-stats').textContent()) ?? '', /email: 1 running/);
     await page.screenshot({ path: `${SHOTS}4-scheduler.png`, fullPage: true });
+    // Every processor stopped: the view holds no type, and the page drops the scheduler.
+    Object.defineProperty(app, 'scheduler', {
+      configurable: true,
+      value: { stats: () => ({}), jobs: () => ({ total_rows: 0, offset: 0, jobs: [] }), job: () => undefined },
+    });
+    await page.locator('#scheduler-section[hidden]').waitFor({ state: 'attached', timeout: WAIT_MS });
 
     t.deepEqual(problems, []);
   });

@@ -8,7 +8,7 @@ import type { AdminTarget } from './admin-target.js';
 import { AdminError } from './errors.js';
 import type { JobActivity } from './job-activity.js';
 import type { QueueSampler } from './queue-sampler.js';
-import { runsProcessors, type SchedulerView, statsByType } from './scheduler-view.js';
+import { runningScheduler, statsByType } from './scheduler-view.js';
 
 export interface RouteContext {
   params: string[];
@@ -62,7 +62,7 @@ export function adminRoutes(sources: RouteSources): Route[] {
         now: Date.now(),
         threads: app.threads(),
         tree: app.tree(),
-        scheduler: runningScheduler(app) !== undefined,
+        scheduler: runningScheduler(app.scheduler()) !== undefined,
       }),
     },
     { method: 'GET', path: 'api/tree', mutates: false, summary: 'the live supervision tree', handle: async () => app.tree() },
@@ -271,7 +271,7 @@ export function adminRoutes(sources: RouteSources): Route[] {
       mutates: false,
       summary: 'the scheduler\'s stats and jobs (like CouchDB\'s _scheduler/jobs), when the app runs processors',
       handle: async () => {
-        const view = runningScheduler(app);
+        const view = runningScheduler(app.scheduler());
         if (view === undefined) return { running: false, stats: null, jobs: null };
         return { running: true, stats: statsByType(view), jobs: view.jobs() };
       },
@@ -329,10 +329,4 @@ function integerParam(query: URLSearchParams, name: string, fallback: number, le
     throw new AdminError('bad_request', `${name} is an integer from ${least} to ${most}, got ${JSON.stringify(text)}`);
   }
   return value;
-}
-
-/** The app's scheduler view while it schedules some type, else undefined (no processors yet, or none left). */
-function runningScheduler(app: AdminTarget): SchedulerView | undefined {
-  const view = app.scheduler();
-  return view !== undefined && runsProcessors(view) ? view : undefined;
 }

@@ -17,7 +17,7 @@ import { AppMetrics } from './app-metrics.js';
 import { JobActivity } from './job-activity.js';
 import { LiveFeed } from './live-feed.js';
 import { QueueSampler } from './queue-sampler.js';
-import { statsByType } from './scheduler-view.js';
+import { runningScheduler, statsByType } from './scheduler-view.js';
 
 /** The admin endpoint of a running app (`app.admin`). */
 export interface AdminEndpoint {
@@ -113,7 +113,7 @@ export class AppOperations {
           return { ...sample, totals: this.activity.totals(), paused: paused.map((each) => each.type), schedules };
         },
         scheduler: () => {
-          const view = target.scheduler();
+          const view = runningScheduler(target.scheduler());
           return view === undefined ? undefined : { stats: statsByType(view), jobs: view.jobs() };
         },
       },

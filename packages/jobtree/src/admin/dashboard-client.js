@@ -458,7 +458,9 @@ function flowItem(node) {
 // --- scheduler ----------------------------------------------------------------------
 
 function renderScheduler(view) {
-  $('#scheduler-section').hidden = false;
+  // null: the app's processors stopped, and with them its scheduler.
+  $('#scheduler-section').hidden = view === null;
+  if (view === null) return;
   const stats = Object.entries(view.stats || {}).map(
     ([type, s]) => `${type || 'all'}: ${s.running} running, ${s.pending} pending, ${s.crashed} crashed (of ${s.total})`,
   );

@@ -1,8 +1,8 @@
 // Server-sent events for the live views (dashboard, `curl -N .../api/events`):
 // one refresh loop per app, running only while someone listens, that sends
 // the tree when it changed, the queues with running totals (watchers compute
-// rates from them), and the scheduler when there is one; restarts are sent at
-// once. Each event is serialised once for all listeners.
+// rates from them), and the scheduler while one runs (null once it stops);
+// restarts are sent at once. Each event is serialised once for all listeners.
 
 import type { ServerResponse } from 'node:http';
 
@@ -13,7 +13,7 @@ export interface LiveSources {
   /** A JSON object (the feed adds `now`, epoch ms, when it sends it). */
   tree(): object;
   queues(): Promise<unknown>;
-  /** undefined when the app runs no scheduler. */
+  /** undefined when the app runs no scheduler (no processor yet, or none left). */
   scheduler(): unknown;
 }
 
@@ -115,12 +115,12 @@ export class LiveFeed {
         this.#send('tree', `{"now":${Date.now()},${tree.slice(1)}`);
       }
       const scheduler = this.#sources.scheduler();
-      if (scheduler !== undefined) {
-        const text = JSON.stringify(scheduler);
-        if (text !== this.#lastScheduler) {
-          this.#lastScheduler = text;
-          this.#send('scheduler', text);
-        }
+      // A scheduler that stops after listeners saw it is sent as null, so
+      // that they drop it rather than show its last state for good.
+      const text = scheduler !== undefined ? JSON.stringify(scheduler) : this.#lastScheduler === '' ? '' : 'null';
+      if (text !== this.#lastScheduler) {
+        this.#lastScheduler = text;
+        this.#send('scheduler', text);
       }
       this.#send('queues', JSON.stringify(await this.#sources.queues()));
     } catch {

@@ -28,11 +28,13 @@ export function schedulerOf(app: object): SchedulerView | undefined {
 }
 
 /**
- * Whether the view schedules any job type: an app's view is there from its
- * start, and holds a type from that type's first `process` on.
+ * The view while it schedules some job type, else undefined: an app's view is
+ * there from its start, and holds a type from that type's first `process`
+ * until its processor stops. Status, `/api/scheduler` and the live feed all
+ * say "a scheduler runs" by this one rule.
  */
-export function runsProcessors(view: SchedulerView): boolean {
-  return Object.keys(statsByType(view)).length > 0;
+export function runningScheduler(view: SchedulerView | undefined): SchedulerView | undefined {
+  return view !== undefined && Object.keys(statsByType(view)).length > 0 ? view : undefined;
 }
 
 /** Stats per type: a single scheduler's stats are filed under the empty type. */
