@@ -18,6 +18,9 @@ import { startJobs } from 'jobtree';
 import { formatTable } from './table.js';
 import { benchOptions } from './bench-options.js';
 
+const USAGE = `usage: pnpm bench:admin [--quick]
+  --quick          2 rounds of 3 s phases instead of 4 of 6 s`;
+/** The argument of the benchmark's own child process (the clients): it reads no other option. */
 const CLIENTS_FLAG = '--sse-clients';
 
 if (process.argv.includes(CLIENTS_FLAG)) {
@@ -27,9 +30,7 @@ if (process.argv.includes(CLIENTS_FLAG)) {
 }
 
 async function main(): Promise<void> {
-  const usage = `usage: pnpm bench:admin [--quick]
-  --quick          2 rounds of 3 s phases instead of 4 of 6 s`;
-  const quick = benchOptions(usage, { quick: { type: 'boolean', default: false } }).quick === true;
+  const quick = benchOptions(USAGE, { quick: { type: 'boolean', default: false } }).quick === true;
   const ROUNDS = quick ? 2 : 4;
   const PHASE_MS = quick ? 3_000 : 6_000;
   const CLIENTS = 100;
