@@ -231,8 +231,8 @@ export class HandlerThreads {
       workerData: { entry: LANE_IS_TYPESCRIPT ? LANE_ENTRY : { ...LANE_ENTRY, tsxApi: undefined } },
       ...(withoutTsx === undefined ? {} : { execArgv: withoutTsx }),
     });
-    // Its own replacement, when piscina starts one, is there by the time
-    // the lanes of the lost thread are: the check waits for both.
+    // By the next turn a lost thread has its replacement, when piscina
+    // starts one, and its lane has its own: the check looks then.
     this.#pool.on('workerDestroy', () => {
       if (this.#starvedCheckQueued) return;
       this.#starvedCheckQueued = true;
