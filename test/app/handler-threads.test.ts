@@ -3,13 +3,16 @@
 // takes down is every type's loss (each job told apart: the culprit
 // charged, the others run again), and a processor that stops ends only its
 // own runs. process() resolves once the type's handler module is loaded in
-// every thread, and rejects when it does not load.
+// every thread, and rejects when it does not load. A thread that exits while
+// it starts is replaced, later, and the log says so.
 
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import test from 'ava';
 import type { JobsApp } from 'jobtree';
+import { pino } from 'pino';
 import { SchedulerError } from '../../packages/jobtree/src/processors/index.js';
 import orders from './fixtures/orders-handler.js';
 import { eventually, startTempApp } from './fixtures/temp-app.js';
@@ -102,4 +105,28 @@ test.serial('stopping one type’s processor leaves another type’s runs on the
   t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
   t.deepEqual(stopped, [], 'the other type’s run was not cut');
   t.like(await app.getJob('staying', 'long'), { result: { attempt: 1 } });
+});
+
+test.serial('a handler thread that exits while it starts is replaced, logged once per type sharing the threads', async (t) => {
+  const lines: { level: number; msg: string; type?: string }[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const text of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(text));
+      done();
+    },
+  });
+  const { app } = await startTempApp(t, { handlerThreads: 1, logger: pino({ level: 'info' }, sink) }, { first: 30, second: 30 });
+  await app.process('first', orders, { interval: 60_000 });
+  await app.process('second', orders, { interval: 60_000 });
+  const scheduler = app.scheduler.of('first');
+  const thread = scheduler?.threads[0];
+  if (scheduler === undefined || thread === undefined) throw new Error('no handler thread');
+  await thread.terminate();
+  // piscina's replacement, started as the thread exited: not ready yet.
+  await scheduler.threads.find((each) => each !== thread)?.terminate();
+  await app.add('second', 'after', {});
+  const sub = await app.subscribe('second', 'after');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+  const warnings = lines.filter((line) => line.msg.startsWith('a handler thread exited while it started'));
+  t.deepEqual(warnings.map((line) => line.type).sort(), ['first', 'second']);
 });

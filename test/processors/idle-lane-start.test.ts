@@ -31,13 +31,14 @@ function appearsWhileHeld(file: string): boolean {
   return true;
 }
 
-/** A processor's events for a share joined by hand: `settled` as given; a lost run fails the test. */
+/** A processor's events for a share joined by hand: `settled` as given; a lost run, or a thread that exits while it starts, fails the test. */
 function shareEvents(t: ExecutionContext, settled: (serial: number) => void) {
   return {
     settled: (serial: number) => settled(serial),
     update: (_serial: number, _data: unknown, reply: () => void) => reply(),
     childResults: (_serial: number, reply: (results: []) => void) => reply([]),
     lost: (serial: number, _culprit: number | undefined, reason: string) => t.fail(`run ${serial} lost: ${reason}`),
+    threadsRestarting: ({ reason }: { reason: string }) => t.fail(`threads restarting: ${reason}`),
     started: () => {},
     returned: () => {},
   };

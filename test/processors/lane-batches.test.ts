@@ -32,6 +32,7 @@ function pool(t: import('ava').ExecutionContext, options: Partial<HandlerPoolOpt
       update: (_serial, _data, reply) => reply(),
       childResults: (_serial, reply) => reply([]),
       lost: (serial, _culprit, reason) => t.fail(`run ${serial} lost: ${reason}`),
+      threadsRestarting: ({ reason }) => t.fail(`threads restarting: ${reason}`),
       started: () => {},
       returned: () => {},
     },

@@ -31,6 +31,7 @@ function pool(t: ExecutionContext, handler: string): { pool: HandlerPool; events
       returned: (serial) => events.push({ kind: 'returned', serial }),
       settled: (serial) => events.push({ kind: 'settled', serial }),
       lost: (serial, culprit) => events.push({ kind: 'lost', serial, culprit }),
+      threadsRestarting: ({ reason }) => t.fail(`threads restarting: ${reason}`),
       update: (_serial, _data, reply) => reply(),
       childResults: (_serial, reply) => reply([]),
     },

@@ -79,16 +79,16 @@ testInModes('removing a running job aborts its handler signal with cause cancel'
 // Threads only: it terminates a handler thread.
 test('killing a handler thread mid-job loses no job and counts no crash', async (t) => {
   const h = await harness(t);
-  const scheduler = await h.start('work', 'misbehave', { threads: 1 });
+  const scheduler = await h.start('work', 'sleeping-marker', { threads: 1 });
   let crashes = 0;
   scheduler.events.on('job:crashed', () => crashes++);
   const ids = ['k1', 'k2', 'k3'];
-  const starts = Promise.all(ids.map((id) => nextEvent(scheduler, 'job:started', (event) => event.id === id)));
-  for (const id of ids) await h.jobs.add('work', id, { sleepMs: 1500 });
-  await starts;
+  for (const id of ids) await h.jobs.add('work', id, { dir: h.dir, sleepMs: 1500 });
+  // Terminated while a handler's own code runs, the thread would be that job's fault: it ends once all three sleep.
+  const thread = () => scheduler.threads[0];
+  await eventually(() => ids.every((id) => existsSync(join(h.dir, `${id}@${thread()?.threadId}`))));
   const lost = nextEvent(scheduler, 'job:stopped', (event) => event.cause === 'thread_lost');
-  await eventually(() => scheduler.threads.length > 0);
-  await scheduler.threads[0]?.terminate();
+  await thread()?.terminate();
   await lost;
   await eventually(async () => {
     for (const id of ids) if ((await h.jobs.getJobState('work', id)) !== 'finished') return false;

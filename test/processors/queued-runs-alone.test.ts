@@ -35,6 +35,7 @@ function onePool(t: import('ava').ExecutionContext, handler = 'thread-of') {
       update: (_serial, _data, reply) => reply(),
       childResults: (_serial, reply) => reply([]),
       lost: (serial, _culprit, reason) => t.fail(`run ${serial} lost: ${reason}`),
+      threadsRestarting: ({ reason }) => t.fail(`threads restarting: ${reason}`),
       started: (serial) => started.push(serial),
       returned: (serial) => returned.push(serial),
     },

@@ -91,6 +91,9 @@ export class AppOperations {
   followScheduler(scheduler: Scheduler): void {
     scheduler.events.on('job:crashed', ({ id }) => this.activity.recordCrashed(scheduler.type, id));
     scheduler.events.on('loop:blocked', ({ lagMs, jobs }) => this.activity.recordLoopBlocked(scheduler.type, lagMs, jobs));
+    scheduler.events.on('threads:restarting', ({ reason, failures, delayMs }) =>
+      this.logger.warn({ type: scheduler.type, reason, failures, delayMs }, 'a handler thread exited while it started: the next starts late'),
+    );
   }
 
   /** Starts the admin endpoint, when the options asked for one. */

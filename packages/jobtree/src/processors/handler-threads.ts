@@ -14,9 +14,14 @@
 // processor it runs, is gone with its thread; every run on it is reported
 // lost to its own processor with the culprit named (the run the thread was
 // executing, or the one it was ended for, whatever its type), and a new
-// lane starts in its place. Runs quick enough also go to a lane ahead of
-// its free slots, queued there (see lane-queue.ts): those a dead lane never
-// started go back to their processor unstarted.
+// lane starts in its place. piscina starts no thread of its own once one
+// exited before it was ready (its guard against threads that cannot
+// start): a lane left waiting for a thread then is ended like a dead one,
+// and the lanes after it start their threads after a wait that doubles
+// while threads keep exiting as they start (see #checkStarved). Runs quick
+// enough also go to a lane ahead of its free slots, queued there (see
+// lane-queue.ts): those a dead lane never started go back to their
+// processor unstarted.
 //
 // One file over 500 lines: the lanes, the runs placed on them, the modules
 // each has loaded and the watchdog are one piece of state that every
@@ -149,6 +154,13 @@ interface ModuleLoad {
 const CLOSE_AFTER_LOADS_MS = 10_000;
 const LOADING_POLL_MS = 5;
 
+/** The wait before a lane's thread starts after one thread exited while it started; it doubles with each such exit in a row. */
+const RESTART_FIRST_MS = 100;
+/** The longest such wait: a thread that cannot start costs a thread start this often at most. */
+const RESTART_MOST_MS = 5_000;
+/** Why a lane that piscina left without a thread ends (the reason of its runs' loss). */
+const STARTING_THREAD_EXITED = 'a handler thread exited while it started';
+
 /** Each handler thread runs the lane (see lane-worker.ts). */
 const LANE_ENTRY = threadEntry(import.meta.url, './lane-worker');
 /** From TypeScript sources the lane itself needs tsx; built, it does not. */
@@ -196,6 +208,11 @@ export class HandlerThreads {
   #watchdog: NodeJS.Timeout | undefined;
   #watchEvery = Number.POSITIVE_INFINITY;
   #closed = false;
+  /** Threads that exited while they started, in a row (none since a lane last started). */
+  #startFailures = 0;
+  /** Lanes whose thread waits for the restart delay, with their timers. */
+  readonly #delayed = new Map<Lane, NodeJS.Timeout>();
+  #starvedCheckQueued = false;
 
   constructor(options: { threads: number }) {
     this.size = options.threads;
@@ -213,6 +230,13 @@ export class HandlerThreads {
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: { entry: LANE_IS_TYPESCRIPT ? LANE_ENTRY : { ...LANE_ENTRY, tsxApi: undefined } },
       ...(withoutTsx === undefined ? {} : { execArgv: withoutTsx }),
+    });
+    // By the next turn a lost thread has its replacement, when piscina
+    // starts one, and its lane has its own: the check looks then.
+    this.#pool.on('workerDestroy', () => {
+      if (this.#starvedCheckQueued) return;
+      this.#starvedCheckQueued = true;
+      setImmediate(this.#checkStarved);
     });
     for (let i = 0; i < options.threads; i++) this.#newLane();
   }
@@ -428,6 +452,11 @@ export class HandlerThreads {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    for (const [lane, timer] of this.#delayed) {
+      clearTimeout(timer);
+      this.#ended(lane, 'the handler threads closed');
+    }
+    this.#delayed.clear();
     for (const load of this.#loads.values()) if (!load.settled) load.reject(new SchedulerError('stopped', 'the handler threads closed'));
     // A thread terminated while it imports a native addon (lmdb, say, under
     // a handler module's imports) can abort the whole process ("napi_throw"
@@ -580,20 +609,64 @@ export class HandlerThreads {
     this.#lanes.add(lane);
     lane.port.on('message', (message: FromLane) => this.#receive(lane, message));
     const task: LaneTask = { port: channel.port2, status: buffer, tsxApi: this.#tsxApi };
-    this.#pool
-      .run(task, { transferList: [channel.port2], signal: lane.controller.signal })
-      .then(
-        () => this.#ended(lane, 'the handler thread ended its lane'),
-        (error: unknown) => this.#ended(lane, error instanceof Error ? error.message : String(error)),
-      );
+    // Runs placed on a lane whose thread waits wait in its port.
+    if (this.#startFailures === 0) this.#runLane(lane, task);
+    else {
+      const timer = setTimeout(() => {
+        this.#delayed.delete(lane);
+        this.#runLane(lane, task);
+      }, this.#restartDelayMs());
+      this.#delayed.set(lane, timer);
+    }
     // Every module the processors run, loaded ahead of their jobs.
     for (const share of this.#shares.values()) this.#ask(lane, share.handlerUrl);
     return lane;
   }
 
+  #runLane(lane: Lane, task: LaneTask): void {
+    this.#pool
+      .run(task, { transferList: [task.port], signal: lane.controller.signal })
+      .then(
+        () => this.#ended(lane, 'the handler thread ended its lane'),
+        (error: unknown) => this.#ended(lane, error instanceof Error ? error.message : String(error)),
+      );
+  }
+
+  #restartDelayMs(): number {
+    return Math.min(RESTART_MOST_MS, RESTART_FIRST_MS * 2 ** Math.min(30, this.#startFailures - 1));
+  }
+
+  /**
+   * After a thread is gone: lane tasks waiting in piscina's queue with no
+   * thread starting for them wait for one that piscina will not start (one
+   * of its threads exited before it was ready). Those lanes end as if their
+   * threads had died, and the lanes that replace them start threads of
+   * their own (piscina starts one for a task while it has fewer than its
+   * maximum) after the restart delay.
+   */
+  readonly #checkStarved = (): void => {
+    this.#starvedCheckQueued = false;
+    const waiting = this.#pool.queueSize;
+    if (this.#closed || waiting === 0) return;
+    // piscina gives threads to the tasks in the order they came: the lanes
+    // without one are the last sent of those not started.
+    const starved: Lane[] = [];
+    for (const lane of this.#lanes) if (!lane.ready && !lane.dead && lane.killReason === undefined && !this.#delayed.has(lane)) starved.push(lane);
+    this.#failedToStart(STARTING_THREAD_EXITED);
+    for (const lane of starved.slice(-waiting)) this.#kill(lane, STARTING_THREAD_EXITED);
+  };
+
+  /** A thread exited while it started: the next lanes' threads wait, and every processor hears why. */
+  #failedToStart(reason: string): void {
+    this.#startFailures++;
+    const event = { reason, failures: this.#startFailures, delayMs: this.#restartDelayMs() };
+    for (const share of this.#shares.values()) share.events.threadsRestarting(event);
+  }
+
   #receive(lane: Lane, message: FromLane): void {
     switch (message.kind) {
       case 'ready':
+        this.#startFailures = 0;
         lane.ready = true;
         lane.threadId = message.threadId;
         lane.lastTickAt = performance.now();
@@ -729,6 +802,8 @@ export class HandlerThreads {
     if (lane.dead || lane.killReason !== undefined) return;
     lane.killReason = reason;
     lane.controller.abort(reason);
+    // A lane whose thread waits for the restart delay has no task in piscina to reject yet.
+    if (this.#delayed.has(lane)) queueMicrotask(() => this.#ended(lane, reason));
   }
 
   #ended(lane: Lane, error: string): void {
@@ -736,6 +811,12 @@ export class HandlerThreads {
     lane.dead = true;
     this.#lanes.delete(lane);
     lane.port.close();
+    clearTimeout(this.#delayed.get(lane));
+    this.#delayed.delete(lane);
+    // A thread that exits before its lane starts may be unable to start at
+    // all: the next one waits (piscina, for its part, stops starting threads
+    // after such an exit, see #checkStarved).
+    if (!lane.ready && lane.killReason === undefined && !this.#closed) this.#failedToStart(`a handler thread exited while it started: ${error}`);
     // Queued runs it started and had not said so are runs like the others; the rest never ran.
     for (const serial of unreportedStarts(lane.status, lane.reportedStarts)) this.#started(lane, serial);
     for (const [serial, placed] of [...this.#placed]) if (placed.lane === lane && placed.queued) this.#returned(lane, serial);

@@ -277,6 +277,15 @@ export interface SchedulerEventTypes {
    * ended); the one that held it is among them.
    */
   'loop:blocked': [event: { lagMs: number; jobs: string[] }];
+  /**
+   * A handler thread (`runIn: 'threads'`) exited while it started (killed
+   * from outside, out of memory, a preloaded module that throws): the runs
+   * it was to take are lost, with no culprit named, and the next thread
+   * starts `delayMs` later, a wait that doubles, up to 5 s, while threads
+   * keep exiting as they start. In an app every type sharing the threads
+   * hears it.
+   */
+  'threads:restarting': [event: { reason: string; failures: number; delayMs: number }];
   /** A store operation failed in the background (the scheduler carries on). */
   error: [error: Error];
 }

@@ -161,6 +161,7 @@ export class Scheduler {
       update: (serial, data, reply) => this.#heartbeats.update(serial, data, reply),
       childResults: (serial, reply) => answerChildResults(jobs, this.#held, serial, reply),
       lost: (serial, culprit, reason, culpritJob) => this.#outcomes.lost(serial, culprit, reason, culpritJob),
+      threadsRestarting: (event) => this.events.emit('threads:restarting', event),
     };
     this.#pool =
       typeof handler === 'function'

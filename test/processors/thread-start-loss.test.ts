@@ -1,0 +1,73 @@
+// Handler threads that exit while they start. piscina starts no thread of
+// its own once one of its threads exited before it was ready: the handler
+// threads start the ones their lanes wait for, after a wait that grows while
+// threads keep exiting that way, and the jobs those threads took down are
+// lost like those of any thread that dies with no culprit named.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import test from 'ava';
+import type { Scheduler } from '../../packages/jobtree/src/processors/index.js';
+import { eventually, harness, nextEvent } from './scheduler-harness.js';
+
+/** Whether the job's waiting-marker handler is waiting in one of the scheduler's threads now. */
+function waitingInAThread(scheduler: Scheduler, dir: string, id: string): boolean {
+  return scheduler.threads.some((thread) => existsSync(join(dir, `${id}@${thread.threadId}`)));
+}
+
+test('a job whose replacement thread exits while it starts runs again in a new thread, and so does a job added after', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts: 5 });
+  const started = nextEvent(scheduler, 'job:started', (event) => event.id === 'long');
+  await h.jobs.add('external', 'long', { dir: h.dir });
+  await started;
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'long'));
+  const restarting = nextEvent(scheduler, 'threads:restarting');
+
+  const first = scheduler.threads[0] as Worker;
+  await first.terminate();
+  // piscina started the replacement as the first thread exited, in the same
+  // turn: the main thread has not read its ready message yet.
+  const replacement = scheduler.threads.find((thread) => thread !== first);
+  if (replacement === undefined) throw new Error('piscina started no replacement thread');
+  await replacement.terminate();
+
+  const event = await restarting;
+  t.regex(event.reason, /exited while it started/);
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'long'));
+  await h.jobs.add('external', 'later', { dir: h.dir });
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'later'));
+  t.is(scheduler.threads.length, 1);
+});
+
+test('a job on threads that keep exiting while they start fails after its attempts, and threads start again once they stop', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts: 1 });
+  const started = nextEvent(scheduler, 'job:started', (event) => event.id === 'doomed');
+  await h.jobs.add('external', 'doomed', { dir: h.dir });
+  await started;
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'doomed'));
+  const failed = nextEvent(scheduler, 'job:failed', (event) => event.id === 'doomed');
+  const restarts: number[] = [];
+  scheduler.events.on('threads:restarting', (event) => restarts.push(event.delayMs));
+
+  // Every thread ends as soon as it is there, before it can have started.
+  const ended = new Set<Worker>();
+  const killer = setInterval(() => {
+    for (const thread of scheduler.threads) {
+      if (ended.has(thread)) continue;
+      ended.add(thread);
+      void thread.terminate();
+    }
+  }, 1);
+  t.teardown(() => clearInterval(killer));
+  const failure = await failed;
+  clearInterval(killer);
+
+  t.is(failure.attempts, 1);
+  t.true(restarts.length >= 1, 'the threads said they restart late');
+  // The wait before each new thread grows while they keep exiting.
+  for (let i = 1; i < restarts.length; i++) t.true((restarts[i] as number) >= (restarts[i - 1] as number));
+  await h.jobs.add('external', 'after', { dir: h.dir });
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'after'));
+});
