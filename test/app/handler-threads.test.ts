@@ -88,6 +88,24 @@ test.serial('a handler module that does not load rejects process() with invalid_
   t.like(await app.getJob('broken', 'waiting'), { state: 'pending', attempts: 0 });
 });
 
+test.serial('a handler module whose import ends its thread rejects process() with invalid_handler, and the threads carry on for other types', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { exits: 30, steady: 30 });
+  await app.add('exits', 'waiting', {});
+  const processing = app.process('exits', new URL('./fixtures/exits-on-import-handler.ts', import.meta.url));
+  // Without an answer, process() would hang for ever: a bound that fails the test instead.
+  const unanswered = new Promise<'unanswered'>((resolve) => setTimeout(resolve, 60_000, 'unanswered').unref());
+  const outcome = await Promise.race([processing.then(() => 'resolved' as const, (error: unknown) => error), unanswered]);
+  t.true(outcome instanceof SchedulerError, `process() gave ${String(outcome)}`);
+  t.is((outcome as SchedulerError).code, 'invalid_handler');
+  t.regex((outcome as SchedulerError).message, /exits-on-import-handler.*exited before it loaded it/);
+  t.is(app.system.whereis('processor:exits'), undefined, 'no processor started');
+  t.like(await app.getJob('exits', 'waiting'), { state: 'pending', attempts: 0 });
+  await app.process('steady', orders, { interval: 60_000 });
+  await app.add('steady', 'one', {});
+  const sub = await app.subscribe('steady', 'one');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+});
+
 test.serial('stopping one type’s processor leaves another type’s runs on the shared thread running', async (t) => {
   const { app } = await startTempApp(t, { handlerThreads: 1 }, { leaving: 30, staying: 30 });
   await app.process('leaving', orders, { interval: 60_000, graceMs: 5_000 });

@@ -71,3 +71,16 @@ test('a job on threads that keep exiting while they start fails after its attemp
   await h.jobs.add('external', 'after', { dir: h.dir });
   await eventually(() => waitingInAThread(scheduler, h.dir, 'after'));
 });
+
+test('a handler module whose import ends every thread: each next thread starts later, and its job fails after its attempts', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('exits', 'exits-on-import', { threads: 1, maxJobs: 1, attempts: 1 });
+  const delays: number[] = [];
+  scheduler.events.on('threads:restarting', (event) => delays.push(event.delayMs));
+  const failed = nextEvent(scheduler, 'job:failed', (event) => event.id === 'doomed');
+  await h.jobs.add('exits', 'doomed', {});
+  t.regex((await failed).error, /thread/);
+  // A thread that exits before it has loaded its module counts as one that cannot start: no respawn loop.
+  await eventually(() => delays.length >= 3);
+  t.deepEqual(delays.slice(0, 3), [100, 200, 400]);
+});

@@ -148,6 +148,8 @@ interface ModuleLoad {
   resolve(): void;
   reject(error: Error): void;
   settled: boolean;
+  /** Threads that exited before they had loaded the module, while no thread had it. */
+  threadsLost: number;
 }
 
 /** The longest `close` waits for threads that are starting or loading a handler module. */
@@ -158,6 +160,12 @@ const LOADING_POLL_MS = 5;
 const RESTART_FIRST_MS = 100;
 /** The longest such wait: a thread that cannot start costs a thread start this often at most. */
 const RESTART_MOST_MS = 5_000;
+/**
+ * Threads that may exit before they have loaded a module no thread has yet
+ * before its load fails: one exit may be a fault from outside, a few in a
+ * row are the module's (a top level that ends its thread).
+ */
+const LOAD_THREADS_LOST = 3;
 /** Why a lane that piscina left without a thread ends (the reason of its runs' loss). */
 const STARTING_THREAD_EXITED = 'a handler thread exited while it started';
 
@@ -261,7 +269,7 @@ export class HandlerThreads {
         resolve = yes;
         reject = no;
       });
-      load = { promise, resolve, reject, settled: false };
+      load = { promise, resolve, reject, settled: false, threadsLost: 0 };
       this.#loads.set(url, load);
     }
     for (const lane of this.#lanes) this.#ask(lane, url);
@@ -618,8 +626,9 @@ export class HandlerThreads {
       }, this.#restartDelayMs());
       this.#delayed.set(lane, timer);
     }
-    // Every module the processors run, loaded ahead of their jobs.
+    // Every module the processors run, loaded ahead of their jobs, and those a processor about to start waits for.
     for (const share of this.#shares.values()) this.#ask(lane, share.handlerUrl);
+    for (const [url, load] of this.#loads) if (!load.settled) this.#ask(lane, url);
     return lane;
   }
 
@@ -666,12 +675,14 @@ export class HandlerThreads {
   #receive(lane: Lane, message: FromLane): void {
     switch (message.kind) {
       case 'ready':
-        this.#startFailures = 0;
+        // A lane with modules to load has started once it loaded one (see 'loaded').
+        if (lane.loading === 0) this.#startFailures = 0;
         lane.ready = true;
         lane.threadId = message.threadId;
         lane.lastTickAt = performance.now();
         break;
       case 'loaded': {
+        this.#startFailures = 0;
         lane.modules.set(message.url, true);
         lane.loading--;
         this.#settleLoad(message.url);
@@ -741,6 +752,16 @@ export class HandlerThreads {
         break;
       }
     }
+  }
+
+  /** A thread exited before it had loaded `url`: the load fails once that happened LOAD_THREADS_LOST times while no thread had the module. */
+  #lostWhileLoading(url: string, error: string): void {
+    const load = this.#loads.get(url);
+    if (load === undefined || load.settled || !this.#loadedNowhere(url)) return;
+    load.threadsLost++;
+    if (load.threadsLost < LOAD_THREADS_LOST) return;
+    load.settled = true;
+    load.reject(new SchedulerError('invalid_handler', `the handler module ${url} did not load: ${load.threadsLost} handler threads in a row exited before it loaded it (the last: ${error})`));
   }
 
   /** A module did not load: a processor waiting for it to start hears why. */
@@ -813,10 +834,14 @@ export class HandlerThreads {
     lane.port.close();
     clearTimeout(this.#delayed.get(lane));
     this.#delayed.delete(lane);
-    // A thread that exits before its lane starts may be unable to start at
-    // all: the next one waits (piscina, for its part, stops starting threads
-    // after such an exit, see #checkStarved).
-    if (!lane.ready && lane.killReason === undefined && !this.#closed) this.#failedToStart(`a handler thread exited while it started: ${error}`);
+    // A thread that exits before its lane starts, or before it has loaded
+    // its modules, may be unable to start at all: the next one waits
+    // (piscina, for its part, stops starting threads after an exit before
+    // its own start, see #checkStarved).
+    if ((!lane.ready || lane.loading > 0) && lane.killReason === undefined && !this.#closed) {
+      this.#failedToStart(`a handler thread exited while it started: ${error}`);
+      for (const [url, loaded] of lane.modules) if (!loaded) this.#lostWhileLoading(url, error);
+    }
     // Queued runs it started and had not said so are runs like the others; the rest never ran.
     for (const serial of unreportedStarts(lane.status, lane.reportedStarts)) this.#started(lane, serial);
     for (const [serial, placed] of [...this.#placed]) if (placed.lane === lane && placed.queued) this.#returned(lane, serial);
