@@ -106,6 +106,25 @@ test.serial('a handler module whose import ends its thread rejects process() wit
   t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
 });
 
+test.serial('threads a job’s handler ends while another type’s module loads neither start late nor fail that module’s load', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { crashy: 30, slow: 30 });
+  await app.process('crashy', orders, { maxJobs: 1, attempts: 1, interval: 60_000 });
+  const crashy = app.scheduler.of('crashy');
+  if (crashy === undefined) throw new Error('no scheduler');
+  const restarts: string[] = [];
+  crashy.events.on('threads:restarting', (event) => restarts.push(event.reason));
+  const failed: string[] = [];
+  crashy.events.on('job:failed', (event) => failed.push(event.id));
+  for (const id of ['a', 'b', 'c']) await app.add('crashy', id, { exit: true });
+  // Each of the three jobs ends its thread while the slow module loads there.
+  await app.process('slow', new URL('./fixtures/slow-import-handler.ts', import.meta.url), { interval: 60_000 });
+  await eventually(() => failed.length === 3, 30_000, 'the three jobs failed');
+  t.deepEqual(restarts, [], 'a thread a job ended is no thread that could not start');
+  await app.add('slow', 'one', {});
+  const sub = await app.subscribe('slow', 'one');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+});
+
 test.serial('stopping one type’s processor leaves another type’s runs on the shared thread running', async (t) => {
   const { app } = await startTempApp(t, { handlerThreads: 1 }, { leaving: 30, staying: 30 });
   await app.process('leaving', orders, { interval: 60_000, graceMs: 5_000 });
