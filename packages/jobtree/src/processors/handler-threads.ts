@@ -888,7 +888,11 @@ export class HandlerThreads {
     for (const lane of this.#lanes) {
       if (!lane.ready || lane.dead || lane.killReason !== undefined) continue;
       const tick = Atomics.load(lane.status, TICK);
-      if (tick !== lane.lastTick || lane.loading > 0) {
+      // A thread busy importing a module ticks late and is not stuck; one
+      // in a handler's code is, however many modules wait to load there
+      // (they cannot while it is stuck).
+      const importing = lane.loading > 0 && Atomics.load(lane.status, CURRENT) === NO_JOB;
+      if (tick !== lane.lastTick || importing) {
         lane.lastTick = tick;
         lane.lastTickAt = now;
         continue;
