@@ -106,6 +106,40 @@ test.serial('a handler module whose import ends its thread rejects process() wit
   t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
 });
 
+test.serial('threads a job’s handler ends while another type’s module loads neither start late nor fail that module’s load', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { crashy: 30, slow: 30 });
+  await app.process('crashy', orders, { maxJobs: 1, attempts: 1, interval: 60_000 });
+  const crashy = app.scheduler.of('crashy');
+  if (crashy === undefined) throw new Error('no scheduler');
+  const restarts: string[] = [];
+  crashy.events.on('threads:restarting', (event) => restarts.push(event.reason));
+  const failed: string[] = [];
+  crashy.events.on('job:failed', (event) => failed.push(event.id));
+  for (const id of ['a', 'b', 'c']) await app.add('crashy', id, { exit: true });
+  // Each of the three jobs ends its thread while the slow module loads there.
+  await app.process('slow', new URL('./fixtures/slow-import-handler.ts', import.meta.url), { interval: 60_000 });
+  await eventually(() => failed.length === 3, 30_000, 'the three jobs failed');
+  t.deepEqual(restarts, [], 'a thread a job ended is no thread that could not start');
+  await app.add('slow', 'one', {});
+  const sub = await app.subscribe('slow', 'one');
+  t.like(await app.wait(sub, 'finished', 30_000), { state: 'finished' });
+});
+
+test.serial('a thread stuck in a handler’s code is ended by the watchdog while another type’s module waits to load there', async (t) => {
+  const { app } = await startTempApp(t, { handlerThreads: 1 }, { stuck: 30, later: 30 });
+  await app.process('stuck', new URL('./fixtures/loops-handler.ts', import.meta.url), { attempts: 1, stuckThreadMs: 1_000, interval: 60_000 });
+  const stuck = app.scheduler.of('stuck');
+  if (stuck === undefined) throw new Error('no scheduler');
+  const started = new Promise<void>((resolve) => stuck.events.once('job:started', () => resolve()));
+  await app.add('stuck', 'loops', {});
+  await started;
+  // The stuck thread never reads the load: without the watchdog, process() would wait for ever.
+  const processing = app.process('later', orders, { interval: 60_000 });
+  const unanswered = new Promise<'unanswered'>((resolve) => setTimeout(resolve, 30_000, 'unanswered').unref());
+  t.is(await Promise.race([processing.then(() => 'resolved' as const), unanswered]), 'resolved');
+  await eventually(async () => (await app.getJob('stuck', 'loops'))?.outcome === 'failed', 10_000, 'the stuck job failed');
+});
+
 test.serial('stopping one type’s processor leaves another type’s runs on the shared thread running', async (t) => {
   const { app } = await startTempApp(t, { handlerThreads: 1 }, { leaving: 30, staying: 30 });
   await app.process('leaving', orders, { interval: 60_000, graceMs: 5_000 });

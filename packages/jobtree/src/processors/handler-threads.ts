@@ -834,19 +834,21 @@ export class HandlerThreads {
     lane.port.close();
     clearTimeout(this.#delayed.get(lane));
     this.#delayed.delete(lane);
+    const executing = Atomics.load(lane.status, CURRENT);
+    const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     // A thread that exits before its lane starts, or before it has loaded
     // its modules, may be unable to start at all: the next one waits
     // (piscina, for its part, stops starting threads after an exit before
-    // its own start, see #checkStarved).
-    if ((!lane.ready || lane.loading > 0) && lane.killReason === undefined && !this.#closed) {
+    // its own start, see #checkStarved). One that exits in a handler's code
+    // (a module loaded, another still loading) is that job's loss, not the
+    // start's nor the loading module's.
+    if ((!lane.ready || lane.loading > 0) && lane.killReason === undefined && culprit === undefined && !this.#closed) {
       this.#failedToStart(`a handler thread exited while it started: ${error}`);
       for (const [url, loaded] of lane.modules) if (!loaded) this.#lostWhileLoading(url, error);
     }
     // Queued runs it started and had not said so are runs like the others; the rest never ran.
     for (const serial of unreportedStarts(lane.status, lane.reportedStarts)) this.#started(lane, serial);
     for (const [serial, placed] of [...this.#placed]) if (placed.lane === lane && placed.queued) this.#returned(lane, serial);
-    const executing = Atomics.load(lane.status, CURRENT);
-    const culprit = lane.killedFor ?? (executing === NO_JOB ? undefined : executing);
     const reason = lane.killReason ?? `the handler thread died: ${error}`;
     const blamed = culprit === undefined ? undefined : this.#placed.get(culprit);
     const runs: [number, Placed][] = [];
@@ -886,7 +888,11 @@ export class HandlerThreads {
     for (const lane of this.#lanes) {
       if (!lane.ready || lane.dead || lane.killReason !== undefined) continue;
       const tick = Atomics.load(lane.status, TICK);
-      if (tick !== lane.lastTick || lane.loading > 0) {
+      // A thread busy importing a module ticks late and is not stuck; one
+      // in a handler's code is, however many modules wait to load there
+      // (they cannot while it is stuck).
+      const importing = lane.loading > 0 && Atomics.load(lane.status, CURRENT) === NO_JOB;
+      if (tick !== lane.lastTick || importing) {
         lane.lastTick = tick;
         lane.lastTickAt = now;
         continue;
