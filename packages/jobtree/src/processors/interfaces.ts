@@ -278,8 +278,9 @@ export interface SchedulerEventTypes {
    */
   'loop:blocked': [event: { lagMs: number; jobs: string[] }];
   /**
-   * A handler thread (`runIn: 'threads'`) exited while it started (killed
-   * from outside, out of memory, a preloaded module that throws): the runs
+   * A handler thread (`runIn: 'threads'`) exited while it started or
+   * loaded its modules, outside any job's code (killed from outside, out of
+   * memory, a module whose top level ends its thread): the runs
    * it was to take are lost, with no culprit named, and the next thread
    * starts `delayMs` later, a wait that doubles, up to 5 s, while threads
    * keep exiting as they start. In an app every type sharing the threads
