@@ -6,22 +6,28 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Scheduler } from '../../packages/jobtree/src/processors/index.js';
-import { eventually, harness, nextEvent } from './scheduler-harness.js';
+import { eventually, type Harness, harness, nextEvent } from './scheduler-harness.js';
 
 /** Whether the job's waiting-marker handler is waiting in one of the scheduler's threads now. */
 function waitingInAThread(scheduler: Scheduler, dir: string, id: string): boolean {
   return scheduler.threads.some((thread) => existsSync(join(dir, `${id}@${thread.threadId}`)));
 }
 
-test('a job whose replacement thread exits while it starts runs again in a new thread, and so does a job added after', async (t) => {
+/** A scheduler on one thread whose job `id` has started and waits in its handler there. */
+async function waitingJob(t: ExecutionContext, id: string, attempts: number): Promise<{ h: Harness; scheduler: Scheduler }> {
   const h = await harness(t);
-  const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts: 5 });
-  const started = nextEvent(scheduler, 'job:started', (event) => event.id === 'long');
-  await h.jobs.add('external', 'long', { dir: h.dir });
+  const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts });
+  const started = nextEvent(scheduler, 'job:started', (event) => event.id === id);
+  await h.jobs.add('external', id, { dir: h.dir });
   await started;
-  await eventually(() => waitingInAThread(scheduler, h.dir, 'long'));
+  await eventually(() => waitingInAThread(scheduler, h.dir, id));
+  return { h, scheduler };
+}
+
+test('a job whose replacement thread exits while it starts runs again in a new thread, and so does a job added after', async (t) => {
+  const { h, scheduler } = await waitingJob(t, 'long', 5);
   const restarting = nextEvent(scheduler, 'threads:restarting');
 
   const first = scheduler.threads[0] as Worker;
@@ -41,12 +47,7 @@ test('a job whose replacement thread exits while it starts runs again in a new t
 });
 
 test('a job on threads that keep exiting while they start fails after its attempts, and threads start again once they stop', async (t) => {
-  const h = await harness(t);
-  const scheduler = await h.start('external', 'waiting-marker', { threads: 1, maxJobs: 2, attempts: 1 });
-  const started = nextEvent(scheduler, 'job:started', (event) => event.id === 'doomed');
-  await h.jobs.add('external', 'doomed', { dir: h.dir });
-  await started;
-  await eventually(() => waitingInAThread(scheduler, h.dir, 'doomed'));
+  const { h, scheduler } = await waitingJob(t, 'doomed', 1);
   const failed = nextEvent(scheduler, 'job:failed', (event) => event.id === 'doomed');
   const restarts: number[] = [];
   scheduler.events.on('threads:restarting', (event) => restarts.push(event.delayMs));
