@@ -385,6 +385,20 @@ test('a flow job with a bad group is refused whole with invalid_group', async (t
   t.is(await jobs.getJobState(T1, 'p'), undefined);
 });
 
+test('a child whose parent was pruned reads as in no flow, and names no parent, even once a new flow has that parent id', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }, { type: T2, id: 'c', children: [{ type: T2, id: 'c1' }] }] });
+  await jobs.cancel(T2, 'a');
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 0 }), { removed: 1 });
+  t.is(await jobs.getFlow(T2, 'b'), undefined);
+  t.like(await jobs.getFlow(T2, 'c'), { id: 'c', parent: undefined, children: [{ id: 'c1' }] });
+  t.false('parent' in ((await jobs.getFlow(T2, 'c')) ?? {}));
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'new' }] });
+  t.is(await jobs.getFlow(T2, 'b'), undefined);
+  t.false('parent' in ((await jobs.getFlow(T2, 'c')) ?? {}));
+  t.like(await jobs.getFlow(T2, 'new'), { parent: { type: T1, id: 'p' } });
+});
+
 test('a child whose parent was pruned leaves a new flow under the same parent id alone when it ends', async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });

@@ -249,7 +249,9 @@ export async function readFlowChildren(tx: ReadTransaction, type: string, id: st
 
 /** The flow under the job `type`/`id`, or `undefined` when it is in no flow (or does not exist). */
 export async function readFlow(tx: ReadTransaction, type: string, id: string): Promise<FlowNode | undefined> {
-  const link = await readParentLink(tx, type, id);
+  let link = await readParentLink(tx, type, id);
+  // A link its parent's rows no longer name (the parent pruned, or its id a new job's) ties it to no flow.
+  if (link !== undefined && (await tx.get(childKey(link, { type, id }))) === undefined) link = undefined;
   const root = await readFlowNode(tx, { type, id }, undefined, 0);
   if (link === undefined && root.children.length === 0 && root.onChildFailure === undefined) return undefined;
   if (link !== undefined) root.parent = { type: link.type, id: link.id };
