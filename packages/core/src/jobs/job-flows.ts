@@ -26,6 +26,9 @@
 //   theirs); its ended children stay, as jobs of no flow.
 // - Removing a child drops its links (and counts as cancelling it for a
 //   parent that still waits for it).
+// - Retention prunes a finished child and leaves its parent's row naming
+//   it; a job added under its id since is not that child. A parent acts on
+//   (and reads) a child only when the child's link names it.
 
 import { JobsError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
