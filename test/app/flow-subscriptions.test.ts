@@ -161,6 +161,32 @@ test("an actor subscribes to a flow: each job's events arrive as its JobEvents, 
   await t.throwsAsync(call({ type: 'subscribe', jobType: T2, id: 'nobody' }), { message: /not_found/ });
 });
 
+test("a job added under the id of a child that retention pruned is not followed by the flow's subscriptions", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'pruned' }, { type: T2, id: 'kept' }] });
+  const first = await app.accept(T2);
+  const pruned = first?.id === 'pruned' ? first : await app.accept(T2);
+  await app.finish(pruned!);
+  t.like(await app.jobs.pruneFinished(T2, 'succeeded', { maxCount: 0 }), { removed: 1 });
+  await app.add(T2, 'pruned', { unrelated: true });
+
+  const sub = await app.subscribeFlow(T1, 'p');
+  t.like(sub.tree, { children: [{ id: 'kept' }, { id: 'pruned', state: undefined }] });
+  const actor = await app.system.startActor('flow-subscriber', flowSubscriber, undefined);
+  const call = <R>(msg: FlowSubscriberMessage) => app.system.call<R, FlowSubscriberMessage>(actor, msg);
+  t.like(await call({ type: 'subscribe', jobType: T1, id: 'p' }), { live: ['p', 'kept'] });
+
+  const events = collect(sub);
+  // The unrelated job runs to its end before the flow's last child does: neither subscription reports it.
+  await app.process(T2, async (job) => job.id);
+  await app.process(T1, async () => 'report');
+  const stream = await events;
+  t.deepEqual(statesOf(stream, 'pruned'), []);
+  t.is(stream.at(-1)?.id, 'p');
+  await eventually(async () => (await call<FlowEventSeen[]>({ type: 'events' })).some((event) => event.id === 'p' && event.state === 'finished'), 15_000, "the root's end");
+  t.deepEqual(statesOf(await call<FlowEventSeen[]>({ type: 'events' }), 'pruned'), []);
+});
+
 test("a notifier that dies mid-flow: the flow's subscriptions and the app's own to the same job move to its successor, and each gets the job's end", async (t) => {
   const { app } = await startTempApp(t);
   await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });

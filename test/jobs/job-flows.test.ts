@@ -282,6 +282,50 @@ test('add of a waiting parent changes its data but leaves it waiting', async (t)
   t.like(await jobs.accept(T1), { id: 'p', data: { v: 2 }, priority: 3 });
 });
 
+test('add of a waiting parent with a group moves it to that group, which it takes once released', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });
+  t.is(await jobs.add(T1, 'p', { v: 2 }, { group: 'tenant-a' }), 'waiting');
+  t.like(await jobs.getJob(T1, 'p'), { state: 'waiting', group: 'tenant-a' });
+  await jobs.complete(await takeId(jobs, T2, 'c'));
+  t.like(await jobs.accept(T1), { id: 'p', group: 'tenant-a' });
+  t.deepEqual(await anomalies(jobs), []);
+});
+
+test('a job added alone under the id of a child that retention pruned is not that child: its old parent reads it as gone and its cancel leaves it alone', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', onChildFailure: 'ignore', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });
+  await jobs.complete(await takeId(jobs, T2, 'a'), 'first');
+  t.like(await jobs.pruneFinished(T2, 'succeeded', { maxCount: 0 }), { removed: 1 });
+  await jobs.add(T2, 'a', { unrelated: true });
+  t.deepEqual(await jobs.getChildren(T1, 'p'), [
+    { type: T2, id: 'a', state: undefined },
+    { type: T2, id: 'b', state: 'pending' },
+  ]);
+  t.like(await jobs.getFlow(T1, 'p'), { unfinished: 1, children: [{ id: 'a', state: undefined, children: [] }, { id: 'b' }] });
+  t.deepEqual(await anomalies(jobs), []);
+  t.true(await jobs.cancel(T1, 'p'));
+  t.is(await jobs.getJobState(T2, 'a'), 'pending');
+  t.like(await jobs.getJob(T2, 'b'), { outcome: 'cancelled' });
+  t.deepEqual(await anomalies(jobs), []);
+});
+
+test("a job added in another flow under the id of a child that retention pruned is not that child: its old parent's removal leaves it in its own flow", async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });
+  await jobs.complete(await takeId(jobs, T2, 'a'));
+  await jobs.pruneFinished(T2, 'succeeded', { maxCount: 0 });
+  await jobs.addFlow({ type: T1, id: 'q', children: [{ type: T2, id: 'a', children: [{ type: T2, id: 'a-part' }] }] });
+  t.like(await jobs.getFlow(T1, 'p'), { children: [{ id: 'a', state: undefined, children: [] }, { id: 'b', state: 'pending' }] });
+  t.true(await jobs.remove(T1, 'p'));
+  t.is(await jobs.getJobState(T2, 'b'), undefined);
+  t.like(await jobs.getFlow(T1, 'q'), { state: 'waiting', unfinished: 1, children: [{ id: 'a', state: 'waiting', children: [{ id: 'a-part' }] }] });
+  await jobs.complete(await takeId(jobs, T2, 'a-part'));
+  await jobs.complete(await takeId(jobs, T2, 'a'));
+  t.is(await jobs.getJobState(T1, 'q'), 'pending');
+  t.deepEqual(await anomalies(jobs), []);
+});
+
 test("retention's prune of a flow's finished jobs leaves none of their flow rows behind", async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }] });
@@ -339,6 +383,20 @@ test('a flow job with a bad group is refused whole with invalid_group', async (t
   const { jobs } = await openTempJobs(t);
   await t.throwsAsync(jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c', group: '' }] }), { instanceOf: JobsError, code: 'invalid_group' });
   t.is(await jobs.getJobState(T1, 'p'), undefined);
+});
+
+test('a child whose parent was pruned reads as in no flow, and names no parent, even once a new flow has that parent id', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'a' }, { type: T2, id: 'b' }, { type: T2, id: 'c', children: [{ type: T2, id: 'c1' }] }] });
+  await jobs.cancel(T2, 'a');
+  t.like(await jobs.pruneFinished(T1, 'failed', { maxCount: 0 }), { removed: 1 });
+  t.is(await jobs.getFlow(T2, 'b'), undefined);
+  t.like(await jobs.getFlow(T2, 'c'), { id: 'c', parent: undefined, children: [{ id: 'c1' }] });
+  t.false('parent' in ((await jobs.getFlow(T2, 'c')) ?? {}));
+  await jobs.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'new' }] });
+  t.is(await jobs.getFlow(T2, 'b'), undefined);
+  t.false('parent' in ((await jobs.getFlow(T2, 'c')) ?? {}));
+  t.like(await jobs.getFlow(T2, 'new'), { parent: { type: T1, id: 'p' } });
 });
 
 test('a child whose parent was pruned leaves a new flow under the same parent id alone when it ends', async (t) => {

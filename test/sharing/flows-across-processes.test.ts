@@ -4,7 +4,7 @@
 
 import test from 'ava';
 import { startJobs } from 'jobtree';
-import { Peer, tempDataDir } from './fixtures/peers.js';
+import { eventually, Peer, tempDataDir } from './fixtures/peers.js';
 
 const FLOW_PARENT = JSON.stringify(new URL('../app/fixtures/flow-parent-handler.ts', import.meta.url).href);
 const PID_HANDLER = new URL('./fixtures/pid-handler.ts', import.meta.url);
@@ -34,6 +34,39 @@ test("a client adds a flow and runs its parent, whose handler reads the children
       children: [
         { id: 'a', outcome: 'succeeded', result: { ranIn: process.pid } },
         { id: 'b', outcome: 'succeeded', result: { ranIn: process.pid } },
+      ],
+    },
+  });
+});
+
+test('the owner killed while a child of a flow runs there: once a client owns the store, the child runs again and the parent runs with every result', async (t) => {
+  const dir = await tempDataDir(t, 'flows-owner-killed');
+  const owner = await Peer.start(t, { kind: 'app', path: dir });
+  t.is(owner.role, 'owner');
+  await owner.run(`await app.setTypeTimeout('report', 2); await app.setTypeTimeout('part', 2); const { default: handler } = await lib.import(${JSON.stringify(PID_HANDLER.href)}); await app.process('part', handler, { threads: 1 });`);
+  // The periodic actors' clock runs 4 times faster in the client: a 2-second timeout passes in half a second.
+  const client = await Peer.start(t, { kind: 'app', path: dir, options: { clockSpeed: 4 } });
+  t.is(client.role, 'client');
+  await client.run(
+    `return app.addFlow({ type: 'report', id: 'r', data: { month: 6 }, children: [{ type: 'part', id: 'held', data: { holdInPid: ${owner.pid} } }, { type: 'part', id: 'quick' }] })`,
+  );
+  await eventually(async () => (await client.run(`return app.getJobState('part', 'held')`)) === 'running', 30_000, 'the held child to run in the owner');
+  await eventually(async () => (await client.run(`return app.getJobState('part', 'quick')`)) === 'finished', 30_000, 'the other child to finish in the owner');
+  await client.run(
+    `const { default: part } = await lib.import(${JSON.stringify(PID_HANDLER.href)}); await app.process('part', part, { threads: 1 }); const { default: report } = await lib.import(${FLOW_PARENT}); await app.process('report', report, { threads: 1 });`,
+  );
+
+  await owner.kill('SIGKILL');
+
+  await eventually(async () => (await client.run('return app.role')) === 'owner', 30_000, 'the client to take the store over');
+  await eventually(async () => (await client.run(`return app.getJobState('report', 'r')`)) === 'finished', 30_000, 'the parent to run in the new owner');
+  t.like(await client.run(`return app.getJob('report', 'r')`), {
+    outcome: 'succeeded',
+    result: {
+      input: { month: 6 },
+      children: [
+        { id: 'held', outcome: 'succeeded', result: { ranIn: client.pid } },
+        { id: 'quick', outcome: 'succeeded', result: { ranIn: owner.pid } },
       ],
     },
   });

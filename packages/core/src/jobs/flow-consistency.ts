@@ -3,8 +3,9 @@
 //
 //   (flows, P)            P exists and is a flow job; its `unfinished` is how many of
 //                         its children rows name a child whose link names P, not ended
-//   (flow_children, P, C) P has its (flows, P) row (so it exists); C, when it exists
-//                         (retention may have pruned it), links to P
+//   (flow_children, P, C) P has its (flows, P) row (so it exists); C is P's child when
+//                         it links to P: retention may have pruned C, and a job added
+//                         later under its id (alone, or in another flow) is not P's
 //   (flow_parents, C)     C exists and is a flow job; `ended` is false only while C has
 //                         not finished, and true only while C has finished or P has
 //                         left `waiting` (a child run again after that no longer counts)
@@ -26,7 +27,7 @@ export type FlowAnomalyKind =
   | 'orphan_flow_row'
   /** A parent's count of unfinished children that is not what its children's links say. */
   | 'flow_count_mismatch'
-  /** A child's link whose `ended` disagrees with the child's state, or a child row whose child links elsewhere. */
+  /** A child's link whose `ended` disagrees with the child's state. */
   | 'flow_link_mismatch'
   /** A waiting job without a flow row or without an unfinished child: nothing will release it. */
   | 'waiting_parent_stuck';
@@ -88,7 +89,7 @@ export function checkFlowRows(read: FlowRowsRead, jobs: ReadonlyMap<string, { re
     }
   }
 
-  // Children rows: each under a parent with its row, naming a child that links back.
+  // Children rows: each under a parent with its row; those whose child links back count.
   const unfinishedOf = new Map<string, number>();
   for (const { key } of read.children) {
     const items = tryUnpack(FLOW_SUBSPACES.children, key);
@@ -103,14 +104,11 @@ export function checkFlowRows(read: FlowRowsRead, jobs: ReadonlyMap<string, { re
       report('orphan_flow_row', type, id, `the row of ${child} under a parent with no flow row`);
       continue;
     }
-    const childRecord = recordOf(childType, childId);
-    // A child pruned by retention leaves its row under its parent until the parent goes.
-    if (childRecord === undefined) continue;
+    // A child pruned by retention leaves its row under its parent until the
+    // parent goes; a job added later under its id (alone, or in another
+    // flow) does not link back, and is not this parent's child.
     const link = links.get(JSON.stringify([childType, childId]));
-    if (link === undefined || link.type !== type || link.id !== id) {
-      report('flow_link_mismatch', childType, childId, `its parent's row names it, but it links to ${link === undefined ? 'no parent' : `job ${JSON.stringify(link.id)} of type ${JSON.stringify(link.type)}`}`);
-      continue;
-    }
+    if (link === undefined || link.type !== type || link.id !== id) continue;
     if (!link.ended) unfinishedOf.set(parentKey, (unfinishedOf.get(parentKey) ?? 0) + 1);
   }
 

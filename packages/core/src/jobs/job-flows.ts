@@ -26,6 +26,9 @@
 //   theirs); its ended children stay, as jobs of no flow.
 // - Removing a child drops its links (and counts as cancelling it for a
 //   parent that still waits for it).
+// - Retention prunes a finished child and leaves its parent's row naming
+//   it; a job added under its id since is not that child. A parent acts on
+//   (and reads) a child only when the child's link names it.
 
 import { JobsError } from '../errors.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
@@ -34,7 +37,7 @@ import { decodeJobData } from './job-data.js';
 import { ADD_OPTIONS, JOB_OPTION_NAMES, checkId, checkOptions, checkType, describe } from './job-input.js';
 import { JobKeys } from './job-keys.js';
 import type { TypeKeys } from './job-keys.js';
-import { decodeJobRecord, encodeJobRecord, recordState } from './job-record.js';
+import { decodeJobRecord, encodeJobRecord, recordInFlow, recordState } from './job-record.js';
 import type { JobOutcome, JobRecord, JobState } from './job-record.js';
 import { cancelJob } from './job-outcomes.js';
 import { removeJob } from './job-operations.js';
@@ -217,12 +220,17 @@ export async function addFlowIn(tx: Transaction, jobs: readonly CheckedFlowJob[]
 
 // --- reading a flow -------------------------------------------------------
 
-/** A job as its flow shows it: its state and, once ended, its outcome. */
-async function readFlowChild(tx: ReadTransaction, ref: FlowJobRef): Promise<FlowChild> {
+/**
+ * A job as its flow shows it: its state and, once ended, its outcome. A
+ * child read under `parent` that is not that parent's any more (the job
+ * there now took the id of one retention pruned) shows as gone.
+ */
+async function readFlowChild(tx: ReadTransaction, ref: FlowJobRef, parent?: FlowJobRef): Promise<FlowChild> {
   const keys = flowKeys.forType(ref.type);
   const value = await tx.get(keys.job(ref.id));
   const child: FlowChild = { type: ref.type, id: ref.id, state: undefined };
   if (value === undefined) return child;
+  if (parent !== undefined && !(await isChildOf(tx, parent, ref, value))) return child;
   const record = decodeJobRecord(value);
   child.state = record.state;
   if (record.outcome === undefined) return child;
@@ -238,21 +246,25 @@ async function readFlowChild(tx: ReadTransaction, ref: FlowJobRef): Promise<Flow
 /** The children of a flow job, each with its state and outcome, in key order; `[]` for a job with none. */
 export async function readFlowChildren(tx: ReadTransaction, type: string, id: string): Promise<FlowChild[]> {
   const children: FlowChild[] = [];
-  for (const ref of await readChildren(tx, type, id)) children.push(await readFlowChild(tx, ref));
+  for (const ref of await readChildren(tx, type, id)) children.push(await readFlowChild(tx, ref, { type, id }));
   return children;
 }
 
 /** The flow under the job `type`/`id`, or `undefined` when it is in no flow (or does not exist). */
 export async function readFlow(tx: ReadTransaction, type: string, id: string): Promise<FlowNode | undefined> {
-  const link = await readParentLink(tx, type, id);
-  const root = await readFlowNode(tx, { type, id }, 0);
+  let link = await readParentLink(tx, type, id);
+  // A link its parent's rows no longer name (the parent pruned, or its id a new job's) ties it to no flow.
+  if (link !== undefined && (await tx.get(childKey(link, { type, id }))) === undefined) link = undefined;
+  const root = await readFlowNode(tx, { type, id }, undefined, 0);
   if (link === undefined && root.children.length === 0 && root.onChildFailure === undefined) return undefined;
   if (link !== undefined) root.parent = { type: link.type, id: link.id };
   return root;
 }
 
-async function readFlowNode(tx: ReadTransaction, ref: FlowJobRef, depth: number): Promise<FlowNode> {
-  const node: FlowNode = { ...(await readFlowChild(tx, ref)), children: [] };
+async function readFlowNode(tx: ReadTransaction, ref: FlowJobRef, parent: FlowJobRef | undefined, depth: number): Promise<FlowNode> {
+  const node: FlowNode = { ...(await readFlowChild(tx, ref, parent)), children: [] };
+  // A child gone (or its id another job's now) has no tree of this flow under it.
+  if (parent !== undefined && node.state === undefined) return node;
   // A flow is added as a tree of at most MAX_FLOW_JOBS: deeper than that, rows were written by hand.
   if (depth > MAX_FLOW_JOBS) throw new JobsError('corrupt_record', `the flow rows under job ${describe(ref.id)} of type ${describe(ref.type)} loop`);
   const row = await readFlowRow(tx, ref.type, ref.id);
@@ -260,7 +272,7 @@ async function readFlowNode(tx: ReadTransaction, ref: FlowJobRef, depth: number)
     node.onChildFailure = row.onChildFailure;
     node.unfinished = row.unfinished;
   }
-  for (const child of await readChildren(tx, ref.type, ref.id)) node.children.push(await readFlowNode(tx, child, depth + 1));
+  for (const child of await readChildren(tx, ref.type, ref.id)) node.children.push(await readFlowNode(tx, child, ref, depth + 1));
   return node;
 }
 
@@ -313,7 +325,8 @@ async function memberRemoved(tx: Transaction, type: string, id: string, once: On
   for (const child of children) {
     const keys = flowKeys.forType(child.type);
     const value = await tx.get(keys.job(child.id));
-    if (value !== undefined && recordState(value) !== 'finished') {
+    if (value === undefined || !(await isChildOf(tx, { type, id }, child, value))) continue;
+    if (recordState(value) !== 'finished') {
       // Its own removal's work clears its links (and goes on down).
       await removeJob(tx, keys, child.id, once);
     } else {
@@ -346,8 +359,22 @@ async function endChildren(
   for (const child of await readChildren(tx, type, id)) {
     const keys = flowKeys.forType(child.type);
     const value = await tx.get(keys.job(child.id));
-    if (value !== undefined && recordState(value) !== 'finished') await end(tx, keys, child.id, once);
+    if (value === undefined || recordState(value) === 'finished') continue;
+    if (await isChildOf(tx, { type, id }, child, value)) await end(tx, keys, child.id, once);
   }
+}
+
+/**
+ * Whether the job `child` (its record `value`) is the child of `parent`
+ * that the parent's rows name. Retention prunes a finished child and leaves
+ * the parent's row naming it; a job added later under the same id (alone,
+ * or in another flow) is not that child, and its parent's cancel, removal
+ * or reads must leave it alone.
+ */
+async function isChildOf(tx: ReadTransaction, parent: FlowJobRef, child: FlowJobRef, value: Buffer): Promise<boolean> {
+  if (!recordInFlow(value)) return false;
+  const link = await readParentLink(tx, child.type, child.id);
+  return link !== undefined && link.type === parent.type && link.id === parent.id;
 }
 
 /** Counts a child's end in its parent's row, once, and applies what it means to a parent that waits. */

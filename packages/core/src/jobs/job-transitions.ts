@@ -234,7 +234,8 @@ export function resubmitRecord(
       // A flow's parent stays waiting for its children: its fields change, it is not enqueued.
       const scheduledTime = changes.scheduledTime ?? current.scheduledTime;
       const data = changes.data ?? current.data;
-      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext }));
+      const group = changes.group ?? current.group;
+      tx.set(keys.job(id), encodeJobRecord({ ...current, priority, scheduledTime, data, continuous, retryPolicy, traceContext, group }));
       return 'waiting';
     }
     case 'pending': {

@@ -51,6 +51,11 @@ export async function subscribeFlowJobs(ctx: ActorContext<never> | ActorContext<
   const jobs: ActorFlowJob[] = [];
   try {
     for (const { node, parent } of members) {
+      if (node !== tree && node.state === undefined) {
+        // Gone when read (or its id another job's since, which is not this flow's): nothing to follow.
+        jobs.push({ ref: undefined, state: 'not_found', data: undefined, notifierMonitor: undefined, type: node.type, id: node.id, parent });
+        continue;
+      }
       const sub = await subscribeJob(ctx, node.type, node.id);
       jobs.push({ ...sub, type: node.type, id: node.id, parent });
     }

@@ -187,6 +187,8 @@ export class FlowSubscription implements AsyncIterable<FlowStateChange> {
       await this.#unsubscribeAll();
       const byType = new Map<string, Member[]>();
       for (const member of this.#members.slice(1)) {
+        // A job gone is gone for good from the flow: a job added under its id since is another's.
+        if (member.last === 'not_found') continue;
         const list = byType.get(member.type) ?? [];
         list.push(member);
         byType.set(member.type, list);
