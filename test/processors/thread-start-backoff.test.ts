@@ -44,7 +44,7 @@ test('a lane whose only module fails to load ends the series of start failures',
     }
   }, 1);
   t.teardown(() => clearInterval(killer));
-  await eventually(() => restarts.length >= 2, 10_000);
+  await eventually(() => restarts.length >= 2);
   clearInterval(killer);
 
   // The lane that comes up answers the load: the module is no handler.
@@ -55,13 +55,13 @@ test('a lane whose only module fails to load ends the series of start failures',
   t.true(loading instanceof SchedulerError && loading.code === 'invalid_handler', `load gave ${String(loading)}`);
   // It runs a job (answered with the module's error): its thread is no thread that could not start.
   threads.start(share, [{ serial: 1, attempt: 1, job: { id: 'one', data: {}, priority: 0, scheduledTime: 0 } }]);
-  await eventually(() => settled.includes(1), 10_000);
+  await eventually(() => settled.includes(1));
 
   // A thread lost from outside, then its replacement as it starts: one start failure, the first of a new series.
   const seen = restarts.length;
   const thread = threads.threads[0] as Worker;
   await thread.terminate();
   await threads.threads.find((each) => each !== thread)?.terminate();
-  await eventually(() => restarts.length > seen, 10_000);
+  await eventually(() => restarts.length > seen);
   t.like(restarts[seen], { failures: 1, delayMs: 100 });
 });

@@ -5,6 +5,7 @@
 // lost like those of any thread that dies with no culprit named.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import test, { type ExecutionContext } from 'ava';
 import type { Scheduler } from '../../packages/jobtree/src/processors/index.js';
@@ -38,7 +39,7 @@ test('a job whose replacement thread exits while it starts runs again in a new t
   if (replacement === undefined) throw new Error('piscina started no replacement thread');
   await replacement.terminate();
 
-  // The first thread ran no job, and its replacement had not started.
+  // The first thread, just up and no run of it ended, may be counted too; its replacement had not started.
   const event = await restarting;
   t.regex(event.reason, /exited (before it ran a job|while it started)/);
   await eventually(() => waitingInAThread(scheduler, h.dir, 'long'));
@@ -115,5 +116,18 @@ test('a thread lost with no culprit after it ran a job does not make the next th
   await h.jobs.add('steady', 'second', {});
   await second;
   t.false(scheduler.threads.includes(thread));
+  t.deepEqual(restarts, []);
+});
+
+test('a thread lost with no culprit after it was up for the longest restart wait, its job still going, does not make the next thread start late', async (t) => {
+  const { h, scheduler } = await waitingJob(t, 'long', 5);
+  const restarts: string[] = [];
+  scheduler.events.on('threads:restarting', ({ reason }) => restarts.push(reason));
+  // Up longer than the longest wait before a thread starts (5 s): a thread lost sooner, no run of it ended, could be its module's doing.
+  await sleep(5_500);
+  const first = scheduler.threads[0] as Worker;
+  await first.terminate();
+  // The job runs again at once in the replacement, which started on time.
+  await eventually(() => waitingInAThread(scheduler, h.dir, 'long') && !scheduler.threads.includes(first));
   t.deepEqual(restarts, []);
 });

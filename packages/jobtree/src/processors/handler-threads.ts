@@ -127,8 +127,10 @@ export interface Lane {
   lastTickAt: number;
   /** The start failures in a row when it was made (its thread's start waited for them). */
   readonly failuresBefore: number;
-  /** Whether its thread has ended a run: a thread that dies before it has is counted with those that could not start. */
+  /** Whether its thread has ended a run or started a queued one: a thread that dies before it has, soon after it came up, is counted with those that could not start. */
   ranJob: boolean;
+  /** When it first came up (see #cameUp). */
+  upAt: number | undefined;
   /** Why the main thread ended it, when it did. */
   killReason: string | undefined;
   /** The run the main thread ended it for, when it was one job's fault. */
@@ -631,6 +633,7 @@ export class HandlerThreads {
       lastTickAt: performance.now(),
       failuresBefore: this.#startFailures,
       ranJob: false,
+      upAt: undefined,
       killReason: undefined,
       killedFor: undefined,
       dead: false,
@@ -701,7 +704,9 @@ export class HandlerThreads {
    * its own unless that lane's thread dies before it ran a job (see #ended).
    */
   #cameUp(lane: Lane): void {
-    if (lane.ready && lane.loading === 0) this.#startFailures = 0;
+    if (!lane.ready || lane.loading > 0) return;
+    this.#startFailures = 0;
+    lane.upAt ??= performance.now();
   }
 
   #receive(lane: Lane, message: FromLane): void {
@@ -875,13 +880,18 @@ export class HandlerThreads {
     // its own start, see #checkStarved). So does one that exits, of itself,
     // before it ran a job: a module's top level can end the thread from a
     // timer after it loaded, and every replacement would load it and die
-    // again as fast as threads start. Such a thread carries on the series
-    // its own start waited for, though another lane came up meanwhile. One
+    // again as fast as threads start (with runs going there too: the
+    // module's timer is in no job's code). Such a thread carries on the
+    // series its own start waited for, though another lane came up
+    // meanwhile. A thread that was up for the longest wait, though no run of
+    // it ended (long runs, runs that never end), is replaced at once: thus
+    // replaced, threads cannot come and go faster than that wait anyway. One
     // that exits in a handler's code (a module loaded, another still
     // loading) is that job's loss, not the start's nor the loading module's.
     if (lane.killReason === undefined && culprit === undefined && !this.#closed) {
       const starting = !lane.ready || lane.loading > 0;
-      if (starting || !lane.ranJob) {
+      const longUp = lane.upAt !== undefined && performance.now() - lane.upAt >= RESTART_MOST_MS;
+      if (starting || !(lane.ranJob || longUp)) {
         this.#startFailures = Math.max(this.#startFailures, lane.failuresBefore);
         this.#failedToStart(starting ? `a handler thread exited while it started: ${error}` : `a handler thread exited before it ran a job: ${error}`);
       }
