@@ -2,13 +2,15 @@
 // logger (restarts, crashes, re-enqueues, intensity reached), the activity
 // of its jobs handle and its schedulers' crashed runs, and — when `admin` is
 // set — the metrics, the live feed and the admin endpoint. The app calls
-// follow* as its tree starts (followScheduler as each scheduler starts),
+// follow* as its tree starts (followScheduler as each scheduler starts,
+// followHandlerThreads once its handler threads start),
 // start() once it runs and stop() first when it closes.
 
 import type { ActorSystemEvents, ExitReason } from '@jobtree/actors';
 import { pino, type Logger } from 'pino';
 import type { EventEmitter } from 'eventemitter3';
 import type { SupervisorEvents } from '@jobtree/supervisor';
+import type { HandlerThreads } from '../processors/handler-threads.js';
 import type { Scheduler } from '../processors/scheduler.js';
 import type { OperationsSettings } from './admin-options.js';
 import { AdminServer } from './admin-server.js';
@@ -54,6 +56,9 @@ export class AppOperations {
     this.activity.events.on('loopBlocked', (type, lagMs, ids) => {
       this.logger.warn({ type, lagMs, ids }, 'in-process handlers held the event loop up: a handler that computes for long belongs in threads');
     });
+    this.activity.events.on('threadsRestarting', (reason, failures, delayMs) => {
+      this.logger.warn({ reason, failures, delayMs }, 'a handler thread exited before it ran a job: the next starts late');
+    });
   }
 
   /** Logs and counts a supervisor's restarts, crashes and intensity; `nameOf` turns a child id into its actor name. */
@@ -91,9 +96,15 @@ export class AppOperations {
   followScheduler(scheduler: Scheduler): void {
     scheduler.events.on('job:crashed', ({ id }) => this.activity.recordCrashed(scheduler.type, id));
     scheduler.events.on('loop:blocked', ({ lagMs, jobs }) => this.activity.recordLoopBlocked(scheduler.type, lagMs, jobs));
-    scheduler.events.on('threads:restarting', ({ reason, failures, delayMs }) =>
-      this.logger.warn({ type: scheduler.type, reason, failures, delayMs }, 'a handler thread exited while it started: the next starts late'),
-    );
+  }
+
+  /**
+   * Follows the app's handler threads: a thread that exits before it ran a
+   * job is told once, whatever the types whose schedulers share the threads
+   * (each of them hears it too, as its `threads:restarting`).
+   */
+  followHandlerThreads(threads: HandlerThreads): void {
+    threads.events.on('threads:restarting', ({ reason, failures, delayMs }) => this.activity.recordThreadsRestarting(reason, failures, delayMs));
   }
 
   /** Starts the admin endpoint, when the options asked for one. */

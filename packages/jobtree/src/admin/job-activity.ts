@@ -3,7 +3,8 @@
 // finishes by what they left (with the run time when the accept happened
 // here, and each job given up with its error), crashed runs the scheduler
 // retries, cancels, retries of failed or cancelled jobs, re-enqueues and
-// removes; and the main thread's event loop held up by in-process handlers.
+// removes; the main thread's event loop held up by in-process handlers, and
+// handler threads that start late after threads exited before they ran a job.
 // Metrics, logs and the live views read it; nothing here touches the store.
 
 import type { JobError } from '@jobtree/core';
@@ -31,6 +32,8 @@ export interface JobActivityEventTypes {
   removed: [type: string, id: string];
   /** In-process handlers of `type` held the main thread's event loop up for `lagMs` while `ids` ran. */
   loopBlocked: [type: string, lagMs: number, ids: string[]];
+  /** A handler thread exited before it ran a job: the next one starts after `delayMs` (the `failures`-th such exit in a row). */
+  threadsRestarting: [reason: string, failures: number, delayMs: number];
 }
 
 /** Running totals of one type since the app started. */
@@ -219,6 +222,10 @@ export class JobActivity {
 
   recordLoopBlocked(type: string, lagMs: number, ids: readonly string[]): void {
     this.events.emit('loopBlocked', type, lagMs, [...ids]);
+  }
+
+  recordThreadsRestarting(reason: string, failures: number, delayMs: number): void {
+    this.events.emit('threadsRestarting', reason, failures, delayMs);
   }
 
   recordRemoved(type: string, id: string): void {

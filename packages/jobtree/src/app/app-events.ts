@@ -4,7 +4,8 @@
 // through: the app's own calls, its actors' bridge and its processors. A
 // job given up or cancelled by another process sharing the store is that
 // process's event. Beside them, `loop:blocked`: in-process handlers that held
-// up this process's event loop.
+// up this process's event loop, and `threads:restarting`: the app's handler
+// threads starting late after threads exited before they ran a job.
 
 import type { JobError } from '@jobtree/core';
 import { EventEmitter } from 'eventemitter3';
@@ -30,6 +31,15 @@ export interface JobsAppEventTypes {
    * `jobtree_event_loop_blocked_seconds`.
    */
   'loop:blocked': [event: { type: string; lagMs: number; ids: string[] }];
+  /**
+   * One of the app's handler threads exited before it ran a job (as it
+   * started, or loading its modules, or after with no job's code running):
+   * the next thread starts `delayMs` later, a wait that doubles (100 ms up
+   * to 5 s) with each such exit in a row, `failures` of them so far. Once
+   * per exit, whatever the types sharing the threads (each type's scheduler
+   * has its own `threads:restarting`). Also logged as a warning.
+   */
+  'threads:restarting': [event: { reason: string; failures: number; delayMs: number }];
 }
 
 /**
@@ -43,11 +53,12 @@ export function appEvents(activity: JobActivity, logger: Logger): EventEmitter<J
     try {
       (events.emit as (name: K, event: JobsAppEventTypes[K][0]) => boolean)(name, event);
     } catch (error) {
-      logger.error({ err: error, event: name, type: event.type, id: 'id' in event ? event.id : undefined }, 'an app.events listener threw');
+      logger.error({ err: error, event: name, type: 'type' in event ? event.type : undefined, id: 'id' in event ? event.id : undefined }, 'an app.events listener threw');
     }
   };
   activity.events.on('gaveUp', (type, id, error, attempts) => emit('job:failed', { type, id, error, attempts }));
   activity.events.on('cancelled', (type, id) => emit('job:cancelled', { type, id }));
   activity.events.on('loopBlocked', (type, lagMs, ids) => emit('loop:blocked', { type, lagMs, ids }));
+  activity.events.on('threadsRestarting', (reason, failures, delayMs) => emit('threads:restarting', { reason, failures, delayMs }));
   return events;
 }

@@ -42,7 +42,7 @@ export interface ProcessorRegistryOptions {
   /** The core's current handle: a processor (re)started after the core restarted takes the newest. */
   jobs(): Jobs;
   userChildren: UserChildren;
-  operations: Pick<AppOperations, 'followScheduler'>;
+  operations: Pick<AppOperations, 'followScheduler' | 'followHandlerThreads'>;
   /** Threads of the handler pool every type's processor shares. */
   handlerThreads: number;
 }
@@ -86,7 +86,10 @@ export class ProcessorRegistry {
     // caller's error). A handler on the main thread needs no thread.
     let threads: HandlerThreads | undefined;
     if (typeof checked.handler === 'string') {
-      this.#threads ??= new HandlerThreads({ threads: this.#options.handlerThreads });
+      if (this.#threads === undefined) {
+        this.#threads = new HandlerThreads({ threads: this.#options.handlerThreads });
+        operations.followHandlerThreads(this.#threads);
+      }
       threads = this.#threads;
       await threads.load(checked.handler);
     }

@@ -67,14 +67,14 @@ export interface HandlerPoolEvents {
    * (`job "x" of type "t"`): threads run every type's handlers.
    */
   lost(serial: number, culprit: number | undefined, reason: string, culpritJob?: string): void;
-  /** A handler thread exited while it started: the next one starts after `delayMs` (see SchedulerEventTypes `threads:restarting`). */
+  /** A handler thread exited before it ran a job: the next one starts after `delayMs` (see SchedulerEventTypes `threads:restarting`). */
   threadsRestarting(event: ThreadsRestarting): void;
 }
 
 /** Why handler threads start late, and how late. */
 export interface ThreadsRestarting {
   reason: string;
-  /** Threads that exited while they started, in a row. */
+  /** Threads that exited before they ran a job, in a row. */
   failures: number;
   /** How long the next thread waits before it starts. */
   delayMs: number;

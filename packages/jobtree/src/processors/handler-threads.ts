@@ -18,10 +18,10 @@
 // exited before it was ready (its guard against threads that cannot
 // start): a lane left waiting for a thread then is ended like a dead one,
 // and the lanes after it start their threads after a wait that doubles
-// while threads keep exiting as they start (see #checkStarved). Runs quick
-// enough also go to a lane ahead of its free slots, queued there (see
-// lane-queue.ts): those a dead lane never started go back to their
-// processor unstarted.
+// while threads keep exiting before they run a job (see #checkStarved and
+// #ended). Runs quick enough also go to a lane ahead of its free slots,
+// queued there (see lane-queue.ts): those a dead lane never started go back
+// to their processor unstarted.
 //
 // One file over 500 lines: the lanes, the runs placed on them, the modules
 // each has loaded and the watchdog are one piece of state that every
@@ -31,10 +31,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { JsonValue } from '@jobtree/core';
+import { EventEmitter } from 'eventemitter3';
 import { THREAD_ENTRY, execArgvWithoutTsx, threadEntry, workerTakesExecArgv } from '@jobtree/actors';
 import { Piscina } from 'piscina';
 import { SchedulerError } from './errors.js';
-import type { HandlerPoolEvents } from './handler-runner.js';
+import type { HandlerPoolEvents, ThreadsRestarting } from './handler-runner.js';
 import type { AbortCause } from './interfaces.js';
 import {
   type FromLane,
@@ -124,6 +125,12 @@ export interface Lane {
   ready: boolean;
   lastTick: number;
   lastTickAt: number;
+  /** The start failures in a row when it was made (its thread's start waited for them). */
+  readonly failuresBefore: number;
+  /** Whether its thread has ended a run or started a queued one: a thread that dies before it has, soon after it came up, is counted with those that could not start. */
+  ranJob: boolean;
+  /** When it first came up (see #cameUp). */
+  upAt: number | undefined;
   /** Why the main thread ended it, when it did. */
   killReason: string | undefined;
   /** The run the main thread ended it for, when it was one job's fault. */
@@ -152,11 +159,11 @@ interface ModuleLoad {
   threadsLost: number;
 }
 
-/** The longest `close` waits for threads that are starting or loading a handler module. */
+/** The longest `close` waits for threads busy starting or importing a handler module in synchronous code. */
 const CLOSE_AFTER_LOADS_MS = 10_000;
 const LOADING_POLL_MS = 5;
 
-/** The wait before a lane's thread starts after one thread exited while it started; it doubles with each such exit in a row. */
+/** The wait before a lane's thread starts after one thread exited before it ran a job; it doubles with each such exit in a row. */
 const RESTART_FIRST_MS = 100;
 /** The longest such wait: a thread that cannot start costs a thread start this often at most. */
 const RESTART_MOST_MS = 5_000;
@@ -197,9 +204,16 @@ function tsxApiOrUndefined(): string | undefined {
   }
 }
 
+/** The events of the handler threads themselves, once each whatever the processors sharing them. */
+export interface HandlerThreadsEventTypes {
+  /** A handler thread exited before it ran a job: the next one starts after `delayMs`. */
+  'threads:restarting': [event: ThreadsRestarting];
+}
+
 export class HandlerThreads {
   /** How many threads (and lanes) the pool keeps. */
   readonly size: number;
+  readonly events = new EventEmitter<HandlerThreadsEventTypes>();
   readonly #pool: Piscina<LaneTask, void>;
   /** tsx's API for a lane that meets a TypeScript handler, when the lane code itself is built JavaScript. */
   readonly #tsxApi: string | undefined;
@@ -216,7 +230,7 @@ export class HandlerThreads {
   #watchdog: NodeJS.Timeout | undefined;
   #watchEvery = Number.POSITIVE_INFINITY;
   #closed = false;
-  /** Threads that exited while they started, in a row (none since a lane last started). */
+  /** Threads that exited before they ran a job, in a row (none since a lane last came up, see #cameUp and #ended). */
   #startFailures = 0;
   /** Lanes whose thread waits for the restart delay, with their timers. */
   readonly #delayed = new Map<Lane, NodeJS.Timeout>();
@@ -466,22 +480,29 @@ export class HandlerThreads {
     }
     this.#delayed.clear();
     for (const load of this.#loads.values()) if (!load.settled) load.reject(new SchedulerError('stopped', 'the handler threads closed'));
-    // A thread terminated while it imports a native addon (lmdb, say, under
-    // a handler module's imports) can abort the whole process ("napi_throw"
-    // in the addon's registration): threads still starting or loading a
-    // module get to finish that first, for a bounded time.
-    const until = performance.now() + CLOSE_AFTER_LOADS_MS;
-    while (this.#anyLaneLoading() && performance.now() < until) await sleep(LOADING_POLL_MS);
     this.#flushOutbox();
+    // A lane that reads the close while it imports a module ends its thread
+    // itself, from the message (see lane-worker.ts): a thread terminated from
+    // here while it imports a native addon (lmdb, say, under a handler
+    // module's imports) can abort the whole process ("napi_throw" in the
+    // addon's registration), and one at a message is in no import's code.
     for (const lane of this.#lanes) {
       lane.killReason ??= 'the handler threads closed';
       send(lane, { kind: 'close' });
     }
+    // Threads still starting, or busy importing in synchronous code, read it
+    // once done, for a bounded time; one stuck in a handler's code never does.
+    const until = performance.now() + CLOSE_AFTER_LOADS_MS;
+    while (this.#anyLaneImporting() && performance.now() < until) await sleep(LOADING_POLL_MS);
     await this.#pool.destroy();
   }
 
-  #anyLaneLoading(): boolean {
-    for (const lane of this.#lanes) if (!lane.dead && (!lane.ready || lane.loading > 0)) return true;
+  /** Whether a lane's thread is starting, or loading a module with no job's code running there. */
+  #anyLaneImporting(): boolean {
+    for (const lane of this.#lanes) {
+      if (lane.dead || (lane.ready && lane.loading === 0)) continue;
+      if (Atomics.load(lane.status, CURRENT) === NO_JOB) return true;
+    }
     return false;
   }
 
@@ -610,6 +631,9 @@ export class HandlerThreads {
       ready: false,
       lastTick: 0,
       lastTickAt: performance.now(),
+      failuresBefore: this.#startFailures,
+      ranJob: false,
+      upAt: undefined,
       killReason: undefined,
       killedFor: undefined,
       dead: false,
@@ -665,26 +689,38 @@ export class HandlerThreads {
     for (const lane of starved.slice(-waiting)) this.#kill(lane, STARTING_THREAD_EXITED);
   };
 
-  /** A thread exited while it started: the next lanes' threads wait, and every processor hears why. */
+  /** A thread exited before it ran a job: the next lanes' threads wait, and every processor hears why. */
   #failedToStart(reason: string): void {
     this.#startFailures++;
     const event = { reason, failures: this.#startFailures, delayMs: this.#restartDelayMs() };
+    this.events.emit('threads:restarting', event);
     for (const share of this.#shares.values()) share.events.threadsRestarting(event);
+  }
+
+  /**
+   * A lane is up and has answered every module it was asked for (loaded, or
+   * broken: a module that does not load is the module's fault, not the
+   * thread's): threads start again, and a later loss starts no series of
+   * its own unless that lane's thread dies before it ran a job (see #ended).
+   */
+  #cameUp(lane: Lane): void {
+    if (!lane.ready || lane.loading > 0) return;
+    this.#startFailures = 0;
+    lane.upAt ??= performance.now();
   }
 
   #receive(lane: Lane, message: FromLane): void {
     switch (message.kind) {
       case 'ready':
-        // A lane with modules to load has started once it loaded one (see 'loaded').
-        if (lane.loading === 0) this.#startFailures = 0;
         lane.ready = true;
         lane.threadId = message.threadId;
         lane.lastTickAt = performance.now();
+        this.#cameUp(lane);
         break;
       case 'loaded': {
-        this.#startFailures = 0;
         lane.modules.set(message.url, true);
         lane.loading--;
+        this.#cameUp(lane);
         this.#settleLoad(message.url);
         break;
       }
@@ -692,10 +728,12 @@ export class HandlerThreads {
         // The lane answers the module's runs with the error itself; asked again, it tries again.
         lane.modules.delete(message.url);
         lane.loading--;
+        this.#cameUp(lane);
         this.#broken(message.url, message.error);
         break;
       case 'settled': {
         const { results, spells, started, returned } = message;
+        if (results.length > 0 || started !== undefined) lane.ranJob = true;
         if (spells !== undefined) {
           for (let i = 0; i < spells.length; i += SPELL_FIELDS) {
             const share = this.#shares.get(spells[i] as number);
@@ -839,12 +877,25 @@ export class HandlerThreads {
     // A thread that exits before its lane starts, or before it has loaded
     // its modules, may be unable to start at all: the next one waits
     // (piscina, for its part, stops starting threads after an exit before
-    // its own start, see #checkStarved). One that exits in a handler's code
-    // (a module loaded, another still loading) is that job's loss, not the
-    // start's nor the loading module's.
-    if ((!lane.ready || lane.loading > 0) && lane.killReason === undefined && culprit === undefined && !this.#closed) {
-      this.#failedToStart(`a handler thread exited while it started: ${error}`);
-      for (const [url, loaded] of lane.modules) if (!loaded) this.#lostWhileLoading(url, error);
+    // its own start, see #checkStarved). So does one that exits, of itself,
+    // before it ran a job: a module's top level can end the thread from a
+    // timer after it loaded, and every replacement would load it and die
+    // again as fast as threads start (with runs going there too: the
+    // module's timer is in no job's code). Such a thread carries on the
+    // series its own start waited for, though another lane came up
+    // meanwhile. A thread that was up for the longest wait, though no run of
+    // it ended (long runs, runs that never end), is replaced at once: thus
+    // replaced, threads cannot come and go faster than that wait anyway. One
+    // that exits in a handler's code (a module loaded, another still
+    // loading) is that job's loss, not the start's nor the loading module's.
+    if (lane.killReason === undefined && culprit === undefined && !this.#closed) {
+      const starting = !lane.ready || lane.loading > 0;
+      const longUp = lane.upAt !== undefined && performance.now() - lane.upAt >= RESTART_MOST_MS;
+      if (starting || !(lane.ranJob || longUp)) {
+        this.#startFailures = Math.max(this.#startFailures, lane.failuresBefore);
+        this.#failedToStart(starting ? `a handler thread exited while it started: ${error}` : `a handler thread exited before it ran a job: ${error}`);
+      }
+      if (starting) for (const [url, loaded] of lane.modules) if (!loaded) this.#lostWhileLoading(url, error);
     }
     // Queued runs it started and had not said so are runs like the others; the rest never ran.
     for (const serial of unreportedStarts(lane.status, lane.reportedStarts)) this.#started(lane, serial);

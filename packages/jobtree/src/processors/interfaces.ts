@@ -278,13 +278,14 @@ export interface SchedulerEventTypes {
    */
   'loop:blocked': [event: { lagMs: number; jobs: string[] }];
   /**
-   * A handler thread (`runIn: 'threads'`) exited while it started or
-   * loaded its modules, outside any job's code (killed from outside, out of
-   * memory, a module whose top level ends its thread): the runs
-   * it was to take are lost, with no culprit named, and the next thread
-   * starts `delayMs` later, a wait that doubles, up to 5 s, while threads
-   * keep exiting as they start. In an app every type sharing the threads
-   * hears it.
+   * A handler thread (`runIn: 'threads'`) exited before it ran a job,
+   * outside any job's code: while it started or loaded its modules, or
+   * after (killed from outside, out of memory, a module whose top level
+   * ends its thread, at once or from a timer). The runs it was to take are
+   * lost, with no culprit named, and the next thread starts `delayMs`
+   * later, a wait that doubles, up to 5 s, while threads keep exiting
+   * before they run a job. In an app every type sharing the threads hears
+   * it (and `app.events` once).
    */
   'threads:restarting': [event: { reason: string; failures: number; delayMs: number }];
   /** A store operation failed in the background (the scheduler carries on). */

@@ -208,6 +208,11 @@ export default async function runLane(task: LaneTask): Promise<void> {
     if ((spells.get(share)?.running ?? 0) === 0 && queue.returnAll(share)) queueFlush();
   };
 
+  const importing = (): boolean => {
+    for (const loaded of handlers.values()) if (loaded.run === undefined && loaded.error === undefined) return true;
+    return false;
+  };
+
   const load = (url: string): LoadedHandler => {
     const known = handlers.get(url);
     if (known !== undefined) return known;
@@ -263,6 +268,11 @@ export default async function runLane(task: LaneTask): Promise<void> {
       }
       case 'close':
         closing = true;
+        // An import still going would go on past the end of the lane, and
+        // the pool then terminates the thread wherever the import is (inside
+        // a native addon's registration, that aborts the whole process).
+        // Ended here, at a message, the thread is in no import's code.
+        if (importing()) process.exit(0);
         if (running.size === 0 && !flushing) end();
         break;
     }
