@@ -113,6 +113,22 @@ test('a schedule set again keeps its last tick; a pass computed from the schedul
   t.deepEqual((await tickSchedules(jobs, T0 + 3 * MINUTE)).added, {});
 });
 
+test('a schedule set again with other times starts after its setting: no earlier tick of its new times is added, whatever its backfill', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeTimeout('report', 30);
+  await jobs.setSchedule(everyMinute('moved', 'last'));
+  await tickSchedules(jobs, T0 + MINUTE);
+  // At 10:10, moved to five past each hour: 10:05 came before this setting, so it is no missed tick.
+  const hourly = { cron: '5 * * * *', timezone: 'UTC' };
+  const moved = await jobs.setSchedule({ ...everyMinute('moved', 'last'), spec: hourly, setAt: T0 + 10 * MINUTE, nextTick: T0 + 65 * MINUTE });
+  t.is(moved.lastTick, null);
+  const pass = await tickSchedules(jobs, T0 + 10 * MINUTE + 1_000);
+  t.deepEqual(pass.added, {});
+  t.is(pass.nextAt, T0 + 65 * MINUTE);
+  t.deepEqual((await tickSchedules(jobs, T0 + 65 * MINUTE)).added, { moved: [tickJobId('moved', T0 + 65 * MINUTE)] });
+  t.deepEqual(await idsOf(jobs, 'moved'), [tickJobId('moved', T0 + MINUTE), tickJobId('moved', T0 + 65 * MINUTE)]);
+});
+
 test("a schedule whose type has no timeout adds nothing and holds the others up not at all; it carries on once the type has one", async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.setTypeTimeout('report', 30);
