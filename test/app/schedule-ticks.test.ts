@@ -9,7 +9,7 @@
 import test from 'ava';
 import { type Jobs, JobsHandle, type ScheduleInput, tickJobId } from '@jobtree/core';
 import { scheduleTimes } from '../../packages/jobtree/src/app/schedule-times.js';
-import { tickSchedules } from '../../packages/jobtree/src/app/schedule-ticks.js';
+import { dueTicks, tickSchedules } from '../../packages/jobtree/src/app/schedule-ticks.js';
 import { openTempJobs } from '../jobs/temp-jobs.js';
 
 const MINUTE = 60_000;
@@ -113,6 +113,22 @@ test('a schedule set again keeps its last tick; a pass computed from the schedul
   t.deepEqual((await tickSchedules(jobs, T0 + 3 * MINUTE)).added, {});
 });
 
+test('a schedule set again with other times starts after its setting: no earlier tick of its new times is added, whatever its backfill', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeTimeout('report', 30);
+  await jobs.setSchedule(everyMinute('moved', 'last'));
+  await tickSchedules(jobs, T0 + MINUTE);
+  // At 10:10, moved to five past each hour: 10:05 came before this setting, so it is no missed tick.
+  const hourly = { cron: '5 * * * *', timezone: 'UTC' };
+  const moved = await jobs.setSchedule({ ...everyMinute('moved', 'last'), spec: hourly, setAt: T0 + 10 * MINUTE, nextTick: T0 + 65 * MINUTE });
+  t.is(moved.lastTick, null);
+  const pass = await tickSchedules(jobs, T0 + 10 * MINUTE + 1_000);
+  t.deepEqual(pass.added, {});
+  t.is(pass.nextAt, T0 + 65 * MINUTE);
+  t.deepEqual((await tickSchedules(jobs, T0 + 65 * MINUTE)).added, { moved: [tickJobId('moved', T0 + 65 * MINUTE)] });
+  t.deepEqual(await idsOf(jobs, 'moved'), [tickJobId('moved', T0 + MINUTE), tickJobId('moved', T0 + 65 * MINUTE)]);
+});
+
 test("a schedule whose type has no timeout adds nothing and holds the others up not at all; it carries on once the type has one", async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.setTypeTimeout('report', 30);
@@ -141,6 +157,45 @@ test('cron expressions: seconds optional, a time zone, and the DST gap (a 02:30 
   await jobs.setTypeTimeout('report', 30);
   await jobs.setSchedule({ name: 'nightly', spec: { cron: '30 2 * * *', timezone: 'Europe/Berlin' }, type: 'report', data: null, priority: 0, backfill: 'none', setAt: before, nextTick: gapDay });
   t.deepEqual((await tickSchedules(jobs, gapDay + 30_000)).added, { nightly: ['nightly@2026-03-29T01:00:00.000Z'] });
+});
+
+/** The ticks of a cron expression in a time zone from `from` to `to` (ISO times), as ISO times. */
+function ticksOf(cron: string, timezone: string, from: string, to: string): string[] {
+  const times = scheduleTimes({ cron, timezone });
+  const ticks: string[] = [];
+  for (let tick = times.after(Date.parse(from) - 1); tick !== undefined && tick <= Date.parse(to); tick = times.after(tick)) ticks.push(new Date(tick).toISOString());
+  return ticks;
+}
+
+test('a wall-clock time runs once on the fall-back night and at the end of the gap on the spring-forward night, also in a list of hours or minutes', (t) => {
+  // Berlin: 02:00-03:00 is skipped on 2026-03-29 and repeated on 2026-10-25; New York: 01:00-02:00 repeated on 2026-11-01.
+  t.deepEqual(ticksOf('0 2 * * *', 'Europe/Berlin', '2026-10-24T22:00:00Z', '2026-10-25T22:59:59Z'), ['2026-10-25T00:00:00.000Z']);
+  t.deepEqual(ticksOf('30 1 * * *', 'America/New_York', '2026-11-01T04:00:00Z', '2026-11-02T04:59:59Z'), ['2026-11-01T05:30:00.000Z']);
+  t.deepEqual(ticksOf('30 2 * * *', 'America/New_York', '2026-03-08T05:00:00Z', '2026-03-09T03:59:59Z'), ['2026-03-08T07:00:00.000Z']); // 03:00 EDT
+  t.deepEqual(ticksOf('30 2,14 * * *', 'Europe/Berlin', '2026-03-28T23:00:00Z', '2026-03-29T21:59:59Z'), ['2026-03-29T01:00:00.000Z', '2026-03-29T12:30:00.000Z']);
+  t.deepEqual(ticksOf('30 2,14 * * *', 'Europe/Berlin', '2026-10-24T22:00:00Z', '2026-10-25T22:59:59Z'), ['2026-10-25T00:30:00.000Z', '2026-10-25T13:30:00.000Z']);
+  t.deepEqual(ticksOf('30 1,13 * * *', 'America/New_York', '2026-11-01T04:00:00Z', '2026-11-02T04:59:59Z'), ['2026-11-01T05:30:00.000Z', '2026-11-01T18:30:00.000Z']);
+  t.deepEqual(ticksOf('0,30 2 * * *', 'Europe/Berlin', '2026-03-28T23:00:00Z', '2026-03-29T21:59:59Z'), ['2026-03-29T01:00:00.000Z']);
+  t.deepEqual(ticksOf('0,30 2 * * *', 'Europe/Berlin', '2026-10-24T22:00:00Z', '2026-10-25T22:59:59Z'), ['2026-10-25T00:00:00.000Z', '2026-10-25T00:30:00.000Z']);
+  // Lord Howe moves by 30 minutes: 02:00-02:30 skipped on 2026-10-04, 01:30-02:00 repeated on 2026-04-05.
+  t.deepEqual(ticksOf('15,45 2 * * *', 'Australia/Lord_Howe', '2026-10-03T13:30:00Z', '2026-10-04T12:59:59Z'), ['2026-10-03T15:30:00.000Z', '2026-10-03T15:45:00.000Z']);
+  t.deepEqual(ticksOf('15,45 1 * * *', 'Australia/Lord_Howe', '2026-04-04T13:00:00Z', '2026-04-05T13:29:59Z'), ['2026-04-04T14:15:00.000Z', '2026-04-04T14:45:00.000Z']);
+  // A pass in the repeated hour, just after 02:30 came round again, finds nothing due: the first 02:30 was the tick.
+  const twice = { cron: '30 2,14 * * *', timezone: 'Europe/Berlin' };
+  const first = Date.parse('2026-10-25T00:30:00Z');
+  const record = { name: 'n', spec: twice, type: 'report', data: null, priority: 0, backfill: 'none' as const, setAt: first - MINUTE, lastTick: first, nextTick: null };
+  t.is(dueTicks(record, scheduleTimes(twice), first + 60 * MINUTE + 30_000), undefined);
+});
+
+test('a step or a wildcard in the time fields runs by the clock across DST: through both fall-back hours, none in the gap; half- and quarter-hour zones too', (t) => {
+  const quarters = (from: string, count: number) => Array.from({ length: count }, (_, n) => new Date(Date.parse(from) + n * 15 * MINUTE).toISOString());
+  t.deepEqual(ticksOf('*/15 * * * *', 'Europe/Berlin', '2026-10-24T23:30:00Z', '2026-10-25T02:30:00Z'), quarters('2026-10-24T23:30:00Z', 13));
+  t.deepEqual(ticksOf('*/15 * * * *', 'Europe/Berlin', '2026-03-29T00:30:00Z', '2026-03-29T01:30:00Z'), quarters('2026-03-29T00:30:00Z', 5));
+  t.deepEqual(ticksOf('*/15 * * * *', 'America/New_York', '2026-11-01T04:30:00Z', '2026-11-01T07:30:00Z'), quarters('2026-11-01T04:30:00Z', 13));
+  t.deepEqual(ticksOf('*/15 * * * *', 'Australia/Lord_Howe', '2026-04-04T14:00:00Z', '2026-04-04T15:30:00Z'), quarters('2026-04-04T14:00:00Z', 7));
+  t.deepEqual(ticksOf('0 * * * *', 'Europe/Berlin', '2026-10-24T23:00:00Z', '2026-10-25T02:00:00Z'), quarters('2026-10-24T23:00:00Z', 13).filter((_, n) => n % 4 === 0));
+  t.deepEqual(ticksOf('30 2 * * *', 'Asia/Kolkata', '2026-03-28T00:00:00Z', '2026-03-29T23:59:59Z'), ['2026-03-28T21:00:00.000Z', '2026-03-29T21:00:00.000Z']);
+  t.deepEqual(ticksOf('0 9 * * *', 'Asia/Kathmandu', '2026-03-28T00:00:00Z', '2026-03-29T23:59:59Z'), ['2026-03-28T03:15:00.000Z', '2026-03-29T03:15:00.000Z']);
 });
 
 test('a bad cron expression or time zone is JobsError invalid_schedule', (t) => {

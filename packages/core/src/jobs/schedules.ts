@@ -43,7 +43,7 @@ export interface ScheduleRecord {
   data: JsonValue;
   priority: number;
   backfill: ScheduleBackfill;
-  /** When the schedule was set (ms since the epoch): its first tick comes after it. It also tells two settings of one name apart. */
+  /** When the schedule was set (ms since the epoch): its first tick comes after it (set again with the same times, it carries on from `lastTick`). It also tells two settings of one name apart. */
   setAt: number;
   /** The latest tick handled (its job added, or skipped as missed), ms; null before the first. */
   lastTick: number | null;
@@ -99,6 +99,11 @@ export function checkBackfill(backfill: unknown): ScheduleBackfill {
   throw new JobsError('invalid_schedule', `backfill is 'none', 'last' or { withinMs } (a number >= 0), got ${describe(backfill)}`);
 }
 
+function keptLastTick(before: ScheduleRecord, spec: ScheduleSpec): number | null {
+  const same = 'everyMs' in spec ? 'everyMs' in before.spec && before.spec.everyMs === spec.everyMs : 'cron' in before.spec && before.spec.cron === spec.cron && before.spec.timezone === spec.timezone;
+  return same ? before.lastTick : null;
+}
+
 function isTime(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
@@ -139,8 +144,12 @@ export class ScheduleCalls {
         priority: checked.priority ?? 0,
         backfill: checked.backfill,
         setAt,
-        // A schedule set again keeps how far its ticks went: a tick handled is not added again.
-        lastTick: before === undefined ? null : decode(before).lastTick,
+        // A schedule set again with the same times keeps how far its ticks
+        // went (a tick handled is not added again, one missed while no app
+        // ran is still backfilled); with other times it starts after
+        // `setAt`, as a new one: a tick of its new times from before it was
+        // set is no missed tick.
+        lastTick: before === undefined ? null : keptLastTick(decode(before), checked.spec),
         nextTick: checked.nextTick,
       };
       tx.set(key, encode(record));

@@ -14,7 +14,10 @@ export interface ScheduleOptions {
   data?: JsonValue;
   /** The priority of each tick's job. @default 0 */
   priority?: number;
-  /** The IANA time zone of a cron expression given as a string (`'Europe/Berlin'`). @default the process's */
+  /**
+   * The IANA time zone of a cron expression given as a string (`'Europe/Berlin'`).
+   * @default the zone of the process that sets it, stored with the schedule
+   */
   timezone?: string;
   /**
    * What becomes of ticks missed while no app ran: `'none'` skips them,
@@ -49,7 +52,13 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
     } else full = spec;
   }
   checkScheduleSpecShape(full);
+  // Stored, not left to each ticker: processes and nodes in other zones would otherwise each add their own ticks.
+  if ('cron' in full && (full.timezone === undefined || full.timezone === '')) full = { cron: full.cron, timezone: processTimeZone() };
   const times = scheduleTimes(full);
+  const nextTick = times.after(now);
+  if (nextTick === undefined && 'cron' in full) {
+    throw new JobsError('invalid_schedule', `${JSON.stringify(full.cron)} never matches (no such day of the month, say): it would add no job`);
+  }
   return {
     name,
     spec: full,
@@ -58,8 +67,13 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
     priority: options.priority ?? 0,
     backfill: options.backfill ?? 'none',
     setAt: now,
-    nextTick: times.after(now) ?? null,
+    nextTick: nextTick ?? null,
   };
+}
+
+/** The IANA time zone this process runs in (its `TZ`, else the system's). */
+function processTimeZone(): string {
+  return new Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
 /** Each schedule with its next tick as of `now`. */

@@ -343,11 +343,12 @@ export class JobsApp {
 
   /**
    * Stores a recurring job: at each tick of `spec` (a cron expression, 5
-   * fields or 6 with seconds first, in `options.timezone`; or `{ everyMs }`)
-   * a job of `options.type` is added with id `<name>@<tick ISO time>`, once
-   * per tick however many processes or nodes run the app. Setting a name
-   * again replaces its schedule. A bad cron expression or time zone rejects
-   * with JobsError `invalid_schedule`. Resolves with the stored schedule.
+   * fields or 6 with seconds first, in `options.timezone`, by default this
+   * process's, stored with it; or `{ everyMs }`) a job of `options.type` is
+   * added with id `<name>@<tick ISO time>`, once per tick however many
+   * processes or nodes run the app. Setting a name again replaces its
+   * schedule. A bad cron expression or time zone, or one that never matches,
+   * rejects with JobsError `invalid_schedule`. Resolves with the stored schedule.
    */
   async schedule(name: string, spec: string | ScheduleSpec, options: ScheduleOptions): Promise<ScheduleInfo> {
     const input = scheduleInput(name, spec, options, clockFromSpec(this.#clock).now());

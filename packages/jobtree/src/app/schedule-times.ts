@@ -2,6 +2,11 @@
 // croner (5 fields, or 6 with seconds first; its time zone, DST included),
 // or a fixed interval, whose ticks are the multiples of `everyMs` since the
 // epoch (so every process computes the same ones, whenever it started).
+// Across a DST change, a cron expression with no `*` or `/` in its second,
+// minute and hour fields names wall-clock times, as in Vixie cron: each runs
+// once on the fall-back night (at its first occurrence) and, when it falls
+// in the spring-forward gap, at the end of the gap. One with `*` or `/`
+// there runs by the clock: through both fall-back hours, none in the gap.
 
 import { JobsError, type ScheduleSpec } from '@jobtree/core';
 import { Cron } from 'croner';
@@ -24,7 +29,8 @@ export function scheduleTimes(spec: ScheduleSpec): ScheduleTimes {
   }
   let cron: Cron;
   try {
-    cron = new Cron(spec.cron, { ...(spec.timezone !== undefined ? { timezone: spec.timezone } : {}), mode: '5-or-6-parts', paused: true });
+    // croner's default counts only a single value per field as a fixed time: `30 2,14 * * *` would run twice on the fall-back night and not at all on the spring-forward one.
+    cron = new Cron(spec.cron, { ...(spec.timezone !== undefined ? { timezone: spec.timezone } : {}), mode: '5-or-6-parts', fixedTimeRule: 'no-wildcard', paused: true });
     // A bad time zone shows only when a time is computed.
     cron.nextRun(new Date(0));
   } catch (error) {
