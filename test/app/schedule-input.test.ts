@@ -33,6 +33,14 @@ test('a cron expression without a time zone ticks in the zone of the process tha
   t.deepEqual(inZone('Asia/Tokyo', () => scheduleInput('n', '0 2 * * *', { type: 'report', timezone: 'Europe/Berlin' }, NOW)).spec, { cron: '0 2 * * *', timezone: 'Europe/Berlin' });
 });
 
+test('in a process whose time zone Intl cannot name (TZ set empty, to a path or to no known zone), a cron expression is stored without one, as a spec of its own', (t) => {
+  for (const zone of ['', ':/etc/localtime', 'nowhere']) {
+    const input = inZone(zone, () => scheduleInput('nightly', '0 2 * * *', { type: 'report' }, NOW));
+    t.deepEqual(input.spec, { cron: '0 2 * * *' }, JSON.stringify(zone));
+    t.is(typeof input.nextTick, 'number', JSON.stringify(zone));
+  }
+});
+
 test('a cron expression that never matches is JobsError invalid_schedule; a rare one is kept with its next tick years ahead', (t) => {
   for (const cron of ['0 0 30 2 *', '0 0 31 4 *', '0 0 31 2,4,6,9,11 *']) {
     t.throws(() => scheduleInput('never', cron, { type: 'report', timezone: 'UTC' }, NOW), { code: 'invalid_schedule', message: /never/ }, cron);

@@ -8,6 +8,7 @@
 
 import test from 'ava';
 import { type Jobs, JobsHandle, type ScheduleInput, tickJobId } from '@jobtree/core';
+import { scheduleInput } from '../../packages/jobtree/src/app/app-schedules.js';
 import { scheduleTimes } from '../../packages/jobtree/src/app/schedule-times.js';
 import { dueTicks, tickSchedules } from '../../packages/jobtree/src/app/schedule-ticks.js';
 import { openTempJobs } from '../jobs/temp-jobs.js';
@@ -127,6 +128,28 @@ test('a schedule set again with other times starts after its setting: no earlier
   t.is(pass.nextAt, T0 + 65 * MINUTE);
   t.deepEqual((await tickSchedules(jobs, T0 + 65 * MINUTE)).added, { moved: [tickJobId('moved', T0 + 65 * MINUTE)] });
   t.deepEqual(await idsOf(jobs, 'moved'), [tickJobId('moved', T0 + MINUTE), tickJobId('moved', T0 + 65 * MINUTE)]);
+});
+
+// Serial: it sets the process's time zone across awaits, which tests running alongside would see.
+test.serial('a schedule stored without a time zone, set again by app.schedule in the same zone, keeps its last tick and backfills the tick missed meanwhile', async (t) => {
+  const before = process.env.TZ;
+  process.env.TZ = 'America/New_York';
+  t.teardown(() => {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  });
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeTimeout('report', 30);
+  // 02:00 in New York is 07:00Z in January.
+  const nightly = { cron: '0 2 * * *' };
+  await jobs.setSchedule({ name: 'nightly', spec: nightly, type: 'report', data: null, priority: 0, backfill: 'last', setAt: Date.parse('2026-01-04T12:00:00Z'), nextTick: Date.parse('2026-01-05T07:00:00Z') });
+  t.deepEqual((await tickSchedules(jobs, Date.parse('2026-01-05T07:00:10Z'))).added, { nightly: ['nightly@2026-01-05T07:00:00.000Z'] });
+  // No app ran over the next 02:00; the app that starts at 04:00 sets the schedule again, its zone now spelt out.
+  const restart = Date.parse('2026-01-06T09:00:00Z');
+  const input = scheduleInput('nightly', nightly.cron, { type: 'report', backfill: 'last' }, restart);
+  t.deepEqual(input.spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+  t.is((await jobs.setSchedule(input)).lastTick, Date.parse('2026-01-05T07:00:00Z'));
+  t.deepEqual((await tickSchedules(jobs, restart + 1_000)).added, { nightly: ['nightly@2026-01-06T07:00:00.000Z'] });
 });
 
 test("a schedule whose type has no timeout adds nothing and holds the others up not at all; it carries on once the type has one", async (t) => {

@@ -100,8 +100,19 @@ export function checkBackfill(backfill: unknown): ScheduleBackfill {
 }
 
 function keptLastTick(before: ScheduleRecord, spec: ScheduleSpec): number | null {
-  const same = 'everyMs' in spec ? 'everyMs' in before.spec && before.spec.everyMs === spec.everyMs : 'cron' in before.spec && before.spec.cron === spec.cron && before.spec.timezone === spec.timezone;
+  const same = 'everyMs' in spec ? 'everyMs' in before.spec && before.spec.everyMs === spec.everyMs : 'cron' in before.spec && before.spec.cron === spec.cron && zoneOf(before.spec) === zoneOf(spec);
   return same ? before.lastTick : null;
+}
+
+/**
+ * The time zone a cron spec ticks in. One stored without a zone (by
+ * `setSchedule` directly, or by a version of the app that stored none) ticks
+ * in the process's zone: set again with that zone spelt out, as `app.schedule`
+ * does, its times are the same and its missed ticks still backfilled.
+ */
+function zoneOf(spec: { cron: string; timezone?: string }): string | undefined {
+  // Intl names no zone for some `TZ` values (a path, say): the process's zone all the same.
+  return spec.timezone === undefined || spec.timezone === '' ? (new Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined) : spec.timezone;
 }
 
 function isTime(value: unknown): value is number {

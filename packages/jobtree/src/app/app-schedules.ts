@@ -53,7 +53,10 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
   }
   checkScheduleSpecShape(full);
   // Stored, not left to each ticker: processes and nodes in other zones would otherwise each add their own ticks.
-  if ('cron' in full && (full.timezone === undefined || full.timezone === '')) full = { cron: full.cron, timezone: processTimeZone() };
+  if ('cron' in full && (full.timezone === undefined || full.timezone === '')) {
+    const zone = processTimeZone();
+    full = zone === undefined ? { cron: full.cron } : { cron: full.cron, timezone: zone };
+  }
   const times = scheduleTimes(full);
   const nextTick = times.after(now);
   if (nextTick === undefined && 'cron' in full) {
@@ -71,9 +74,22 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
   };
 }
 
-/** The IANA time zone this process runs in (its `TZ`, else the system's). */
-function processTimeZone(): string {
-  return new Intl.DateTimeFormat().resolvedOptions().timeZone;
+/**
+ * The IANA time zone this process runs in (its `TZ`, else the system's), or
+ * undefined when Intl cannot name it: with `TZ` empty it reports
+ * `Etc/Unknown`, which no zone-aware formatter takes, and with a path
+ * (`:/etc/localtime`) or an unknown name it reports none. Such a process
+ * stores no zone, and the ticker reads the expression in its own.
+ */
+function processTimeZone(): string | undefined {
+  const zone: string | undefined = new Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone === undefined) return undefined;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Each schedule with its next tick as of `now`. */
