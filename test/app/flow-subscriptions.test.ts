@@ -187,6 +187,48 @@ test("a job added under the id of a child that retention pruned is not followed 
   t.deepEqual(statesOf(await call<FlowEventSeen[]>({ type: 'events' }), 'pruned'), []);
 });
 
+test("a child run again after its subscription reported its end is reported by its state then at the root's end", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'again' }] });
+  const sub = await app.subscribeFlow(T1, 'p');
+  const stream: FlowStateChange[] = [];
+  const done = (async () => {
+    for await (const event of sub) stream.push(event);
+  })();
+  await app.finish((await app.accept(T2))!);
+  await eventually(async () => statesOf(stream, 'again').includes('finished'), 15_000, "the child's end reported");
+  const parent = await app.accept(T1);
+  // Added again once its parent has left `waiting`: the same job, its link to its parent kept.
+  await app.add(T2, 'again', { second: true });
+  await app.finish(parent!);
+  await done;
+  t.like(stream.findLast((event) => event.id === 'again'), { state: 'pending', data: { second: true } });
+  t.is(stream.at(-1)?.id, 'p');
+});
+
+test("a child pruned after the flow's subscription reported its end reads as gone at the root's end, though a job was added since under its id", async (t) => {
+  const { app } = await startTempApp(t);
+  await app.addFlow({ type: T1, id: 'p', onChildFailure: 'ignore', children: [{ type: T2, id: 'pruned' }, { type: T2, id: 'kept' }] });
+  const sub = await app.subscribeFlow(T1, 'p');
+  const stream: FlowStateChange[] = [];
+  const done = (async () => {
+    for await (const event of sub) stream.push(event);
+  })();
+  const first = await app.accept(T2);
+  const pruned = first?.id === 'pruned' ? first : await app.accept(T2);
+  await app.finish(pruned!);
+  // Its own subscription ends with its `finished`: the prune and the new job come after.
+  await eventually(async () => statesOf(stream, 'pruned').includes('finished'), 15_000, "the child's end reported");
+  t.like(await app.jobs.pruneFinished(T2, 'succeeded', { maxCount: 0 }), { removed: 1 });
+  await app.add(T2, 'pruned', { unrelated: true });
+  await app.cancel(T1, 'p');
+  await done;
+  t.is(await app.getJobState(T2, 'pruned'), 'pending');
+  t.false(statesOf(stream, 'pruned').includes('pending'));
+  t.like(stream.findLast((event) => event.id === 'pruned'), { state: 'not_found', data: undefined });
+  t.is(stream.at(-1)?.id, 'p');
+});
+
 test("a notifier that dies mid-flow: the flow's subscriptions and the app's own to the same job move to its successor, and each gets the job's end", async (t) => {
   const { app } = await startTempApp(t);
   await app.addFlow({ type: T1, id: 'p', children: [{ type: T2, id: 'c' }] });

@@ -219,6 +219,20 @@ test("removing a child that has not ended counts as cancelling it for its parent
   t.deepEqual(await jobs.getChildren(T1, 'lenient'), [{ type: T2, id: 'l2', state: 'finished', outcome: 'succeeded' }]);
 });
 
+test("removing a parent whose children were all removed first clears its flow row: a job added later under its id is no parent", async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.addFlow({ type: T1, id: 'p', onChildFailure: 'ignore', children: [{ type: T2, id: 'a' }] });
+  t.true(await jobs.remove(T2, 'a'));
+  t.is(await jobs.getJobState(T1, 'p'), 'pending');
+  t.true(await jobs.remove(T1, 'p'));
+  t.deepEqual(await anomalies(jobs), []);
+  await jobs.addFlow({ type: T2, id: 'q', children: [{ type: T1, id: 'p' }] });
+  const flow = await jobs.getFlow(T1, 'p');
+  t.like(flow, { state: 'pending', parent: { type: T2, id: 'q' }, children: [] });
+  t.false('onChildFailure' in (flow ?? {}));
+  t.deepEqual(await anomalies(jobs), []);
+});
+
 test('a flow outlives its handle: reopened, its children finish and its parent becomes pending', async (t) => {
   const { dir } = await openTempJobs(t);
   const first = await openJobs({ path: `${dir}/store` });

@@ -320,9 +320,7 @@ async function memberRemoved(tx: Transaction, type: string, id: string, once: On
     await childEnded(tx, type, id, 'removed', once);
     clearChildRows(tx, { type, id }, link);
   }
-  const children = await readChildren(tx, type, id);
-  if (children.length === 0) return;
-  for (const child of children) {
+  for (const child of await readChildren(tx, type, id)) {
     const keys = flowKeys.forType(child.type);
     const value = await tx.get(keys.job(child.id));
     if (value === undefined || !(await isChildOf(tx, { type, id }, child, value))) continue;
@@ -334,6 +332,8 @@ async function memberRemoved(tx: Transaction, type: string, id: string, once: On
       tx.clear(parentKey(child.type, child.id));
     }
   }
+  // Also when no children rows are left (each child removed before it): its
+  // own row would otherwise stay, read as a job's added later under this id.
   clearParentRows(tx, type, id);
 }
 

@@ -195,19 +195,29 @@ export class FlowSubscription implements AsyncIterable<FlowStateChange> {
       }
       for (const [type, members] of byType) {
         const entries = new Map((await this.#source.getJobStates(type, members.map((member) => member.id))).map((entry) => [entry.id, entry]));
-        members.forEach((member) => {
+        for (const member of members) {
           const entry = entries.get(member.id);
-          const state: SubscriptionState = entry?.state ?? 'not_found';
-          if (state === member.last) return;
+          let state: SubscriptionState = entry?.state ?? 'not_found';
+          if (state === member.last) continue;
+          // A job there again after its end is this flow's child run again
+          // only while its link names its parent here; else its id is a new
+          // job's since retention pruned the child, which is gone.
+          if (member.last === 'finished' && state !== 'not_found' && !(await this.#stillChild(member))) state = 'not_found';
           member.last = state;
-          this.#queue.push({ type: member.type, id: member.id, parent: member.parent, state, data: entry?.data });
-        });
+          this.#queue.push({ type: member.type, id: member.id, parent: member.parent, state, data: state === 'not_found' ? undefined : entry?.data });
+        }
       }
       this.#queue.push(last);
       this.#end();
     } catch (error) {
       this.#fail(error instanceof JobsError ? error : new JobsError('unavailable', error instanceof Error ? error.message : String(error)));
     }
+  }
+
+  /** Whether the job under `member`'s id is still the child of its parent in this flow. */
+  async #stillChild(member: Member): Promise<boolean> {
+    const parent = (await this.#source.getFlow(member.type, member.id))?.parent;
+    return parent !== undefined && parent.type === member.parent?.type && parent.id === member.parent.id;
   }
 
   async #unsubscribeAll(): Promise<void> {
