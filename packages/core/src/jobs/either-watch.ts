@@ -1,0 +1,20 @@
+// One watch over two keys, for a wait that either change may end: it fires
+// when the first of them fires, and lets both go either way (a watch left
+// armed would hold its registration until its key changes, maybe never).
+
+import type { Watch } from '../storage/interfaces.js';
+
+/** A watch that fires with the first of `first` and `second`; cancelling it cancels both. */
+export function eitherWatch(first: Watch, second: Watch): Watch {
+  const cancel = (): void => {
+    first.cancel();
+    second.cancel();
+  };
+  return {
+    promise: Promise.race([first.promise, second.promise]).then((fired) => {
+      cancel();
+      return fired;
+    }),
+    cancel,
+  };
+}
