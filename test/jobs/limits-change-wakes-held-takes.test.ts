@@ -80,3 +80,31 @@ test('raising a group concurrency wakes a take it holds back', async (t) => {
   await jobs.setTypeLimits(T1, { group: { concurrency: 2 } });
   t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
 });
+
+test('a drain in which most takes are held back by the concurrency finishes every job', async (t) => {
+  // Held takes whose attempts conflict and run again leave watches of the
+  // attempts that did not commit: those reject unobserved, and must not end the process.
+  t.timeout(120_000);
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 4 });
+  const count = 2_000;
+  await jobs.addMany(T1, Array.from({ length: count }, (_, i) => ({ id: `j${i}`, data: {} })));
+  let finished = 0;
+  let most = 0;
+  let running = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (finished < count) {
+        const [job] = await jobs.acceptMany(T1, 1, { timeout: 200 });
+        if (job === undefined) continue;
+        running += 1;
+        most = Math.max(most, running);
+        await jobs.finish(job);
+        running -= 1;
+        finished += 1;
+      }
+    }),
+  );
+  t.is(finished, count);
+  t.true(most <= 4, `${most} ran at once`);
+});

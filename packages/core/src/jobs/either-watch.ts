@@ -10,11 +10,13 @@ export function eitherWatch(first: Watch, second: Watch): Watch {
     first.cancel();
     second.cancel();
   };
-  return {
-    promise: Promise.race([first.promise, second.promise]).then((fired) => {
-      cancel();
-      return fired;
-    }),
-    cancel,
-  };
+  const promise = Promise.race([first.promise, second.promise]).then((fired) => {
+    cancel();
+    return fired;
+  });
+  // As each watch's own promise: a watch of an attempt that did not commit
+  // rejects, and is usually dropped unobserved (the attempt ran again); its
+  // rejection must not end the process as an unhandled one.
+  promise.catch(() => {});
+  return { promise, cancel };
 }
