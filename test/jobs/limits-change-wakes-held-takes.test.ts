@@ -4,7 +4,8 @@
 // changes the limits, and expects the waiting accept to get a job. Its own
 // timeout is far off (an accept that times out takes once more, which would
 // hide a wake that never came); the test gives up on it after a bound that a
-// woken accept meets even on a loaded machine.
+// woken accept meets even on a loaded machine. A drain held back at its
+// concurrency most of the time checks what those waits leave behind.
 
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
