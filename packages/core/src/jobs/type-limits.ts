@@ -200,7 +200,8 @@ export type TakeUpTo = (count: number, group: GroupLimits | undefined) => Promis
  * Runs a take under the type's limits: `take` is asked for at most what
  * they allow, and the jobs it made running are counted. A take held back
  * by a limit, with requests that wait (`watchUnder` > 0), returns a watch
- * on what may let it through (the running counter, which a finish changes)
+ * on what may let it through (the running counter, which a finish changes,
+ * or the rate's log, and the limits row, which setting limits changes)
  * and, for a rate, when it next allows a start (`limitedUntil`, on the
  * clock `now` is read from: ms).
  */
