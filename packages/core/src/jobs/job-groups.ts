@@ -53,6 +53,7 @@ import { readsAtOnce } from '../storage/fast-paths.js';
 import type { ReadTransaction, Transaction, Watch } from '../storage/interfaces.js';
 import { UNGROUPED } from './group-keys.js';
 import type { TypeGroupKeys } from './group-keys.js';
+import { eitherWatch } from './either-watch.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import { parsePendingKeyFast } from './job-keys.js';
@@ -498,18 +499,7 @@ export class GroupTurns {
   watch(tx: Transaction): Watch {
     const pending = tx.watch(this.#keys.watchesPending);
     if (!this.heldByConcurrency) return pending;
-    const running = tx.watch(this.#keys.runningCount);
-    return {
-      promise: Promise.race([pending.promise, running.promise]).then((fired) => {
-        pending.cancel();
-        running.cancel();
-        return fired;
-      }),
-      cancel() {
-        pending.cancel();
-        running.cancel();
-      },
-    };
+    return eitherWatch(pending, tx.watch(this.#keys.runningCount));
   }
 }
 

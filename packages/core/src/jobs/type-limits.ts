@@ -18,11 +18,16 @@
 // store); only a limited type reads the counter and the rate's log, with
 // read conflicts, so two takes can never both fill the last slot. The rate
 // is counted on the clock of the handle that runs the take (`now`, ms).
+//
+// A take held back waits on what may let it through: the running counter (a
+// finish), the time its rate next allows a start, and the limits row, which
+// setting limits changes (lifted or raised, they may let it through at once).
 
 import { JobsError } from '../errors.js';
 import { getMany, readsAtOnce } from '../storage/fast-paths.js';
 import type { ReadTransaction, Transaction } from '../storage/interfaces.js';
 import type { AcceptBatch } from './accept-batcher.js';
+import { eitherWatch } from './either-watch.js';
 import { describe } from './job-input.js';
 import type { TypeKeys } from './job-keys.js';
 import type { GroupLimits } from './job-groups.js';
@@ -101,8 +106,14 @@ function decodeLimits(value: Buffer): TypeLimits {
   return JSON.parse(value.toString('utf8')) as TypeLimits;
 }
 
-/** Stores `limits` for the type (null clears them), in the caller's transaction. */
+/**
+ * Stores `limits` for the type (null clears them), in the caller's
+ * transaction. Takes held back by the type's own limits watch the limits
+ * row; those held by group limits watch the pending counter, which this
+ * bumps, so that every take a change may let through runs again at once.
+ */
 export async function writeTypeLimits(tx: Transaction, keys: TypeKeys, limits: TypeLimits | null): Promise<void> {
+  tx.atomicAdd(keys.watchesPending, 1);
   if (limits === null) {
     tx.clear(keys.limits);
     tx.clear(keys.rateWindow);
@@ -189,7 +200,8 @@ export type TakeUpTo = (count: number, group: GroupLimits | undefined) => Promis
  * Runs a take under the type's limits: `take` is asked for at most what
  * they allow, and the jobs it made running are counted. A take held back
  * by a limit, with requests that wait (`watchUnder` > 0), returns a watch
- * on what may let it through (the running counter, which a finish changes)
+ * on what may let it through (the running counter, which a finish changes,
+ * or the rate's log, and the limits row, which setting limits changes)
  * and, for a rate, when it next allows a start (`limitedUntil`, on the
  * clock `now` is read from: ms).
  */
@@ -217,7 +229,8 @@ export async function takeUnderLimits(tx: Transaction, keys: TypeKeys, count: nu
     // elsewhere adds to it), which wakes the waiting takes. Held by the rate
     // alone: the log's row changes only with another take, and the time its
     // oldest starts leave the window wakes them.
-    batch.watch = tx.watch(gate.byRateAlone ? keys.rateWindow : keys.runningCount);
+    // Limits set anew may let it through too: their row changes.
+    batch.watch = eitherWatch(tx.watch(gate.byRateAlone ? keys.rateWindow : keys.runningCount), tx.watch(keys.limits));
     if (gate.reopensAt !== undefined) batch.limitedUntil = gate.reopensAt;
     else if (gate.log !== undefined && gate.allowed === taken && limits.rate !== undefined) {
       const reopens = gate.log.reopensAt(limits.rate, taken);

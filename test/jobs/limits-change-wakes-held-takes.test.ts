@@ -1,0 +1,111 @@
+// A take held back by a limit waits on what may let it through (a finish, the
+// rate's window). Setting other limits, or lifting them, may let it through
+// too: each test holds an accept back behind a job that never finishes,
+// changes the limits, and expects the waiting accept to get a job. Its own
+// timeout is far off (an accept that times out takes once more, which would
+// hide a wake that never came); the test gives up on it after a bound that a
+// woken accept meets even on a loaded machine. A drain held back at its
+// concurrency most of the time checks what those waits leave behind.
+
+import test from 'ava';
+import type { ExecutionContext } from 'ava';
+import type { Jobs } from '@jobtree/core';
+import { openTempJobs, T1 } from './temp-jobs.js';
+
+/** The accept's own timeout: never reached while the test runs. */
+const ACCEPT_TIMEOUT_MS = 600_000;
+/** How long the test waits for the woken accept before it calls it not woken. */
+const WAKE_BOUND_MS = 15_000;
+
+/** The ids the accept took, or 'not woken' once the bound passed. */
+function woken(taken: Promise<string[]>): Promise<string[] | 'not woken'> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<'not woken'>((resolve) => {
+    timer = setTimeout(resolve, WAKE_BOUND_MS, 'not woken');
+  });
+  return Promise.race([taken, bound]).finally(() => clearTimeout(timer));
+}
+
+/** An accept that waits for a job, once it is held back (wrapped: an async function would wait for it). */
+async function heldAccept(t: ExecutionContext, jobs: Jobs): Promise<{ taken: Promise<string[]> }> {
+  const waiting = jobs.acceptMany(T1, 1, { timeout: ACCEPT_TIMEOUT_MS }).then((taken) => taken.map((job) => job.id));
+  // The accept has read the limits and armed its watch once a take of its own found nothing either.
+  t.deepEqual(await jobs.acceptMany(T1, 1, { timeout: 0 }), []);
+  return { taken: waiting };
+}
+
+test('lifting a concurrency wakes a take it holds back', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 1 });
+  await jobs.add(T1, 'a', {});
+  await jobs.add(T1, 'b', {});
+  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
+  t.truthy(first);
+  const waiting = await heldAccept(t, jobs);
+  await jobs.setTypeLimits(T1, null);
+  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
+});
+
+test('replacing a concurrency by a rate wakes a take the concurrency holds back', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 1 });
+  await jobs.add(T1, 'a', {});
+  await jobs.add(T1, 'b', {});
+  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
+  t.truthy(first);
+  const waiting = await heldAccept(t, jobs);
+  await jobs.setTypeLimits(T1, { rate: { max: 100, perMs: 1_000 } });
+  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
+});
+
+test('raising a rate wakes a take it holds back', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { rate: { max: 1, perMs: 600_000 } });
+  await jobs.add(T1, 'a', {});
+  await jobs.add(T1, 'b', {});
+  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
+  t.truthy(first);
+  const waiting = await heldAccept(t, jobs);
+  await jobs.setTypeLimits(T1, { rate: { max: 2, perMs: 600_000 } });
+  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
+});
+
+test('raising a group concurrency wakes a take it holds back', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { group: { concurrency: 1 } });
+  await jobs.add(T1, 'a', {}, { group: 'g' });
+  await jobs.add(T1, 'b', {}, { group: 'g' });
+  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
+  t.truthy(first);
+  const waiting = await heldAccept(t, jobs);
+  await jobs.setTypeLimits(T1, { group: { concurrency: 2 } });
+  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
+});
+
+test('a drain in which most takes are held back by the concurrency finishes every job', async (t) => {
+  // Held takes whose attempts conflict and run again leave watches of the
+  // attempts that did not commit: those reject unobserved, and must not end the process.
+  t.timeout(120_000);
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { concurrency: 4 });
+  const count = 2_000;
+  await jobs.addMany(T1, Array.from({ length: count }, (_, i) => ({ id: `j${i}`, data: {} })));
+  let finished = 0;
+  let most = 0;
+  let running = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (finished < count) {
+        const [job] = await jobs.acceptMany(T1, 1, { timeout: 200 });
+        if (job === undefined) continue;
+        running += 1;
+        most = Math.max(most, running);
+        await jobs.finish(job);
+        running -= 1;
+        finished += 1;
+      }
+    }),
+  );
+  t.is(finished, count);
+  t.true(most <= 4, `${most} ran at once`);
+});
