@@ -345,3 +345,28 @@ test.serial('a client that goes away in the middle of its body is not logged as 
   t.deepEqual(lines.filter((line) => line.level >= 50), []);
   t.is(await app.getJobState('email', 'cut'), undefined);
 });
+
+test.serial('a request a page of another site makes is refused, except following a link; the dashboard\'s own requests are answered', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const { request: httpRequest } = await import('node:http');
+  const url = new URL(admin.url);
+  const status = (method: string, path: string, fetchMetadata: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: fetchMetadata }, (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' };
+  t.is(await status('GET', '/api/jobs/email', crossSite), 403);
+  t.is(await status('GET', '/api/events', { ...crossSite, 'sec-fetch-mode': 'cors' }), 403);
+  // Another port of localhost is the same site, not the same origin.
+  t.is(await status('GET', '/api/types', { ...crossSite, 'sec-fetch-site': 'same-site' }), 403);
+  t.is(await status('POST', '/api/jobs/email/x', { ...crossSite, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 403);
+  t.is(await status('GET', '/', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
+  t.is(await status('GET', '/', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
+  t.is(await status('GET', '/api/events', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), 200);
+  t.is(await status('GET', '/api/status', {}), 200);
+});

@@ -116,6 +116,7 @@ export class AdminServer {
       // HEAD is GET without the body (node:http leaves the body out).
       const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
       this.#checkHost(req);
+      checkSite(req);
       if (STATIC_PATHS.has(path) && method !== 'GET') throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`, { allow: ['GET', 'HEAD'] });
       if (path === '/' || path === '/dashboard') return send(res, 200, 'text/html; charset=utf-8', dashboardPage(), PAGE_HEADERS);
       if (path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
@@ -175,6 +176,20 @@ export class AdminServer {
       throw new AdminError('unauthorized', 'this request changes the app: send "Authorization: Bearer <token>" with the token from the data directory\'s admin.token');
     }
   }
+}
+
+/**
+ * A browser says which site a request comes from (Fetch Metadata): a page of
+ * another site may link to the endpoint, nothing more. Its scripts' reads,
+ * even ones whose answer they cannot see, and its event streams never reach
+ * a handler, so no page the user visits can make the app scan its jobs.
+ */
+function checkSite(req: IncomingMessage): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return;
+  const dest = req.headers['sec-fetch-dest'];
+  const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.method === 'GET' && dest !== 'object' && dest !== 'embed';
+  if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
 }
 
 function digest(text: string): Buffer {

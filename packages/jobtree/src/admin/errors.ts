@@ -5,7 +5,8 @@
  * - `bad_request`: a malformed body, parameter or JSON value (400).
  * - `unauthorized`: a mutating request without the app's token (401).
  * - `forbidden`: a request to a loopback endpoint naming another host (403): a web page
- *   that rebinds its own domain to 127.0.0.1 must not read the app.
+ *   that rebinds its own domain to 127.0.0.1 must not read the app; or a request a
+ *   page of another site made (its browser's `Sec-Fetch-Site`), other than following a link.
  * - `not_found`: no such route, job, type or actor (404).
  * - `method_not_allowed`: the route exists, not with this method (405).
  * - `request_timeout`: a request whose headers or body did not arrive in time (408): a
