@@ -2,7 +2,9 @@
 // mutations need and reads do not, the files it leaves for the CLI, and
 // bad requests answered with a 4xx JSON error while the app carries on.
 
-import { statSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import test from 'ava';
@@ -369,4 +371,17 @@ test.serial('a request a page of another site makes is refused, except following
   t.is(await status('GET', '/', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
   t.is(await status('GET', '/api/events', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), 200);
   t.is(await status('GET', '/api/status', {}), 200);
+});
+
+test.serial('a link planted where the token file is written does not receive the token', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-admin-link-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const bait = join(dir, 'bait');
+  writeFileSync(bait, '', { mode: 0o666 });
+  symlinkSync(bait, join(dir, `${ADMIN_TOKEN_FILE}.${process.pid}.tmp`));
+  const { admin } = await startAdminApp(t, { admin: { port: 0, dataDir: dir } });
+  t.is(readFileSync(bait, 'utf8'), '');
+  t.is(readAdminToken(dir), admin.token);
+  t.is(statSync(join(dir, ADMIN_TOKEN_FILE)).mode & 0o777, 0o600);
+  t.false(lstatSync(join(dir, ADMIN_TOKEN_FILE)).isSymbolicLink());
 });
