@@ -2,7 +2,9 @@
 // mutations need and reads do not, the files it leaves for the CLI, and
 // bad requests answered with a 4xx JSON error while the app carries on.
 
-import { statSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import test from 'ava';
@@ -10,6 +12,7 @@ import { pino } from 'pino';
 import { JobsError } from '@jobtree/core';
 import { ADMIN_RECORD_FILE, ADMIN_TOKEN_FILE, AdminError, readAdminRecord, readAdminToken, startJobs } from 'jobtree';
 import { eventually, followEvents, request, startAdminApp } from './fixtures/admin-app.js';
+import { rawExchange } from './fixtures/raw-http.js';
 
 test.serial('reads need no token and answer the tree, the types with counts, the jobs of a type and one job with its data', async (t) => {
   const { app, admin } = await startAdminApp(t);
@@ -291,4 +294,94 @@ test.serial('server-sent events send the tree again only when it changed, the qu
   t.is(count('tree'), trees, 'nothing changed in the tree: it was not sent again');
   const sent = feed.events.find((e) => e.name === 'tree')?.data as { now?: unknown } | undefined;
   t.is(typeof sent?.now, 'number', 'a sent tree carries the time');
+});
+
+test.serial('a method a path does not answer is 405 with the methods it does in Allow; HEAD is answered as GET', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const allow = async (method: string, path: string) => {
+    const res = await fetch(`${admin.url}${path}`, { method, headers: { authorization: `Bearer ${admin.token}` } });
+    await res.text();
+    return [res.status, res.headers.get('allow')];
+  };
+  t.deepEqual(await allow('PATCH', '/api/jobs/email/x'), [405, 'GET, HEAD, POST, DELETE']);
+  t.deepEqual(await allow('GET', '/api/types/email/timeout'), [405, 'PUT, DELETE']);
+  t.deepEqual(await allow('POST', '/api/status'), [405, 'GET, HEAD']);
+  for (const path of ['/', '/dashboard.js', '/metrics', '/api/events']) t.deepEqual(await allow('POST', path), [405, 'GET, HEAD'], path);
+  const head = await fetch(`${admin.url}/api/status`, { method: 'HEAD' });
+  t.is(head.status, 200);
+  t.regex(head.headers.get('content-type') ?? '', /application\/json/);
+  t.is(await head.text(), '');
+  const stream = await fetch(`${admin.url}/api/events`, { method: 'HEAD' });
+  t.is(stream.status, 200);
+  t.is(await stream.text(), '');
+});
+
+test.serial('no other site may frame the dashboard, and no answer is sniffed as another type', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const page = await fetch(`${admin.url}/`);
+  await page.text();
+  t.is(page.headers.get('content-security-policy'), "frame-ancestors 'none'");
+  t.is(page.headers.get('x-frame-options'), 'DENY');
+  for (const path of ['/', '/dashboard.js', '/api/status', '/api/nope']) {
+    const res = await fetch(`${admin.url}${path}`);
+    await res.text();
+    t.is(res.headers.get('x-content-type-options'), 'nosniff', path);
+  }
+});
+
+test.serial('a client that goes away in the middle of its body is not logged as a failure of the server', async (t) => {
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const { app, admin } = await startAdminApp(t, { logger: pino({ level: 'info' }, sink) });
+  const host = new URL(admin.url).host;
+  const cut = await rawExchange(admin.url, `POST /api/jobs/email/cut HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${admin.token}\r\nContent-Length: 100\r\n\r\n{"data":`);
+  // The server has read the partial body once it holds the request: let it, then cut the socket.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  cut.socket.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.deepEqual(lines.filter((line) => line.level >= 50), []);
+  t.is(await app.getJobState('email', 'cut'), undefined);
+});
+
+test.serial('a request a page of another site makes is refused, except following a link; the dashboard\'s own requests are answered', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const { request: httpRequest } = await import('node:http');
+  const url = new URL(admin.url);
+  const status = (method: string, path: string, fetchMetadata: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers: fetchMetadata }, (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'empty' };
+  t.is(await status('GET', '/api/jobs/email', crossSite), 403);
+  t.is(await status('GET', '/api/events', { ...crossSite, 'sec-fetch-mode': 'cors' }), 403);
+  // Another port of localhost is the same site, not the same origin.
+  t.is(await status('GET', '/api/types', { ...crossSite, 'sec-fetch-site': 'same-site' }), 403);
+  t.is(await status('POST', '/api/jobs/email/x', { ...crossSite, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 403);
+  t.is(await status('GET', '/', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
+  t.is(await status('GET', '/', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
+  t.is(await status('GET', '/api/events', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), 200);
+  t.is(await status('GET', '/api/status', {}), 200);
+});
+
+test.serial('a link planted where the token file is written does not receive the token', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-admin-link-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const bait = join(dir, 'bait');
+  writeFileSync(bait, '', { mode: 0o666 });
+  symlinkSync(bait, join(dir, `${ADMIN_TOKEN_FILE}.${process.pid}.tmp`));
+  const { admin } = await startAdminApp(t, { admin: { port: 0, dataDir: dir } });
+  t.is(readFileSync(bait, 'utf8'), '');
+  t.is(readAdminToken(dir), admin.token);
+  t.is(statSync(join(dir, ADMIN_TOKEN_FILE)).mode & 0o777, 0o600);
+  t.false(lstatSync(join(dir, ADMIN_TOKEN_FILE)).isSymbolicLink());
 });

@@ -4,7 +4,7 @@
 // the app here and talks to it. Of several processes sharing one store, the
 // last one started with `admin` on this directory is the one recorded.
 
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The contents of admin.json. */
@@ -22,18 +22,20 @@ export interface AdminRecord {
 export const ADMIN_RECORD_FILE = 'admin.json';
 export const ADMIN_TOKEN_FILE = 'admin.token';
 
-/** Writes the token first (mode 0600 from its creation) and then the address, each by an atomic rename. */
+/** Writes the token first (mode 0600 from its creation) and then the address, each to a new file renamed into place. */
 export function writeAdminRecord(dir: string, record: AdminRecord, token: string): void {
   mkdirSync(dir, { recursive: true });
   const tokenPath = join(dir, ADMIN_TOKEN_FILE);
   const tokenTemp = `${tokenPath}.${process.pid}.tmp`;
-  writeFileSync(tokenTemp, `${token}\n`, { mode: 0o600 });
-  // The umask cannot widen 0600, but a file left by another user could be reused: set it anyway.
-  chmodSync(tokenTemp, 0o600);
+  // Created afresh, never opened through what is there: in a directory others
+  // can write to, a link planted at this name would receive the token.
+  rmSync(tokenTemp, { force: true });
+  writeFileSync(tokenTemp, `${token}\n`, { mode: 0o600, flag: 'wx' });
   renameSync(tokenTemp, tokenPath);
   const recordPath = join(dir, ADMIN_RECORD_FILE);
   const recordTemp = `${recordPath}.${process.pid}.tmp`;
-  writeFileSync(recordTemp, `${JSON.stringify(record, null, 2)}\n`);
+  rmSync(recordTemp, { force: true });
+  writeFileSync(recordTemp, `${JSON.stringify(record, null, 2)}\n`, { flag: 'wx' });
   renameSync(recordTemp, recordPath);
 }
 

@@ -23,7 +23,15 @@ export interface AdminServerParts extends RouteSources {
   logger: Logger;
 }
 
+/** How long a client has to send its headers, and its whole request. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+/** Paths served outside the route table, all GET only. */
+const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard.js', '/metrics', '/api/events']);
+/** The dashboard holds the token: no other site may frame it and steer its kill and retry buttons. */
+const PAGE_HEADERS = { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' };
 /** Host header names that mean this machine. */
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -40,14 +48,23 @@ export class AdminServer {
     this.#routes = adminRoutes(parts);
     this.#token = parts.settings.token ?? randomBytes(32).toString('base64url');
     this.#tokenDigest = digest(this.#token);
-    this.#server = createServer((req, res) => void this.#answer(req, res));
+    this.#server = createServer(
+      // A client that sends its request slowly holds a socket: its headers get
+      // HEADERS_TIMEOUT_MS, the whole request REQUEST_TIMEOUT_MS (a stream's
+      // open response is not part of its request, so streams stay open).
+      { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+      (req, res) => void this.#answer(req, res),
+    );
     // A malformed request line or header never reaches #answer: answer it here.
-    this.#server.on('clientError', (_error, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":{"code":"bad_request","message":"malformed HTTP request"}}');
-      else socket.destroy();
+    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return void socket.destroy();
+      const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const answer = timedOut
+        ? new AdminError('request_timeout', `the request was not received within ${HEADERS_TIMEOUT_MS / 1000} s (headers) or ${REQUEST_TIMEOUT_MS / 1000} s (whole request)`)
+        : new AdminError('bad_request', 'malformed HTTP request');
+      const body = JSON.stringify({ error: { code: answer.code, message: answer.message } });
+      socket.end(`HTTP/1.1 ${answer.status} ${timedOut ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     });
-    // Streams stay open for ever; plain requests need no timeout of their own on a local endpoint.
-    this.#server.requestTimeout = 0;
     this.#server.keepAliveTimeout = 5_000;
   }
 
@@ -96,12 +113,15 @@ export class AdminServer {
     try {
       const url = new URL(req.url ?? '/', 'http://admin.invalid');
       const path = url.pathname.replace(/\/+$/, '') || '/';
-      const method = req.method ?? 'GET';
+      // HEAD is GET without the body (node:http leaves the body out).
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
       this.#checkHost(req);
-      if (method === 'GET' && (path === '/' || path === '/dashboard')) return send(res, 200, 'text/html; charset=utf-8', dashboardPage());
-      if (method === 'GET' && path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
-      if (method === 'GET' && path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
-      if (method === 'GET' && path === '/api/events') return this.#parts.feed.attach(res);
+      checkSite(req);
+      if (STATIC_PATHS.has(path) && method !== 'GET') throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`, { allow: ['GET', 'HEAD'] });
+      if (path === '/' || path === '/dashboard') return send(res, 200, 'text/html; charset=utf-8', dashboardPage(), PAGE_HEADERS);
+      if (path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
+      if (path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
+      if (path === '/api/events') return req.method === 'HEAD' ? send(res, 200, 'text/event-stream; charset=utf-8', '') : this.#parts.feed.attach(res);
       const [route, params] = this.#route(method, path);
       if (route.mutates) this.#checkToken(req);
       const body = method === 'GET' || method === 'HEAD' ? {} : await readJsonBody(req);
@@ -111,13 +131,13 @@ export class AdminServer {
       const { status, body } = errorAnswer(error);
       if (status >= 500) this.#parts.logger.error({ err: error, url: req.url }, 'admin request failed');
       if (res.headersSent) res.destroy();
-      else sendJson(res, status, body);
+      else sendJson(res, status, body, error instanceof AdminError && error.allow !== undefined ? { allow: error.allow.join(', ') } : {});
     }
   }
 
   #route(method: string, path: string): [Route, string[]] {
     const segments = path.split('/').filter(Boolean);
-    let pathMatched = false;
+    const allowed: string[] = [];
     for (const route of this.#routes) {
       const pattern = route.path.split('/');
       if (pattern.length !== segments.length) continue;
@@ -130,10 +150,10 @@ export class AdminServer {
         else matches = want === got;
       }
       if (!matches) continue;
-      pathMatched = true;
       if (route.method === method) return [route, params];
+      allowed.push(...(route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]));
     }
-    if (pathMatched) throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`);
+    if (allowed.length > 0) throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`, { allow: allowed });
     throw new AdminError('not_found', `no route ${method} ${path} (GET /api lists them)`);
   }
 
@@ -158,6 +178,20 @@ export class AdminServer {
   }
 }
 
+/**
+ * A browser says which site a request comes from (Fetch Metadata): a page of
+ * another site may link to the endpoint, nothing more. Its scripts' reads,
+ * even ones whose answer they cannot see, and its event streams never reach
+ * a handler, so no page the user visits can make the app scan its jobs.
+ */
+function checkSite(req: IncomingMessage): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return;
+  const dest = req.headers['sec-fetch-dest'];
+  const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.method === 'GET' && dest !== 'object' && dest !== 'embed';
+  if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -170,11 +204,11 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(value)}\n`);
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(value)}\n`, headers);
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
   res.end(body);
 }

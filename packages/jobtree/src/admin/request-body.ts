@@ -1,5 +1,6 @@
 // Reads a JSON request body with a size limit; every way it can be wrong is
-// an AdminError `bad_request` or `payload_too_large`, never a crash.
+// an AdminError `bad_request` or `payload_too_large`, never a crash (nor an
+// error in the app's log: a body cut short is the client's doing).
 
 import type { IncomingMessage } from 'node:http';
 import { AdminError } from './errors.js';
@@ -15,10 +16,16 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new AdminError('payload_too_large', `the body is over ${limit} bytes`);
-    chunks.push(chunk as Buffer);
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw new AdminError('payload_too_large', `the body is over ${limit} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof AdminError) throw error;
+    // The client went away (or timed out) mid-body: its mistake, not the server's.
+    throw new AdminError('bad_request', `the body ended before it was complete: ${(error as Error).message}`, { cause: error });
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
   if (text === '') return {};
