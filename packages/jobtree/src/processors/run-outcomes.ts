@@ -19,6 +19,7 @@ import type { SerializedError } from './lane-protocol.js';
 import type { SchedulerSettings } from './processor-options.js';
 import { attemptsOf, backoffOf, maxRunMsOf, worthRetrying } from './retry-policy.js';
 import type { ScheduleTable } from './schedule-table.js';
+import { cutErrorText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS, storedRunError } from './stored-run-error.js';
 
 /** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
 const MAX_UNEXPLAINED_LOSSES = 3;
@@ -269,7 +270,7 @@ export class RunOutcomes {
   /** The job ends failed, its input kept: its error, and its history as the scheduler kept it, are stored apart. */
   async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[]): Promise<void> {
     try {
-      await this.#context.jobs.fail(held.job, { name: error.name, message: error.message, history: historyJson(history) });
+      await this.#context.jobs.fail(held.job, storedRunError(error.name, error.message, historyJson(history)));
     } catch (failure) {
       if (!JobsError.is(failure, 'halt')) throw failure;
     }
@@ -298,9 +299,12 @@ export class RunOutcomes {
   }
 }
 
-/** A handler's error as the store keeps it. */
+/** A handler's error as the store keeps it, its name and message cut to their bounds. */
 function runError(error: SerializedError): RunError {
-  const run: RunError = { name: error.name || 'Error', message: error.message };
+  const run: RunError = {
+    name: cutErrorText(String(error.name || 'Error'), MAX_ERROR_NAME_CHARS),
+    message: cutErrorText(String(error.message), MAX_ERROR_MESSAGE_CHARS),
+  };
   if (error.retryable === false) run.retryable = false;
   return run;
 }
