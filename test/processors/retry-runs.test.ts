@@ -6,6 +6,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_SCHEDULED_TIME } from '../../packages/core/src/index.js';
 import type { RunFailure } from '../../packages/jobtree/src/processors/index.js';
 import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
@@ -149,4 +150,20 @@ testInModes("a job's own retry policy, stored with it, overrides its type's: att
   await h.jobs.add('slow', 'brief', { dir: h.dir }, { retry: { maxRunMs: 100 } });
   t.regex((await timedOut).error, /maxRunMs \(100 ms\)/);
   t.is(readFileSync(join(h.dir, 'brief'), 'utf8'), 'timeout');
+});
+
+testInModes("a wait past the store's latest scheduled time puts the next attempt at that time, and the job waits pending", async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('patient', 'crash', { attempts: 5, backoff: () => Number.MAX_SAFE_INTEGER });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const crashed = Promise.all(['by-type', 'by-job'].map((id) => nextEvent(scheduler, 'job:crashed', (event) => event.id === id)));
+  await h.jobs.add('patient', 'by-type', {});
+  await h.jobs.add('patient', 'by-job', {}, { retry: { backoff: { type: 'fixed', delayMs: 1e15 } } });
+  for (const event of await crashed) t.is(event.retryAt, MAX_SCHEDULED_TIME * 1000, event.id);
+  for (const id of ['by-type', 'by-job']) {
+    await eventually(async () => (await h.jobs.getJobState('patient', id)) === 'pending');
+    t.like(await h.jobs.getJob('patient', id), { attempts: 1, scheduledTime: MAX_SCHEDULED_TIME });
+  }
+  t.deepEqual(errors, []);
 });

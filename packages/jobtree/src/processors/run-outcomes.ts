@@ -8,7 +8,7 @@
 // lost thread restarts the bystanders of a named culprit at once. The
 // decisions are the ScheduleTable's.
 
-import { type Job, JobsError, type Jobs, type LocalQueue } from '@jobtree/core';
+import { type Job, JobsError, type Jobs, type LocalQueue, MAX_SCHEDULED_TIME } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
 import { endRunSpan } from '../job-tracing.js';
 import type { Held, HeldJobs } from './held-jobs.js';
@@ -254,7 +254,11 @@ export class RunOutcomes {
     const report = (failure: unknown): void => this.#context.emitError(failure);
     // Attempts 0: given up now, its failed attempt counted like any other.
     const attempts = worthRetrying(error, settings, report) ? attemptsOf(job, settings) : 0;
-    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) => backoffOf(job, settings, crashes, error, report));
+    // A wait past the store's latest scheduled time ends there: the store refuses a later one, which would leave the job running.
+    const longest = Math.max(0, MAX_SCHEDULED_TIME * 1000 - now);
+    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) =>
+      Math.min(backoffOf(job, settings, crashes, error, report), longest),
+    );
     endRunSpan(held, outcome === 'failed' ? 'failed' : 'retried', error);
     if (outcome === 'failed') {
       events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
