@@ -4,7 +4,7 @@
 // once; a run longer than maxRunMs is aborted and counts as a crash; and a
 // restart between attempts keeps the count and the wait.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_SCHEDULED_TIME } from '../../packages/core/src/index.js';
 import type { RunFailure } from '../../packages/jobtree/src/processors/index.js';
@@ -90,6 +90,27 @@ testInModes('a run longer than maxRunMs has its signal aborted with cause timeou
   t.is(readFileSync(join(h.dir, 'x'), 'utf8'), 'timeout');
   await eventually(async () => (await h.jobs.getJob('slow', 'x'))?.attempts === 1);
 });
+
+for (const ending of ['returns', 'throws'] as const) {
+  testInModes(`a job cancelled after its run timed out ends cancelled when its handler then ${ending}`, async (t) => {
+    const h = await harness(t);
+    const scheduler = await h.start('late', 'outlives-abort', { graceMs: 60_000, attempts: 3 });
+    const seen: string[] = [];
+    for (const name of ['job:crashed', 'job:failed', 'job:finished', 'job:cancelled', 'error'] as const) scheduler.events.on(name, () => seen.push(name));
+    await h.jobs.add('late', 'x', { dir: h.dir, throws: ending === 'throws' }, { retry: { maxRunMs: 100 } });
+    await eventually(() => existsSync(join(h.dir, 'x.aborted')));
+    t.is(readFileSync(join(h.dir, 'x.aborted'), 'utf8'), 'timeout');
+    t.true(await h.jobs.cancel('late', 'x'));
+    await eventually(() => seen.includes('job:cancelled'));
+    writeFileSync(join(h.dir, 'release'), '');
+    await eventually(() => existsSync(join(h.dir, 'x.ended')));
+    // A run of another job after the cancelled one's end shows the scheduler went on past it.
+    await h.jobs.add('late', 'y', { dir: h.dir });
+    await eventually(async () => (await h.jobs.getJobState('late', 'y')) === 'finished');
+    t.deepEqual(seen, ['job:cancelled', 'job:finished']);
+    t.like(await h.jobs.getJob('late', 'x'), { state: 'finished', outcome: 'cancelled' });
+  });
+}
 
 testInModes('a handler that ignores its signal past maxRunMs loses its thread (on the main thread, its run) after the grace period, and the run counts as a crash', async (t) => {
   const h = await harness(t);
