@@ -144,3 +144,18 @@ testInModes('a handler that throws a string, undefined or an object that refers 
     circular: { name: 'Error', message: '[object Object]' },
   });
 });
+
+testInModes('job:failed is told once the store has the job failed: a cancel from its listener finds it finished already', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('fragile', 'crash', { attempts: 1 });
+  const cancels: Promise<boolean>[] = [];
+  scheduler.events.on('job:failed', ({ id }) => cancels.push(h.jobs.cancel('fragile', id)));
+  const cancelled: string[] = [];
+  scheduler.events.on('job:cancelled', ({ id }) => cancelled.push(id));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('fragile', 'x', {});
+  t.like(await failed, { id: 'x', attempts: 1 });
+  t.deepEqual(await Promise.all(cancels), [false]);
+  t.like(await h.jobs.getJob('fragile', 'x'), { state: 'finished', outcome: 'failed', error: { message: 'boom' } });
+  t.deepEqual(cancelled, []);
+});

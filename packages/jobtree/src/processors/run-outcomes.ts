@@ -159,8 +159,7 @@ export class RunOutcomes {
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
             const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
-            events.emit('job:failed', { id: held.job.id, error: error.message, attempts: held.attempt });
-            this.#track(this.#giveUp(held, error, []));
+            this.#track(this.#giveUp(held, error, [], { id: held.job.id, error: error.message, attempts: held.attempt }));
           } else this.#context.emitError(outcome.reason);
         }
       }).finally(this.#finishesEnded),
@@ -261,8 +260,7 @@ export class RunOutcomes {
     );
     endRunSpan(held, outcome === 'failed' ? 'failed' : 'retried', error);
     if (outcome === 'failed') {
-      events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
-      this.#track(this.#giveUp(held, error, entry.history));
+      this.#track(this.#giveUp(held, error, entry.history, { id: job.id, error: reason, attempts: entry.failures }));
       return;
     }
     table.release(job.id);
@@ -271,13 +269,22 @@ export class RunOutcomes {
     this.#track(this.#failAttempt(job, (now + backoffMs) / 1000, entry.failures));
   }
 
-  /** The job ends failed, its input kept: its error, and its history as the scheduler kept it, are stored apart. */
-  async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[]): Promise<void> {
+  /**
+   * The job ends failed, its input kept: its error, and its history as the
+   * scheduler kept it, are stored apart. `failed` is told once the store
+   * says so: a job cancelled or removed meanwhile is told `job:cancelled`
+   * instead, as the store has it.
+   */
+  async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[], failed: SchedulerEventTypes['job:failed'][0]): Promise<void> {
+    const { jobs, events } = this.#context;
     try {
-      await this.#context.jobs.fail(held.job, storedRunError(error.name, error.message, historyJson(history)));
+      await jobs.fail(held.job, storedRunError(error.name, error.message, historyJson(history)));
     } catch (failure) {
       if (!JobsError.is(failure, 'halt')) throw failure;
+      events.emit('job:cancelled', { id: held.job.id });
+      return;
     }
+    events.emit('job:failed', failed);
   }
 
   async #failAttempt(job: Job, scheduledTime: number, attempts: number): Promise<void> {
