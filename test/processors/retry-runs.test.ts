@@ -4,8 +4,9 @@
 // once; a run longer than maxRunMs is aborted and counts as a crash; and a
 // restart between attempts keeps the count and the wait.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_SCHEDULED_TIME } from '../../packages/core/src/index.js';
 import type { RunFailure } from '../../packages/jobtree/src/processors/index.js';
 import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
@@ -90,6 +91,27 @@ testInModes('a run longer than maxRunMs has its signal aborted with cause timeou
   await eventually(async () => (await h.jobs.getJob('slow', 'x'))?.attempts === 1);
 });
 
+for (const ending of ['returns', 'throws'] as const) {
+  testInModes(`a job cancelled after its run timed out ends cancelled when its handler then ${ending}`, async (t) => {
+    const h = await harness(t);
+    const scheduler = await h.start('late', 'outlives-abort', { graceMs: 60_000, attempts: 3 });
+    const seen: string[] = [];
+    for (const name of ['job:crashed', 'job:failed', 'job:finished', 'job:cancelled', 'error'] as const) scheduler.events.on(name, () => seen.push(name));
+    await h.jobs.add('late', 'x', { dir: h.dir, throws: ending === 'throws' }, { retry: { maxRunMs: 100 } });
+    await eventually(() => existsSync(join(h.dir, 'x.aborted')));
+    t.is(readFileSync(join(h.dir, 'x.aborted'), 'utf8'), 'timeout');
+    t.true(await h.jobs.cancel('late', 'x'));
+    await eventually(() => seen.includes('job:cancelled'));
+    writeFileSync(join(h.dir, 'release'), '');
+    await eventually(() => existsSync(join(h.dir, 'x.ended')));
+    // A run of another job after the cancelled one's end shows the scheduler went on past it.
+    await h.jobs.add('late', 'y', { dir: h.dir });
+    await eventually(async () => (await h.jobs.getJobState('late', 'y')) === 'finished');
+    t.deepEqual(seen, ['job:cancelled', 'job:finished']);
+    t.like(await h.jobs.getJob('late', 'x'), { state: 'finished', outcome: 'cancelled' });
+  });
+}
+
 testInModes('a handler that ignores its signal past maxRunMs loses its thread (on the main thread, its run) after the grace period, and the run counts as a crash', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('stubborn', 'misbehave', { maxRunMs: 100, graceMs: 100, attempts: 1 });
@@ -149,4 +171,20 @@ testInModes("a job's own retry policy, stored with it, overrides its type's: att
   await h.jobs.add('slow', 'brief', { dir: h.dir }, { retry: { maxRunMs: 100 } });
   t.regex((await timedOut).error, /maxRunMs \(100 ms\)/);
   t.is(readFileSync(join(h.dir, 'brief'), 'utf8'), 'timeout');
+});
+
+testInModes("a wait past the store's latest scheduled time puts the next attempt at that time, and the job waits pending", async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('patient', 'crash', { attempts: 5, backoff: () => Number.MAX_SAFE_INTEGER });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const crashed = Promise.all(['by-type', 'by-job'].map((id) => nextEvent(scheduler, 'job:crashed', (event) => event.id === id)));
+  await h.jobs.add('patient', 'by-type', {});
+  await h.jobs.add('patient', 'by-job', {}, { retry: { backoff: { type: 'fixed', delayMs: 1e15 } } });
+  for (const event of await crashed) t.is(event.retryAt, MAX_SCHEDULED_TIME * 1000, event.id);
+  for (const id of ['by-type', 'by-job']) {
+    await eventually(async () => (await h.jobs.getJobState('patient', id)) === 'pending');
+    t.like(await h.jobs.getJob('patient', id), { attempts: 1, scheduledTime: MAX_SCHEDULED_TIME });
+  }
+  t.deepEqual(errors, []);
 });

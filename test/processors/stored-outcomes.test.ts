@@ -111,3 +111,51 @@ testInModes('a new scheduler carries on from the attempts a stopped one counted 
   await eventually(async () => (await h.jobs.getJobState('fragile', 'x')) === 'finished');
   t.like(await h.jobs.getJob('fragile', 'x'), { outcome: 'failed', attempts: 2, data: { keep: 'me' } });
 });
+
+testInModes("a handler's error too long for the store is stored cut, and its job ends failed", async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('verbose', 'throws-given', { attempts: 1 });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('verbose', 'x', { messageBytes: 300_000 });
+  const event = await failed;
+  t.true(event.error.startsWith('xxxx') && event.error.endsWith('more characters cut)'), event.error.slice(-40));
+  await eventually(async () => (await h.jobs.getJobState('verbose', 'x')) === 'finished');
+  const job = await h.jobs.getJob('verbose', 'x');
+  t.like(job, { outcome: 'failed', attempts: 1, data: { messageBytes: 300_000 } });
+  t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
+  t.is(job?.error?.message, event.error);
+  t.deepEqual(errors, []);
+});
+
+testInModes('a handler that throws a string, undefined or an object that refers to itself leaves a readable error', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('odd', 'throws-given', { attempts: 1 });
+  const ids = ['string', 'undefined', 'circular'];
+  const failed = Promise.all(ids.map((id) => nextEvent(scheduler, 'job:failed', (event) => event.id === id)));
+  for (const id of ids) await h.jobs.add('odd', id, { [id]: true });
+  await failed;
+  await eventually(async () => (await h.jobs.getJobs('odd', { outcome: 'failed' })).length === 3);
+  const messages = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await h.jobs.getJob('odd', id))?.error] as const)));
+  t.like(messages, {
+    string: { name: 'Error', message: 'a plain string' },
+    undefined: { name: 'Error', message: 'undefined' },
+    circular: { name: 'Error', message: '[object Object]' },
+  });
+});
+
+testInModes('job:failed is told once the store has the job failed: a cancel from its listener finds it finished already', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('fragile', 'crash', { attempts: 1 });
+  const cancels: Promise<boolean>[] = [];
+  scheduler.events.on('job:failed', ({ id }) => cancels.push(h.jobs.cancel('fragile', id)));
+  const cancelled: string[] = [];
+  scheduler.events.on('job:cancelled', ({ id }) => cancelled.push(id));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('fragile', 'x', {});
+  t.like(await failed, { id: 'x', attempts: 1 });
+  t.deepEqual(await Promise.all(cancels), [false]);
+  t.like(await h.jobs.getJob('fragile', 'x'), { state: 'finished', outcome: 'failed', error: { message: 'boom' } });
+  t.deepEqual(cancelled, []);
+});

@@ -111,7 +111,12 @@ export class Heartbeats {
     context.held.delete(id);
     context.table.remove(id);
     context.events.emit('job:cancelled', { id });
-    if (held.serial !== undefined && held.abort === undefined) context.abortRun(held, 'cancel');
+    if (held.serial !== undefined) {
+      // A run whose signal aborted already (timeout, rotation, shutdown) ends as cancelled too: its job is no longer
+      // held, so its end must neither count a crash, nor give the job back, nor finish it.
+      if (held.abort === undefined) context.abortRun(held, 'cancel');
+      else held.abort = 'cancel';
+    }
     if (context.active()) context.requestPump();
   }
 }

@@ -265,7 +265,7 @@ export interface SchedulerEventTypes {
   'job:finished': [event: { id: string; state: 'pending' | 'finished' }];
   /** A run crashed and the job will run again from `retryAt` (epoch ms). */
   'job:crashed': [event: { id: string; error: string; attempt: number; retryAt: number }];
-  /** Out of attempts: the job finished `failed`, with its error and history (see `JobInfo.error`). */
+  /** Out of attempts: the job finished `failed`, with its error and history (see `JobInfo.error`); told once the store has it so. */
   'job:failed': [event: { id: string; error: string; attempts: number }];
   /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
   'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel' | 'timeout'> | 'thread_lost' }];

@@ -8,7 +8,7 @@
 // lost thread restarts the bystanders of a named culprit at once. The
 // decisions are the ScheduleTable's.
 
-import { type Job, JobsError, type Jobs, type LocalQueue } from '@jobtree/core';
+import { type Job, JobsError, type Jobs, type LocalQueue, MAX_SCHEDULED_TIME } from '@jobtree/core';
 import type { EventEmitter } from 'eventemitter3';
 import { endRunSpan } from '../job-tracing.js';
 import type { Held, HeldJobs } from './held-jobs.js';
@@ -19,6 +19,7 @@ import type { SerializedError } from './lane-protocol.js';
 import type { SchedulerSettings } from './processor-options.js';
 import { attemptsOf, backoffOf, maxRunMsOf, worthRetrying } from './retry-policy.js';
 import type { ScheduleTable } from './schedule-table.js';
+import { cutErrorText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS, storedRunError } from './stored-run-error.js';
 
 /** A job that was on this many threads in a row lost with no culprit named counts as their cause. */
 const MAX_UNEXPLAINED_LOSSES = 3;
@@ -158,8 +159,7 @@ export class RunOutcomes {
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
             const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
-            events.emit('job:failed', { id: held.job.id, error: error.message, attempts: held.attempt });
-            this.#track(this.#giveUp(held, error, []));
+            this.#track(this.#giveUp(held, error, [], { id: held.job.id, error: error.message, attempts: held.attempt }));
           } else this.#context.emitError(outcome.reason);
         }
       }).finally(this.#finishesEnded),
@@ -253,11 +253,14 @@ export class RunOutcomes {
     const report = (failure: unknown): void => this.#context.emitError(failure);
     // Attempts 0: given up now, its failed attempt counted like any other.
     const attempts = worthRetrying(error, settings, report) ? attemptsOf(job, settings) : 0;
-    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) => backoffOf(job, settings, crashes, error, report));
+    // A wait past the store's latest scheduled time ends there: the store refuses a later one, which would leave the job running.
+    const longest = Math.max(0, MAX_SCHEDULED_TIME * 1000 - now);
+    const { outcome, backoffMs, entry } = table.crash(job.id, reason, now, attempts, (crashes) =>
+      Math.min(backoffOf(job, settings, crashes, error, report), longest),
+    );
     endRunSpan(held, outcome === 'failed' ? 'failed' : 'retried', error);
     if (outcome === 'failed') {
-      events.emit('job:failed', { id: job.id, error: reason, attempts: entry.failures });
-      this.#track(this.#giveUp(held, error, entry.history));
+      this.#track(this.#giveUp(held, error, entry.history, { id: job.id, error: reason, attempts: entry.failures }));
       return;
     }
     table.release(job.id);
@@ -266,13 +269,22 @@ export class RunOutcomes {
     this.#track(this.#failAttempt(job, (now + backoffMs) / 1000, entry.failures));
   }
 
-  /** The job ends failed, its input kept: its error, and its history as the scheduler kept it, are stored apart. */
-  async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[]): Promise<void> {
+  /**
+   * The job ends failed, its input kept: its error, and its history as the
+   * scheduler kept it, are stored apart. `failed` is told once the store
+   * says so: a job cancelled or removed meanwhile is told `job:cancelled`
+   * instead, as the store has it.
+   */
+  async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[], failed: SchedulerEventTypes['job:failed'][0]): Promise<void> {
+    const { jobs, events } = this.#context;
     try {
-      await this.#context.jobs.fail(held.job, { name: error.name, message: error.message, history: historyJson(history) });
+      await jobs.fail(held.job, storedRunError(error.name, error.message, historyJson(history)));
     } catch (failure) {
       if (!JobsError.is(failure, 'halt')) throw failure;
+      events.emit('job:cancelled', { id: held.job.id });
+      return;
     }
+    events.emit('job:failed', failed);
   }
 
   async #failAttempt(job: Job, scheduledTime: number, attempts: number): Promise<void> {
@@ -298,9 +310,12 @@ export class RunOutcomes {
   }
 }
 
-/** A handler's error as the store keeps it. */
+/** A handler's error as the store keeps it, its name and message cut to their bounds. */
 function runError(error: SerializedError): RunError {
-  const run: RunError = { name: error.name || 'Error', message: error.message };
+  const run: RunError = {
+    name: cutErrorText(String(error.name || 'Error'), MAX_ERROR_NAME_CHARS),
+    message: cutErrorText(String(error.message), MAX_ERROR_MESSAGE_CHARS),
+  };
   if (error.retryable === false) run.retryable = false;
   return run;
 }
