@@ -312,12 +312,39 @@ function buildProgram(io: CliIo): Command {
 }
 
 function processIo(): CliIo {
+  const out = closableStream(process.stdout);
+  const err = closableStream(process.stderr);
   return {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
+    out,
+    err,
     interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())),
   };
 }
+
+/**
+ * Writes to `stream` until its reader goes away. A reader that closes early
+ * (`jobtree jobs … | head`) has taken what it wanted: the rest of the output
+ * is dropped and the command ends as it would have, instead of dying on
+ * the pipe's EPIPE with a stack trace.
+ */
+function closableStream(stream: NodeJS.WriteStream): (text: string) => void {
+  // One writer per stream, so that a library calling runCli again adds no listener.
+  const known = streamWriters.get(stream);
+  if (known !== undefined) return known;
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    closed = true;
+  });
+  const write = (text: string) => {
+    if (!closed) stream.write(text);
+  };
+  streamWriters.set(stream, write);
+  return write;
+}
+
+const streamWriters = new WeakMap<NodeJS.WriteStream, (text: string) => void>();
 
 /** `--failed` is `--outcome failed`; an outcome belongs to finished jobs only. */
 function outcomeOption(options: { state?: JobState; outcome?: JobOutcome; failed?: boolean }): JobOutcome | undefined {
