@@ -3,7 +3,7 @@
 // pid now belongs to another process, a token the app does not know.
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,4 +109,17 @@ test.serial('a change sent with a token the app refuses says the token was refus
   t.is(missing.code, 1);
   t.regex(missing.stderr, /give --token, set JOBTREE_TOKEN, or use --path/);
   t.notRegex(missing.stderr, /refused/);
+});
+
+test.serial('--path on a directory that holds no store fails and leaves the directory as it was', async (t) => {
+  // A typo such as --path ~ must not leave a new, empty store in the home directory.
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-mishap-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'notes.txt'), 'not a store\n');
+  for (const args of [['types'], ['status'], ['jobs', 'email'], ['add', 'email', 'x']]) {
+    const run = await jobtreeHere(...args, '--path', dir);
+    t.is(run.code, 1, args.join(' '));
+    t.is(run.stderr, `jobtree: no store at ${dir} (and no app running there)\n`, args.join(' '));
+  }
+  t.deepEqual(await readdir(dir), ['notes.txt']);
 });
