@@ -26,6 +26,15 @@ async function storeWithJobs(t: { teardown(fn: () => Promise<void>): void }, cou
   return dir;
 }
 
+/** Whether `text` holds a C0 or C1 control character other than a newline. */
+function hasControlCharacter(text: string): boolean {
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if ((code < 0x20 && char !== '\n') || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
 /** A local port nothing listens on: bound for a moment, then closed. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -122,4 +131,31 @@ test.serial('--path on a directory that holds no store fails and leaves the dire
     t.is(run.stderr, `jobtree: no store at ${dir} (and no app running there)\n`, args.join(' '));
   }
   t.deepEqual(await readdir(dir), ['notes.txt']);
+});
+
+test.serial('text output shows control characters from job ids, data and errors escaped: no terminal escapes, one row per job', async (t) => {
+  const dir = await storeWithJobs(t, 0);
+  const jobs = await openJobs({ path: dir });
+  const id = 'e\u001b[2J1';
+  await jobs.add('email', id, { body: 'red \u001b[31m' });
+  const job = await jobs.accept('email', { timeout: 5_000 });
+  if (job === undefined) throw new Error('no job');
+  await jobs.fail(job, { name: 'MailError', message: 'bounced\u001b]0;title\u0007\nsecond line\rover', history: [{ timestamp: '2024-05-01T10:00:00.000Z', type: 'crashed', reason: 'line one\nline two \u009b31m' }] });
+  await jobs.close();
+
+  const list = await jobtreeHere('jobs', 'email', '--failed', '--path', dir);
+  t.is(list.code, 0, list.stderr);
+  t.false(hasControlCharacter(list.stdout), 'no control character but the newlines between rows');
+  t.is(list.stdout.trim().split('\n').length, 2, 'the header and one row');
+  t.true(list.stdout.includes('e\\u001b[2J1'), list.stdout);
+  t.true(list.stdout.includes('MailError: bounced\\u001b]0;title\\u0007\\nsecond line\\rover'), list.stdout);
+
+  const one = await jobtreeHere('job', 'email', id, '--path', dir);
+  t.is(one.code, 0, one.stderr);
+  t.false(hasControlCharacter(one.stdout));
+  t.regex(one.stdout, /^ {2}\S+ {2}crashed {2}line one\\nline two \\u009b31m$/m);
+
+  // --json is the API's shape: the values as they are, which JSON escapes itself.
+  const raw = JSON.parse((await jobtreeHere('job', 'email', id, '--json', '--path', dir)).stdout) as { id: string };
+  t.is(raw.id, id);
 });

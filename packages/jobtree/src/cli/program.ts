@@ -8,7 +8,7 @@ import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
 import { type TargetOptions, connect } from './connect.js';
 import { runDemo } from './demo.js';
-import { formatFlow, formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes } from './output.js';
+import { formatFlow, formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes, printable, printableLines } from './output.js';
 import { openUrl } from './open-url.js';
 
 /** Where the command writes; tests pass their own. */
@@ -100,7 +100,8 @@ function buildProgram(io: CliIo): Command {
     const backend = await connect(options, needsApp);
     try {
       const { json, text } = await work(backend);
-      io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+      // Each format escapes what it prints from jobs; this pass covers any line that did not.
+      io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${printableLines(text)}\n`);
     } finally {
       await backend.close();
     }
@@ -384,7 +385,7 @@ function epochSeconds(text: string): number {
 }
 
 function oneLine(text: string): string {
-  return text.split('\n')[0] ?? text;
+  return printable(text.split('\n')[0] ?? text);
 }
 
 function describeLimits(limits: TypeLimits | null): string {
