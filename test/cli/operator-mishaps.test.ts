@@ -49,7 +49,7 @@ test.serial('output piped into a reader that closes early ends the command quiet
   const env = { ...process.env };
   delete env.JOBTREE_PATH;
   delete env.JOBTREE_TOKEN;
-  // Like `jobtree jobs email --limit 2000 | head -1`: the reader takes the first chunk and closes the pipe.
+  // Like `jobtree jobs email --limit 2000 --json | head -1`: the reader takes the first chunk and closes the pipe.
   const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'jobs', 'email', '--limit', '2000', '--json', '--path', dir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
@@ -158,4 +158,14 @@ test.serial('text output shows control characters from job ids, data and errors 
   // --json is the API's shape: the values as they are, which JSON escapes itself.
   const raw = JSON.parse((await jobtreeHere('job', 'email', id, '--json', '--path', dir)).stdout) as { id: string };
   t.is(raw.id, id);
+});
+
+test.serial('help for a command that does not exist is a usage error, like the command itself', async (t) => {
+  const run = await jobtreeHere('help', 'frobnicate');
+  t.is(run.code, 2);
+  t.is(run.stdout, '');
+  t.is(run.stderr, "jobtree: unknown command 'frobnicate' (see jobtree --help)\n");
+  const known = await jobtreeHere('help', 'jobs');
+  t.is(known.code, 0);
+  t.regex(known.stdout, /^Usage: jobtree jobs \[options\] <type>/);
 });

@@ -55,6 +55,12 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
     io.err(program.helpInformation());
     return 2;
   }
+  // commander answers `help <unknown>` with the whole help and exit 0, which hides the typo.
+  const [first, asked] = argv;
+  if (first === 'help' && asked !== undefined && asked !== 'help' && !program.commands.some((each) => each.name() === asked)) {
+    io.err(`jobtree: unknown command '${printable(asked)}' (see jobtree --help)\n`);
+    return 2;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
