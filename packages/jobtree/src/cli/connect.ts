@@ -42,16 +42,16 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
       await client.status();
       return client;
     } catch (error) {
-      // Nothing listens where the record says: its pid is another process's now (the app
-      // died and the pid was reused). The store is opened as below: openJobs makes this
-      // command a client of whichever process owns it, if one does.
+      // An app that is there but does not answer is reported, never bypassed: the store is its.
       if (!connectionRefused(error)) {
         const recordPath = join(path, ADMIN_RECORD_FILE);
-        // An app that is there but does not answer is reported, never bypassed: the store is its.
         throw error instanceof CliError && error.code === 'unreachable'
           ? new CliError('unreachable', `${error.message}: the app recorded in ${recordPath} (pid ${record.pid}); if that process is not the app any more, remove ${recordPath}`, { cause: error })
           : error;
       }
+      // Nothing listens where the record says: its pid is another process's now (the app
+      // died and the pid was reused). The store is opened as below: openJobs makes this
+      // command a client of whichever process owns it, if one does.
     }
   }
   if (needsApp) throw new CliError('no_app', `no app is running on ${path} (an app records its admin endpoint there when started with the admin option)`);
