@@ -36,8 +36,8 @@ export class AppClient implements Backend {
     return this.#request('GET', '/api/types');
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
-    const query = new URLSearchParams({ limit: String(limit) });
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome, offset = 0): Promise<JobsView> {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
     if (state !== undefined) query.set('state', state);
     if (outcome !== undefined) query.set('outcome', outcome);
     return this.#request('GET', `/api/jobs/${encodeURIComponent(type)}?${query}`);

@@ -132,7 +132,11 @@ export function formatJobs(view: JobsView): string {
     String(job.attempts),
     errors ? errorLine(job.error) : short(job.data),
   ]);
-  const more = view.total > view.jobs.length ? `\n(${view.jobs.length} of ${view.total}; --limit N for more)` : '';
+  const next = view.offset + view.jobs.length;
+  const more =
+    view.total > view.jobs.length
+      ? `\n(${view.offset + 1}-${next} of ${view.total}${next < view.total ? `; --offset ${next} for the next ${Math.min(view.limit, view.total - next)}` : ''})`
+      : '';
   const which = [view.state, view.outcome].filter((word) => word !== null).join(' ');
   if (rows.length === 0) return `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
   return table(['id', 'state', 'priority', 'scheduled', 'kind', 'outcome', 'attempts', errors ? 'error' : 'data'], rows) + more;

@@ -137,11 +137,13 @@ function buildProgram(io: CliIo): Command {
     .addOption(new Option('--outcome <outcome>', 'only finished jobs that ended so').choices(OUTCOMES))
     .option('--failed', 'only the jobs given up (--outcome failed)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((type: string, options: CommonOptions & { state?: JobState; outcome?: JobOutcome; failed?: boolean; limit: string }) => {
+    .option('--offset <n>', 'skip this many first (the next page: --offset 100)', '0')
+    .action((type: string, options: CommonOptions & { state?: JobState; outcome?: JobOutcome; failed?: boolean; limit: string; offset: string }) => {
       const outcome = outcomeOption(options);
       const limit = integer(options.limit, '--limit', 1);
+      const offset = integer(options.offset, '--offset', 0);
       return run(options, false, async (backend) => {
-        const view = await backend.jobs(type, options.state, limit, outcome);
+        const view = await backend.jobs(type, options.state, limit, outcome, offset);
         return { json: view, text: formatJobs(view) };
       });
     });

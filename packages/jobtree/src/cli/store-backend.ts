@@ -70,20 +70,20 @@ export class StoreBackend implements Backend {
     });
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome, offset = 0): Promise<JobsView> {
     return this.#wrap(async () => {
       const found = await this.#jobs.foldJobs(
         type,
         (acc, job) => {
           if (state !== undefined && job.state !== state) return acc;
-          if (acc.jobs.length < limit) acc.jobs.push(job);
+          if (acc.total >= offset && acc.jobs.length < limit) acc.jobs.push(job);
           acc.total += 1;
           return acc;
         },
         { total: 0, jobs: [] as JobInfo[] },
         outcome === undefined ? undefined : { outcome },
       );
-      return { type, state: state ?? null, outcome: outcome ?? null, offset: 0, limit, ...found };
+      return { type, state: state ?? null, outcome: outcome ?? null, offset, limit, ...found };
     });
   }
 
