@@ -7,6 +7,12 @@ import { CliError } from './cli-error.js';
 /** A request that takes longer than this means the app is stuck, not busy. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/** Whether `error` is an `unreachable` whose endpoint refused the connection: nothing listens there. */
+export function connectionRefused(error: unknown): boolean {
+  if (!(error instanceof CliError) || error.code !== 'unreachable') return false;
+  return (error.cause as { cause?: { code?: string } } | undefined)?.cause?.code === 'ECONNREFUSED';
+}
+
 export class AppClient implements Backend {
   readonly kind = 'app';
   readonly #url: string;
@@ -30,8 +36,8 @@ export class AppClient implements Backend {
     return this.#request('GET', '/api/types');
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
-    const query = new URLSearchParams({ limit: String(limit) });
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome, offset = 0): Promise<JobsView> {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
     if (state !== undefined) query.set('state', state);
     if (outcome !== undefined) query.set('outcome', outcome);
     return this.#request('GET', `/api/jobs/${encodeURIComponent(type)}?${query}`);
@@ -92,6 +98,14 @@ export class AppClient implements Backend {
 
   async close(): Promise<void> {}
 
+  /** What to do about a 401: give a token, or, when one was sent, the app's own (a sent one was wrong, or another app's). */
+  #unauthorizedHint(method: string): string {
+    if (method !== 'GET' && this.#token !== undefined) {
+      return " (the token given was refused: it is not this app's; give the one in the app's data directory's admin.token, or use --path on that directory)";
+    }
+    return " (give --token, set JOBTREE_TOKEN, or use --path on the app's data directory)";
+  }
+
   async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -105,7 +119,9 @@ export class AppClient implements Backend {
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
-      const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      // fetch's own message is always "fetch failed": the reason is its cause's.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const reason = cause?.code ?? cause?.message ?? (error as Error).message;
       throw new CliError('unreachable', `the app at ${this.#url} does not answer (${reason})`, { cause: error });
     }
     const text = await res.text();
@@ -117,7 +133,7 @@ export class AppClient implements Backend {
     }
     if (!res.ok) {
       const error = (value as { error?: { code?: string; message?: string } }).error;
-      const hint = res.status === 401 ? ' (give --token, set JOBTREE_TOKEN, or use --path on the app\'s data directory)' : '';
+      const hint = res.status === 401 ? this.#unauthorizedHint(method) : '';
       const code = error?.code ?? `HTTP ${res.status}`;
       const message = error?.message ?? text;
       // A jobs error's message starts with its code already.

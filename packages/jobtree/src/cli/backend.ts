@@ -74,8 +74,8 @@ export interface Backend {
   readonly kind: 'app' | 'store';
   status(): Promise<StatusView>;
   types(): Promise<TypesView>;
-  /** `outcome`: only the finished jobs that ended so. */
-  jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView>;
+  /** `outcome`: only the finished jobs that ended so; `offset`: how many of the matching jobs to skip (the next page). */
+  jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome, offset?: number): Promise<JobsView>;
   job(type: string, id: string): Promise<JobView>;
   /** The flow under a job (`GET /api/flows/:type/:id`); `not_found` for a job in no flow. */
   flow(type: string, id: string): Promise<FlowNode>;

@@ -2,9 +2,9 @@
 // names a data directory: the app that owns it (found through the admin.json
 // it records there) when one runs and answers, else the store itself.
 
-import { resolve } from 'node:path';
-import { processAlive, readAdminRecord, readAdminToken } from '../admin/admin-record.js';
-import { AppClient } from './app-client.js';
+import { join, resolve } from 'node:path';
+import { ADMIN_RECORD_FILE, processAlive, readAdminRecord, readAdminToken } from '../admin/admin-record.js';
+import { AppClient, connectionRefused } from './app-client.js';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
 import { StoreBackend } from './store-backend.js';
@@ -38,9 +38,21 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
   const record = readAdminRecord(path);
   if (record !== undefined && processAlive(record.pid)) {
     const client = new AppClient(record.url, token ?? readAdminToken(path));
-    // A recorded app that is alive but does not answer is reported, never bypassed: the store is its.
-    await client.status();
-    return client;
+    try {
+      await client.status();
+      return client;
+    } catch (error) {
+      // An app that is there but does not answer is reported, never bypassed: the store is its.
+      if (!connectionRefused(error)) {
+        const recordPath = join(path, ADMIN_RECORD_FILE);
+        throw error instanceof CliError && error.code === 'unreachable'
+          ? new CliError('unreachable', `${error.message}: the app recorded in ${recordPath} (pid ${record.pid}); if that process is not the app any more, remove ${recordPath}`, { cause: error })
+          : error;
+      }
+      // Nothing listens where the record says: its pid is another process's now (the app
+      // died and the pid was reused). The store is opened as below: openJobs makes this
+      // command a client of whichever process owns it, if one does.
+    }
   }
   if (needsApp) throw new CliError('no_app', `no app is running on ${path} (an app records its admin endpoint there when started with the admin option)`);
   return StoreBackend.open(path);

@@ -13,8 +13,32 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(s / 86_400)}d${String(Math.floor((s % 86_400) / 3600)).padStart(2, '0')}h`;
 }
 
+/**
+ * `text` with its control characters written as escapes (`\n`, `\u001b`).
+ * Ids, data and errors come from anyone who can add a job or throw in a
+ * handler: printed raw, they could move the cursor, recolour or retitle the
+ * operator's terminal, or split a table's row.
+ */
+export function printable(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
+    else out += CONTROL_ESCAPES[char] ?? `\\u${code.toString(16).padStart(4, '0')}`;
+  }
+  return out;
+}
+
+/** The same, line by line: the newlines between a text's lines are kept. */
+export function printableLines(text: string): string {
+  return text.split('\n').map(printable).join('\n');
+}
+
+const CONTROL_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
 /** Rows of cells as aligned columns. */
-export function table(header: string[], rows: string[][]): string {
+export function table(header: string[], unsafeRows: string[][]): string {
+  const rows = unsafeRows.map((row) => row.map(printable));
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (row: string[]) =>
     row
@@ -108,7 +132,11 @@ export function formatJobs(view: JobsView): string {
     String(job.attempts),
     errors ? errorLine(job.error) : short(job.data),
   ]);
-  const more = view.total > view.jobs.length ? `\n(${view.jobs.length} of ${view.total}; --limit N for more)` : '';
+  const next = view.offset + view.jobs.length;
+  const more =
+    view.total > view.jobs.length
+      ? `\n(${view.offset + 1}-${next} of ${view.total}${next < view.total ? `; --offset ${next} for the next ${Math.min(view.limit, view.total - next)}` : ''})`
+      : '';
   const which = [view.state, view.outcome].filter((word) => word !== null).join(' ');
   if (rows.length === 0) return `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
   return table(['id', 'state', 'priority', 'scheduled', 'kind', 'outcome', 'attempts', errors ? 'error' : 'data'], rows) + more;
@@ -121,7 +149,7 @@ export function formatFlow(root: FlowNode): string {
     const parts = [`${node.type}/${node.id}`, node.state ?? 'gone (removed or pruned)'];
     if (node.outcome !== undefined) parts.push(node.error === undefined ? node.outcome : `${node.outcome}: ${node.error.message}`);
     if (node.onChildFailure !== undefined) parts.push(`(${node.onChildFailure}: ${node.unfinished ?? 0} of ${node.children.length} children unfinished)`);
-    return parts.join('  ');
+    return printable(parts.join('  '));
   };
   const visit = (node: FlowNode, prefix: string, last: boolean): void => {
     lines.push(`${prefix}${last ? '└─ ' : '├─ '}${describe(node)}`);
@@ -129,7 +157,7 @@ export function formatFlow(root: FlowNode): string {
       visit(child, `${prefix}${last ? '   ' : '│  '}`, i === node.children.length - 1);
     });
   };
-  lines.push(describe(root) + (root.parent === undefined ? '' : `  under ${root.parent.type}/${root.parent.id}`));
+  lines.push(describe(root) + (root.parent === undefined ? '' : printable(`  under ${root.parent.type}/${root.parent.id}`)));
   root.children.forEach((child, i) => {
     visit(child, '', i === root.children.length - 1);
   });
@@ -138,7 +166,7 @@ export function formatFlow(root: FlowNode): string {
 
 export function formatJob(job: JobView): string {
   const lines = [
-    `${job.type} / ${job.id}`,
+    printable(`${job.type} / ${job.id}`),
     `state      ${job.state}`,
     `priority   ${job.priority}`,
     `scheduled  ${new Date(job.scheduledTime * 1000).toISOString()}`,
@@ -153,7 +181,7 @@ export function formatJob(job: JobView): string {
   const history = ((job.scheduler as { history?: unknown[] } | null)?.history ?? job.error?.history) as { timestamp?: string; type?: string; reason?: string }[] | undefined;
   if (history !== undefined) {
     lines.push('history');
-    for (const event of history) lines.push(`  ${event.timestamp}  ${event.type}${event.reason === undefined ? '' : `  ${event.reason}`}`);
+    for (const event of history) lines.push(printable(`  ${event.timestamp}  ${event.type}${event.reason === undefined ? '' : `  ${event.reason}`}`));
   }
   return lines.join('\n');
 }
@@ -177,7 +205,7 @@ export function formatKill(report: KillReport): string {
 }
 
 function errorLine(error: JobError | undefined): string {
-  return error === undefined ? '' : `${error.name}: ${error.message}`;
+  return error === undefined ? '' : printable(`${error.name}: ${error.message}`);
 }
 
 function indented(value: unknown): string {

@@ -8,7 +8,7 @@ import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
 import { type TargetOptions, connect } from './connect.js';
 import { runDemo } from './demo.js';
-import { formatFlow, formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes } from './output.js';
+import { formatFlow, formatJob, formatJobs, formatKill, formatScheduler, formatSchedules, formatStatus, formatTypes, printable, printableLines } from './output.js';
 import { openUrl } from './open-url.js';
 
 /** Where the command writes; tests pass their own. */
@@ -53,6 +53,12 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo()): 
   const program = buildProgram(io);
   if (argv.length === 0) {
     io.err(program.helpInformation());
+    return 2;
+  }
+  // commander answers `help <unknown>` with the whole help and exit 0, which hides the typo.
+  const [first, asked] = argv;
+  if (first === 'help' && asked !== undefined && asked !== 'help' && !program.commands.some((each) => each.name() === asked)) {
+    io.err(`jobtree: unknown command '${printable(asked)}' (see jobtree --help)\n`);
     return 2;
   }
   try {
@@ -100,7 +106,8 @@ function buildProgram(io: CliIo): Command {
     const backend = await connect(options, needsApp);
     try {
       const { json, text } = await work(backend);
-      io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+      // Each format escapes what it prints from jobs; this pass covers any line that did not.
+      io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : `${printableLines(text)}\n`);
     } finally {
       await backend.close();
     }
@@ -130,11 +137,13 @@ function buildProgram(io: CliIo): Command {
     .addOption(new Option('--outcome <outcome>', 'only finished jobs that ended so').choices(OUTCOMES))
     .option('--failed', 'only the jobs given up (--outcome failed)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((type: string, options: CommonOptions & { state?: JobState; outcome?: JobOutcome; failed?: boolean; limit: string }) => {
+    .option('--offset <n>', 'skip this many first (the next page: --offset 100)', '0')
+    .action((type: string, options: CommonOptions & { state?: JobState; outcome?: JobOutcome; failed?: boolean; limit: string; offset: string }) => {
       const outcome = outcomeOption(options);
       const limit = integer(options.limit, '--limit', 1);
+      const offset = integer(options.offset, '--offset', 0);
       return run(options, false, async (backend) => {
-        const view = await backend.jobs(type, options.state, limit, outcome);
+        const view = await backend.jobs(type, options.state, limit, outcome, offset);
         return { json: view, text: formatJobs(view) };
       });
     });
@@ -312,12 +321,39 @@ function buildProgram(io: CliIo): Command {
 }
 
 function processIo(): CliIo {
+  const out = closableStream(process.stdout);
+  const err = closableStream(process.stderr);
   return {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
+    out,
+    err,
     interrupted: new Promise<void>((resolve) => process.once('SIGINT', () => resolve())),
   };
 }
+
+/**
+ * Writes to `stream` until its reader goes away. A reader that closes early
+ * (`jobtree jobs … | head`) has taken what it wanted: the rest of the output
+ * is dropped and the command ends as it would have, instead of dying on
+ * the pipe's EPIPE with a stack trace.
+ */
+function closableStream(stream: NodeJS.WriteStream): (text: string) => void {
+  // One writer per stream, so that a library calling runCli again adds no listener.
+  const known = streamWriters.get(stream);
+  if (known !== undefined) return known;
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    closed = true;
+  });
+  const write = (text: string) => {
+    if (!closed) stream.write(text);
+  };
+  streamWriters.set(stream, write);
+  return write;
+}
+
+const streamWriters = new WeakMap<NodeJS.WriteStream, (text: string) => void>();
 
 /** `--failed` is `--outcome failed`; an outcome belongs to finished jobs only. */
 function outcomeOption(options: { state?: JobState; outcome?: JobOutcome; failed?: boolean }): JobOutcome | undefined {
@@ -357,7 +393,7 @@ function epochSeconds(text: string): number {
 }
 
 function oneLine(text: string): string {
-  return text.split('\n')[0] ?? text;
+  return printable(text.split('\n')[0] ?? text);
 }
 
 function describeLimits(limits: TypeLimits | null): string {

@@ -5,10 +5,14 @@
 // kills need a running app.
 
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { type AddOptions, type FlowNode, type JobInfo, type JobOutcome, type JobState, type Jobs, type JsonValue, openJobs, type TypeLimits } from '@jobtree/core';
 import { withNextTicks } from '../app/app-schedules.js';
 import type { Backend, JobView, JobsView, KillReport, SchedulerReport, SchedulesView, StatusView, TypeView, TypesView } from './backend.js';
 import { CliError } from './cli-error.js';
+
+/** The file lmdb keeps an embedded store's data in, inside its directory: a directory without it holds no store. */
+const STORE_FILE = 'data.mdb';
 
 export class StoreBackend implements Backend {
   readonly kind = 'store';
@@ -20,9 +24,12 @@ export class StoreBackend implements Backend {
     this.#path = path;
   }
 
-  /** Opens the store at `path`; it must exist (a read must not create an empty store). */
+  /**
+   * Opens the store at `path`; it must exist: a command must not create an
+   * empty store, least of all in a directory given by mistake (`--path ~`).
+   */
   static async open(path: string, options: { create?: boolean } = {}): Promise<StoreBackend> {
-    if (!options.create && !existsSync(path)) throw new CliError('request_failed', `no store at ${path} (and no app running there)`);
+    if (!options.create && !existsSync(join(path, STORE_FILE))) throw new CliError('request_failed', `no store at ${path} (and no app running there)`);
     try {
       return new StoreBackend(await openJobs({ path }), path);
     } catch (error) {
@@ -63,20 +70,20 @@ export class StoreBackend implements Backend {
     });
   }
 
-  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome): Promise<JobsView> {
+  async jobs(type: string, state: JobState | undefined, limit: number, outcome?: JobOutcome, offset = 0): Promise<JobsView> {
     return this.#wrap(async () => {
       const found = await this.#jobs.foldJobs(
         type,
         (acc, job) => {
           if (state !== undefined && job.state !== state) return acc;
-          if (acc.jobs.length < limit) acc.jobs.push(job);
+          if (acc.total >= offset && acc.jobs.length < limit) acc.jobs.push(job);
           acc.total += 1;
           return acc;
         },
         { total: 0, jobs: [] as JobInfo[] },
         outcome === undefined ? undefined : { outcome },
       );
-      return { type, state: state ?? null, outcome: outcome ?? null, offset: 0, limit, ...found };
+      return { type, state: state ?? null, outcome: outcome ?? null, offset, limit, ...found };
     });
   }
 
