@@ -367,6 +367,9 @@ test.serial('a request a page of another site makes is refused, except following
   // Another port of localhost is the same site, not the same origin.
   t.is(await status('GET', '/api/types', { ...crossSite, 'sec-fetch-site': 'same-site' }), 403);
   t.is(await status('POST', '/api/jobs/email/x', { ...crossSite, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 403);
+  // A frame is a navigation too, but one the user does not see: another site's page could hold streams open or have jobs counted.
+  t.is(await status('GET', '/api/events', { ...crossSite, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }), 403);
+  t.is(await status('GET', '/api/jobs/email', { ...crossSite, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'frame' }), 403);
   t.is(await status('GET', '/', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
   t.is(await status('GET', '/', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), 200);
   t.is(await status('GET', '/api/events', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), 200);

@@ -41,3 +41,22 @@ test('trickled headers and a body that never completes are answered 408 and clos
   await eventually(() => feed.events.length > before, 10_000, 'more events on the stream opened before the timeouts');
   t.deepEqual(errors, [], 'a client too slow is not a failure of the server');
 });
+
+test('a client too slow with its headers is disconnected after its 408, even if it keeps its side of the socket open', async (t) => {
+  const { admin } = await startAdminApp(t);
+  const host = new URL(admin.url).host;
+  const slow = await rawExchange(admin.url, `GET /api/status HTTP/1.1\r\nHost: ${host}\r\nX-Slow: `, { halfOpen: true });
+  t.teardown(() => slow.socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    slow.socket.once('end', resolve);
+    setTimeout(() => reject(new Error(`no answer: ${JSON.stringify(slow.received())}`)), 30_000);
+  });
+  t.regex(slow.received(), /^HTTP\/1\.1 408 /);
+  // A socket the server has let go of answers more bytes with a reset; one it
+  // still holds takes them in silence.
+  const reset = new Promise<string>((resolve) => slow.socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message)));
+  const writes = setInterval(() => slow.socket.write('X-More: 1\r\n'), 200);
+  t.teardown(() => clearInterval(writes));
+  const outcome = await Promise.race([reset, new Promise<string>((resolve) => setTimeout(() => resolve('still held'), 5_000))]);
+  t.not(outcome, 'still held');
+});

@@ -63,7 +63,11 @@ export class AdminServer {
         ? new AdminError('request_timeout', `the request was not received within ${HEADERS_TIMEOUT_MS / 1000} s (headers) or ${REQUEST_TIMEOUT_MS / 1000} s (whole request)`)
         : new AdminError('bad_request', 'malformed HTTP request');
       const body = JSON.stringify({ error: { code: answer.code, message: answer.message } });
-      socket.end(`HTTP/1.1 ${answer.status} ${timedOut ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      // Let go of the socket once the answer is out: node:http keeps its sockets
+      // half-open, so end() alone would leave it to a slow client to close.
+      socket.end(`HTTP/1.1 ${answer.status} ${timedOut ? 'Request Timeout' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`, () =>
+        socket.destroy(),
+      );
     });
     this.#server.keepAliveTimeout = 5_000;
   }
@@ -180,15 +184,15 @@ export class AdminServer {
 
 /**
  * A browser says which site a request comes from (Fetch Metadata): a page of
- * another site may link to the endpoint, nothing more. Its scripts' reads,
- * even ones whose answer they cannot see, and its event streams never reach
- * a handler, so no page the user visits can make the app scan its jobs.
+ * another site may send the browser here as a link does, in plain view,
+ * nothing more. Its scripts' reads, even ones whose answer they cannot see,
+ * its event streams and its frames (navigations too, but unseen) never reach
+ * a handler. Browsers that send no Fetch Metadata are not checked.
  */
 function checkSite(req: IncomingMessage): void {
   const site = req.headers['sec-fetch-site'];
   if (site === undefined || site === 'same-origin' || site === 'none') return;
-  const dest = req.headers['sec-fetch-dest'];
-  const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.method === 'GET' && dest !== 'object' && dest !== 'embed';
+  const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document' && req.method === 'GET';
   if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
 }
 
