@@ -9,13 +9,13 @@ import { openJobs } from '@jobtree/core';
 import type { Jobs } from '@jobtree/core';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
-test('16 accept loops over two handles drain one group under group concurrency 4, and no accept fails', async (t) => {
+test('16 accept loops over two handles drain 1,000 jobs of one group under group concurrency 4, and no accept fails', async (t) => {
   t.timeout(120_000);
   const { jobs, database } = await openTempJobs(t);
   const other = await openJobs({ database });
   t.teardown(() => other.close());
   await jobs.setTypeLimits(T1, { group: { concurrency: 4 } });
-  const count = 2_000;
+  const count = 1_000;
   await jobs.addMany(
     T1,
     Array.from({ length: count }, (_, i) => ({ id: `j${i}`, group: 'g' })),

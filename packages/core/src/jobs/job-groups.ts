@@ -28,8 +28,7 @@
 // the moment limits are set. A take reads a counter only when the type has
 // group limits, and as a snapshot read: every finish changes it, and a
 // finish only frees slots, so a take that conflicted with finishes would
-// run again for nothing (with takes of another handle winning each time,
-// until its retries ran out). Takes that take jobs of a group under its
+// run again for nothing. Takes that take jobs of a group under its
 // concurrency read and write its takes key instead (group-keys.ts), which
 // only takes touch: of two takes that both read the group's last free
 // slot, the second to commit runs again and finds it full. A take that
