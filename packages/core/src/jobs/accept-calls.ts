@@ -6,7 +6,7 @@
 // handle that enqueues a job for it serves it in the write's own
 // transaction (parked-accepts.ts).
 
-import { JobsError } from '../errors.js';
+import { FdbError, JobsError } from '../errors.js';
 import { AcceptBatcher } from './accept-batcher.js';
 import type { AcceptOutcome } from './accept-batcher.js';
 import { AcceptWait, type ClosingWaits, releaseWait } from './accept-wait.js';
@@ -101,7 +101,13 @@ export class AcceptCalls {
         // all accepts of the type in one transaction.
         result = await this.#batcher(keys, bound).take(count, remaining > 0);
       } catch (error) {
-        throw this.#handle.failure(error);
+        // Every attempt of its transaction lost to other takes' commits (of
+        // another handle on the store, taking the same jobs or the same
+        // group slots): as a take that found no job, it takes again while
+        // its time lasts, and ends empty when it is over.
+        if (!FdbError.is(error, 'not_committed')) throw this.#handle.failure(error);
+        if (deadline - performance.now() > 0) continue;
+        return [];
       }
       if (result.jobs.length > 0) {
         acceptStarts.set(result.jobs, startedAt);

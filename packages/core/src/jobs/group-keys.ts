@@ -7,6 +7,7 @@
 //   (groups, 'turn_of', type, group)                -> float64 BE the group's turn, while it has one
 //   (groups, 'next_turn', type)                     -> int64 LE counter: the turns handed out so far
 //   (groups, 'running', type, group)                -> int64 LE counter of the group's running jobs
+//   (groups, 'takes', type, group)                  -> never stored: the conflict key of the takes under the group's concurrency
 //   (groups, 'rate_windows', type, group)           -> the group's current rate window and the starts in it
 
 import { pack } from 'fdb-tuple';
@@ -24,6 +25,7 @@ export class TypeGroupKeys {
   readonly turnOf: Subspace;
   readonly nextTurn: Buffer;
   readonly running: Subspace;
+  readonly takes: Subspace;
   readonly rateWindows: Subspace;
 
   constructor(root: Subspace, type: string) {
@@ -34,6 +36,7 @@ export class TypeGroupKeys {
     this.turnOf = root.subspace('turn_of', type);
     this.nextTurn = root.pack(['next_turn', type]);
     this.running = root.subspace('running', type);
+    this.takes = root.subspace('takes', type);
     this.rateWindows = root.subspace('rate_windows', type);
   }
 
@@ -65,6 +68,10 @@ export class TypeGroupKeys {
 
   runningKey(group: string): Buffer {
     return appendTupleString(this.running.prefix, group);
+  }
+
+  takesKey(group: string): Buffer {
+    return appendTupleString(this.takes.prefix, group);
   }
 
   rateWindowKey(group: string): Buffer {

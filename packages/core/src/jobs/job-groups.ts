@@ -25,8 +25,16 @@
 // counter and every end of its run subtracts one, in the same transaction as
 // the change of state (the activity monitor's re-enqueue of a crashed
 // process's jobs included), whether or not limits are set, so they are right
-// the moment limits are set. A take reads them (and the group's rate log,
-// see rate-log.ts) with read conflicts only when the type has group limits.
+// the moment limits are set. A take reads a counter only when the type has
+// group limits, and as a snapshot read: every finish changes it, and a
+// finish only frees slots, so a take that conflicted with finishes would
+// run again for nothing. Takes that take jobs of a group under its
+// concurrency read and write its takes key instead (group-keys.ts), which
+// only takes touch: of two takes that both read the group's last free
+// slot, the second to commit runs again and finds it full. A take that
+// takes nothing from a group conflicts on nothing of it, and waits for a
+// finish on its watch. The group's rate log (rate-log.ts), which only
+// takes write, is read with a read conflict.
 //
 // Takes in flight at once in one process (the accept batcher pipelines
 // them) pass over the ring rows, arrivals and queue entries the others
@@ -290,7 +298,8 @@ export class GroupTurns {
     let free = Number.POSITIVE_INFINITY;
     if (limits !== undefined && turn.group !== UNGROUPED) {
       if (limits.concurrency !== undefined) {
-        const value = await this.#tx.get(this.#groupKeys.runningKey(turn.group));
+        // A snapshot read: see the top of this file; `settle` adds the conflict on the takes key.
+        const value = await this.#tx.snapshot().get(this.#groupKeys.runningKey(turn.group));
         const running = value === undefined ? 0 : Math.max(0, Number(value.readBigInt64LE(0)));
         free = Math.max(0, limits.concurrency - running);
       }
@@ -477,6 +486,11 @@ export class GroupTurns {
     for (const turn of [...this.#order, ...this.#borrowed]) {
       if (turn.taken === 0 || turn.group === UNGROUPED) continue;
       tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
+      if (this.#limits?.concurrency !== undefined) {
+        const takes = groups.takesKey(turn.group);
+        tx.addReadConflictKey(takes);
+        tx.addWriteConflictKey(takes);
+      }
       if (turn.log !== undefined) tx.set(groups.rateWindowKey(turn.group), turn.log.bytes(turn.taken));
     }
     if (this.#nextTurn !== startTurn) tx.atomicAdd(groups.nextTurn, this.#nextTurn - startTurn);
