@@ -5,6 +5,7 @@
 // them.
 
 import { existsSync, writeFileSync } from 'node:fs';
+import test from 'ava';
 import { join } from 'node:path';
 import type { HandlerJob } from '../../packages/jobtree/src/processors/index.js';
 import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
@@ -126,6 +127,35 @@ testInModes("a handler's error too long for the store is stored cut, and its job
   t.like(job, { outcome: 'failed', attempts: 1, data: { messageBytes: 300_000 } });
   t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
   t.is(job?.error?.message, event.error);
+  t.deepEqual(errors, []);
+});
+
+// Threads only: on the main thread an uncaught error is the process's, not one job's.
+test('a handler thread that dies of an uncaught error too long for the store leaves its job failed, the error cut', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('verbose', 'throws-given', { threads: 1, attempts: 1 });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('verbose', 'x', { messageBytes: 300_000, later: true });
+  t.regex((await failed).error, /thread died.*more characters cut\)$/s);
+  const job = await h.jobs.getJob('verbose', 'x');
+  t.like(job, { state: 'finished', outcome: 'failed', attempts: 1 });
+  t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
+  t.deepEqual(errors, []);
+});
+
+testInModes('a result the store refuses, its refusal too long for the store, leaves its job failed with the refusal cut', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('verbose', 'unstorable-result', { attempts: 1 });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('verbose', 'x', { keyChars: 300_000 });
+  t.regex((await failed).error, /not storable.*more characters cut\)$/s);
+  const job = await h.jobs.getJob('verbose', 'x');
+  t.like(job, { state: 'finished', outcome: 'failed', error: { name: 'TypeError' } });
+  t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
   t.deepEqual(errors, []);
 });
 

@@ -96,8 +96,10 @@ export class RunOutcomes {
    * culprit named, the loss counts, and a job on MAX_UNEXPLAINED_LOSSES such
    * threads in a row is taken for their cause.
    */
-  lost(serial: number, culprit: number | undefined, reason: string, culpritJob?: string): void {
+  lost(serial: number, culprit: number | undefined, thrown: string, culpritJob?: string): void {
     const context = this.#context;
+    // A thread that dies of an uncaught error is told with that error's message, as long as a handler's own.
+    const reason = cutErrorText(thrown, MAX_ERROR_MESSAGE_CHARS);
     // Looked up first: the pool reports the culprit's own loss after its bystanders'.
     const ownCause = culprit === undefined || culprit === serial ? undefined : context.held.bySerial(culprit)?.job.id;
     // Threads run every type's handlers: the culprit may be another type's job.
@@ -158,7 +160,9 @@ export class RunOutcomes {
           } else if (JobsError.is(outcome.reason, 'halt')) events.emit('job:cancelled', { id: held.job.id });
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
-            const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
+            // The store's refusal quotes the result's keys, which may be as long as the result.
+            const refusal = cutErrorText(`the handler's result is not storable: ${outcome.reason.message}`, MAX_ERROR_MESSAGE_CHARS);
+            const error = { name: 'TypeError', message: refusal };
             this.#track(this.#giveUp(held, error, [], { id: held.job.id, error: error.message, attempts: held.attempt }));
           } else this.#context.emitError(outcome.reason);
         }
