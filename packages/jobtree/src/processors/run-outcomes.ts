@@ -276,8 +276,9 @@ export class RunOutcomes {
   /**
    * The job ends failed, its input kept: its error, and its history as the
    * scheduler kept it, are stored apart. `failed` is told once the store
-   * says so: a job cancelled or removed meanwhile is told `job:cancelled`
-   * instead, as the store has it.
+   * says so. A job no longer this scheduler's by then (cancelled, removed,
+   * or taken back after its heartbeats lapsed, so perhaps pending or
+   * running elsewhere) is told `job:cancelled` instead, as a finish is.
    */
   async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[], failed: SchedulerEventTypes['job:failed'][0]): Promise<void> {
     const { jobs, events } = this.#context;
