@@ -6,8 +6,10 @@
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { HandlerJob } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
+import test from 'ava';
+import type { Jobs } from '@jobtree/core';
+import { type HandlerJob, startScheduler } from '../../packages/jobtree/src/processors/index.js';
+import { SkippingClock, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 testInModes("a handler's result is stored apart from the job's input, which stays its data", async (t) => {
   const h = await harness(t);
@@ -129,6 +131,35 @@ testInModes("a handler's error too long for the store is stored cut, and its job
   t.deepEqual(errors, []);
 });
 
+// Threads only: on the main thread an uncaught error is the process's, not one job's.
+test('a handler thread that dies of an uncaught error too long for the store leaves its job failed, the error cut', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('verbose', 'throws-given', { threads: 1, attempts: 1 });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('verbose', 'x', { messageBytes: 300_000, later: true });
+  t.regex((await failed).error, /thread died.*more characters cut\)$/s);
+  const job = await h.jobs.getJob('verbose', 'x');
+  t.like(job, { state: 'finished', outcome: 'failed', attempts: 1 });
+  t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
+  t.deepEqual(errors, []);
+});
+
+testInModes('a result the store refuses, its refusal too long for the store, leaves its job failed with the refusal cut', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('verbose', 'unstorable-result', { attempts: 1 });
+  const errors: unknown[] = [];
+  scheduler.events.on('error', (error) => errors.push(error));
+  const failed = nextEvent(scheduler, 'job:failed');
+  await h.jobs.add('verbose', 'x', { keyChars: 300_000 });
+  t.regex((await failed).error, /not storable.*more characters cut\)$/s);
+  const job = await h.jobs.getJob('verbose', 'x');
+  t.like(job, { state: 'finished', outcome: 'failed', error: { name: 'TypeError' } });
+  t.true((job?.error?.message.length ?? 0) < 5_000, `${job?.error?.message.length}`);
+  t.deepEqual(errors, []);
+});
+
 testInModes('a handler that throws a string, undefined or an object that refers to itself leaves a readable error', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('odd', 'throws-given', { attempts: 1 });
@@ -158,4 +189,33 @@ testInModes('job:failed is told once the store has the job failed: a cancel from
   t.deepEqual(await Promise.all(cancels), [false]);
   t.like(await h.jobs.getJob('fragile', 'x'), { state: 'finished', outcome: 'failed', error: { message: 'boom' } });
   t.deepEqual(cancelled, []);
+});
+
+test('a job cancelled between its last crash and the give-up write is told job:cancelled, never job:failed', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('fragile', 3);
+  // The real store, with a cancel committed just before each give-up write.
+  const cancelFirst = new Proxy(h.jobs, {
+    get(target, key) {
+      if (key === 'fail') {
+        const fail: Jobs['fail'] = async (job, error) => {
+          await target.cancel(job.type, job.id);
+          return target.fail(job, error);
+        };
+        return fail;
+      }
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const scheduler = await startScheduler({ jobs: cancelFirst, type: 'fragile', handler: fixture('crash'), threads: 1, attempts: 1 });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  const seen: string[] = [];
+  for (const name of ['job:failed', 'job:cancelled', 'error'] as const) scheduler.events.on(name, () => seen.push(name));
+  const cancelled = nextEvent(scheduler, 'job:cancelled');
+  await h.jobs.add('fragile', 'x', {});
+  t.is((await cancelled).id, 'x');
+  t.like(await h.jobs.getJob('fragile', 'x'), { state: 'finished', outcome: 'cancelled' });
+  await scheduler.stop();
+  t.deepEqual(seen, ['job:cancelled']);
 });

@@ -269,7 +269,12 @@ export interface SchedulerEventTypes {
   'job:failed': [event: { id: string; error: string; attempts: number }];
   /** A run was stopped without a crash; the job goes back to the queue (rotation, shutdown) or restarts here (thread_lost). */
   'job:stopped': [event: { id: string; cause: Exclude<AbortCause, 'cancel' | 'timeout'> | 'thread_lost' }];
-  /** The job was removed (or taken over) while this scheduler held it. */
+  /**
+   * The job is no longer this scheduler's: cancelled or removed, or taken
+   * back by the activity monitor (then pending, or running elsewhere),
+   * while it held the job or before its end was written; its run's end is
+   * dropped.
+   */
   'job:cancelled': [event: { id: string }];
   /**
    * Handlers on the main thread (`runIn: 'main'`) held its event loop up

@@ -96,8 +96,10 @@ export class RunOutcomes {
    * culprit named, the loss counts, and a job on MAX_UNEXPLAINED_LOSSES such
    * threads in a row is taken for their cause.
    */
-  lost(serial: number, culprit: number | undefined, reason: string, culpritJob?: string): void {
+  lost(serial: number, culprit: number | undefined, thrown: string, culpritJob?: string): void {
     const context = this.#context;
+    // A thread that dies of an uncaught error is told with that error's message, as long as a handler's own.
+    const reason = cutErrorText(thrown, MAX_ERROR_MESSAGE_CHARS);
     // Looked up first: the pool reports the culprit's own loss after its bystanders'.
     const ownCause = culprit === undefined || culprit === serial ? undefined : context.held.bySerial(culprit)?.job.id;
     // Threads run every type's handlers: the culprit may be another type's job.
@@ -158,7 +160,9 @@ export class RunOutcomes {
           } else if (JobsError.is(outcome.reason, 'halt')) events.emit('job:cancelled', { id: held.job.id });
           else if (JobsError.is(outcome.reason, 'invalid_job_data')) {
             // A result the store cannot keep is the handler's fault: the job fails with that error.
-            const error = { name: 'TypeError', message: `the handler's result is not storable: ${outcome.reason.message}` };
+            // The store's refusal quotes the result's keys, which may be as long as the result.
+            const refusal = cutErrorText(`the handler's result is not storable: ${outcome.reason.message}`, MAX_ERROR_MESSAGE_CHARS);
+            const error = { name: 'TypeError', message: refusal };
             this.#track(this.#giveUp(held, error, [], { id: held.job.id, error: error.message, attempts: held.attempt }));
           } else this.#context.emitError(outcome.reason);
         }
@@ -272,8 +276,9 @@ export class RunOutcomes {
   /**
    * The job ends failed, its input kept: its error, and its history as the
    * scheduler kept it, are stored apart. `failed` is told once the store
-   * says so: a job cancelled or removed meanwhile is told `job:cancelled`
-   * instead, as the store has it.
+   * says so. A job no longer this scheduler's by then (cancelled, removed,
+   * or taken back after its heartbeats lapsed, so perhaps pending or
+   * running elsewhere) is told `job:cancelled` instead, as a finish is.
    */
   async #giveUp(held: Held, error: RunError, history: readonly HistoryEvent[], failed: SchedulerEventTypes['job:failed'][0]): Promise<void> {
     const { jobs, events } = this.#context;
