@@ -16,12 +16,13 @@ import { jobtree, jobtreeHere } from './fixtures/run-cli.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = fileURLToPath(new URL('../../packages/jobtree/src/cli/bin.ts', import.meta.url));
 
-async function storeWithJobs(t: { teardown(fn: () => Promise<void>): void }, count: number): Promise<string> {
+/** A store with `count` email jobs, each with `bodyBytes` of data besides its address. */
+async function storeWithJobs(t: { teardown(fn: () => Promise<void>): void }, count: number, bodyBytes = 0): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-mishap-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const jobs = await openJobs({ path: dir });
   await jobs.setTypeTimeout('email', 30);
-  for (let i = 0; i < count; i++) await jobs.add('email', `e${i}`, { to: `user${i}@example.com` });
+  for (let i = 0; i < count; i++) await jobs.add('email', `e${i}`, { to: `user${i}@example.com`, body: 'x'.repeat(bodyBytes) });
   await jobs.close();
   return dir;
 }
@@ -45,12 +46,15 @@ async function closedPort(): Promise<number> {
 }
 
 test.serial('output piped into a reader that closes early ends the command quietly with exit 0', async (t) => {
-  const dir = await storeWithJobs(t, 2_000);
+  // About 800 KB of JSON, far more than a pipe holds (64 KB on Linux): the
+  // command is still writing when the reader leaves. Few, large jobs keep the
+  // store's setup short on a loaded machine.
+  const dir = await storeWithJobs(t, 100, 8_000);
   const env = { ...process.env };
   delete env.JOBTREE_PATH;
   delete env.JOBTREE_TOKEN;
-  // Like `jobtree jobs email --limit 2000 --json | head -1`: the reader takes the first chunk and closes the pipe.
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'jobs', 'email', '--limit', '2000', '--json', '--path', dir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Like `jobtree jobs email --json | head -1`: the reader takes the first chunk and closes the pipe.
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'jobs', 'email', '--json', '--path', dir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
