@@ -34,8 +34,8 @@
 // slot, the second to commit runs again and finds it full. A take that
 // takes nothing from a group conflicts on nothing of it, and waits for a
 // finish on its watch, which the transaction that saw the group full arms.
-// Only a take that made jobs of other groups running and leaves accepts
-// waiting reads the counters of the groups that held it with a conflict:
+// Only a take that made jobs running and leaves accepts waiting
+// reads the counters of the groups that held it with a conflict:
 // it adds to the type's running counter, the key its watch is on, and a
 // watch on a key its own transaction wrote may compare with the value
 // after the commit, which counts a finish committed in between, so the
