@@ -9,7 +9,7 @@
 
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
-import type { Jobs } from '@jobtree/core';
+import type { Jobs, TypeLimits } from '@jobtree/core';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 /** The accept's own timeout: never reached while the test runs. */
@@ -34,53 +34,33 @@ async function heldAccept(t: ExecutionContext, jobs: Jobs): Promise<{ taken: Pro
   return { taken: waiting };
 }
 
-test('lifting a concurrency wakes a take it holds back', async (t) => {
+/**
+ * Holds an accept back under `before` (one of two jobs taken, never
+ * finished), sets `after`, and checks that the accept gets the other job.
+ */
+async function changeWakesHeldTake(t: ExecutionContext, before: TypeLimits, after: TypeLimits | null, group?: string): Promise<void> {
   const { jobs } = await openTempJobs(t);
-  await jobs.setTypeLimits(T1, { concurrency: 1 });
-  await jobs.add(T1, 'a', {});
-  await jobs.add(T1, 'b', {});
+  await jobs.setTypeLimits(T1, before);
+  const options = group === undefined ? {} : { group };
+  await jobs.add(T1, 'a', {}, options);
+  await jobs.add(T1, 'b', {}, options);
   const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
   t.truthy(first);
   const waiting = await heldAccept(t, jobs);
-  await jobs.setTypeLimits(T1, null);
+  await jobs.setTypeLimits(T1, after);
   t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
-});
+}
 
-test('replacing a concurrency by a rate wakes a take the concurrency holds back', async (t) => {
-  const { jobs } = await openTempJobs(t);
-  await jobs.setTypeLimits(T1, { concurrency: 1 });
-  await jobs.add(T1, 'a', {});
-  await jobs.add(T1, 'b', {});
-  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
-  t.truthy(first);
-  const waiting = await heldAccept(t, jobs);
-  await jobs.setTypeLimits(T1, { rate: { max: 100, perMs: 1_000 } });
-  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
-});
+test('lifting a concurrency wakes a take it holds back', (t) => changeWakesHeldTake(t, { concurrency: 1 }, null));
 
-test('raising a rate wakes a take it holds back', async (t) => {
-  const { jobs } = await openTempJobs(t);
-  await jobs.setTypeLimits(T1, { rate: { max: 1, perMs: 600_000 } });
-  await jobs.add(T1, 'a', {});
-  await jobs.add(T1, 'b', {});
-  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
-  t.truthy(first);
-  const waiting = await heldAccept(t, jobs);
-  await jobs.setTypeLimits(T1, { rate: { max: 2, perMs: 600_000 } });
-  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
-});
+test('replacing a concurrency by a rate wakes a take the concurrency holds back', (t) =>
+  changeWakesHeldTake(t, { concurrency: 1 }, { rate: { max: 100, perMs: 1_000 } }));
 
-test('raising a group concurrency wakes a take it holds back', async (t) => {
-  const { jobs } = await openTempJobs(t);
-  await jobs.setTypeLimits(T1, { group: { concurrency: 1 } });
-  await jobs.add(T1, 'a', {}, { group: 'g' });
-  await jobs.add(T1, 'b', {}, { group: 'g' });
-  const [first] = await jobs.acceptMany(T1, 1, { timeout: 0 });
-  t.truthy(first);
-  const waiting = await heldAccept(t, jobs);
-  await jobs.setTypeLimits(T1, { group: { concurrency: 2 } });
-  t.deepEqual(await woken(waiting.taken), [first?.id === 'a' ? 'b' : 'a']);
-});
+test('raising a rate wakes a take it holds back', (t) =>
+  changeWakesHeldTake(t, { rate: { max: 1, perMs: 600_000 } }, { rate: { max: 2, perMs: 600_000 } }));
+
+test('raising a group concurrency wakes a take it holds back', (t) =>
+  changeWakesHeldTake(t, { group: { concurrency: 1 } }, { group: { concurrency: 2 } }, 'g'));
 
 test('a drain in which most takes are held back by the concurrency finishes every job', async (t) => {
   // Held takes whose attempts conflict and run again leave watches of the
