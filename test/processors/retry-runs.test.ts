@@ -38,6 +38,18 @@ testInModes('a backoff function gets the failed attempt and its error, and its w
   t.deepEqual(calls[1], [2, { name: 'Error', message: 'boom' }]);
 });
 
+testInModes('job:crashed is told once the store has the job pending with its attempt counted: a listener that reads the job sees its retry', async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const scheduler = await h.start('fragile', 'crash', { clock, acceptWaitMs: 100 });
+  const reads: ReturnType<typeof h.jobs.getJob>[] = [];
+  scheduler.events.on('job:crashed', ({ id }) => reads.push(h.jobs.getJob('fragile', id)));
+  const crashed = nextEvent(scheduler, 'job:crashed');
+  await h.jobs.add('fragile', 'x', {});
+  const event = await crashed;
+  t.like(await reads[0], { state: 'pending', attempts: 1, scheduledTime: event.retryAt / 1000 });
+});
+
 testInModes('a NonRetryableError thrown by a handler ends its job failed after one attempt, attempts left or not', async (t) => {
   const h = await harness(t);
   const scheduler = await h.start('strict', 'refuses-input', { attempts: 5 });
