@@ -1,9 +1,11 @@
 // What app.schedule stores from its arguments: a cron expression without a
-// time zone keeps the zone of the process that set it (every process and
-// node then ticks it at the same instants, whatever its own zone), and an
-// expression that never matches is refused at the call.
+// time zone keeps the zone of the schedule it replaces, else takes the zone
+// of the process that set it (every process and node then ticks it at the
+// same instants, whatever its own zone); an expression that never matches,
+// and an interval under a second, are refused at the call.
 
 import test from 'ava';
+import { MIN_EVERY_MS, type ScheduleRecord } from '@jobtree/core';
 import { scheduleInput } from '../../packages/jobtree/src/app/app-schedules.js';
 import { scheduleTimes } from '../../packages/jobtree/src/app/schedule-times.js';
 
@@ -48,4 +50,28 @@ test('a cron expression that never matches is JobsError invalid_schedule; a rare
   t.is(scheduleInput('leap', '0 0 29 2 *', { type: 'report', timezone: 'UTC' }, NOW).nextTick, Date.parse('2028-02-29T00:00:00Z'));
   // Day of month and day of week both restricted: either matches, as in standard cron.
   t.is(scheduleInput('either', '0 0 30 2 MON', { type: 'report', timezone: 'UTC' }, NOW).nextTick, Date.parse('2026-02-02T00:00:00Z'));
+});
+
+test('a cron expression set again without a time zone keeps the zone of the schedule it replaces, whatever the zone of the process that sets it', (t) => {
+  const stored: ScheduleRecord = { ...inZone('America/New_York', () => scheduleInput('nightly', '0 2 * * *', { type: 'report' }, NOW)), setAt: NOW, lastTick: null };
+  const fromTokyo = inZone('Asia/Tokyo', () => scheduleInput('nightly', '0 2 * * *', { type: 'report' }, NOW, stored));
+  t.deepEqual(fromTokyo.spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+  t.is(fromTokyo.nextTick, Date.parse('2026-01-10T07:00:00Z'));
+  // Another expression keeps the schedule's zone too; a zone given is taken as given.
+  t.deepEqual(inZone('Asia/Tokyo', () => scheduleInput('nightly', { cron: '0 3 * * *' }, { type: 'report' }, NOW, stored)).spec, { cron: '0 3 * * *', timezone: 'America/New_York' });
+  t.deepEqual(inZone('Asia/Tokyo', () => scheduleInput('nightly', '0 2 * * *', { type: 'report', timezone: 'Asia/Tokyo' }, NOW, stored)).spec, { cron: '0 2 * * *', timezone: 'Asia/Tokyo' });
+  // Over an interval, or a cron schedule stored with no zone, it takes the process's.
+  const interval: ScheduleRecord = { ...stored, spec: { everyMs: 60_000 } };
+  const zoneless: ScheduleRecord = { ...stored, spec: { cron: '0 2 * * *' } };
+  for (const before of [interval, zoneless]) {
+    t.deepEqual(inZone('Asia/Tokyo', () => scheduleInput('nightly', '0 2 * * *', { type: 'report' }, NOW, before)).spec, { cron: '0 2 * * *', timezone: 'Asia/Tokyo' });
+  }
+});
+
+test('an interval under a second is JobsError invalid_schedule, its message naming the floor', (t) => {
+  t.is(MIN_EVERY_MS, 1_000);
+  for (const everyMs of [1, 10, 999]) {
+    t.throws(() => scheduleInput('often', { everyMs }, { type: 'report' }, NOW), { code: 'invalid_schedule', message: new RegExp(`at least 1000 .*got ${everyMs}$`) }, `${everyMs}`);
+  }
+  t.is(scheduleInput('often', { everyMs: 1_000 }, { type: 'report' }, NOW).nextTick, NOW + 1_000);
 });

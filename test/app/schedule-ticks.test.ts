@@ -152,6 +152,24 @@ test.serial('a schedule stored without a time zone, set again by app.schedule in
   t.deepEqual((await tickSchedules(jobs, restart + 1_000)).added, { nightly: ['nightly@2026-01-06T07:00:00.000Z'] });
 });
 
+test('a schedule set again with its times spelt another way (a nickname, more spaces, its seconds field) keeps its last tick and backfills the tick missed meanwhile', async (t) => {
+  const { jobs } = await openTempJobs(t);
+  await jobs.setTypeTimeout('report', 30);
+  const at = (iso: string) => Date.parse(iso);
+  const nightly = (cron: string, setAt: number): ScheduleInput => ({ name: 'nightly', spec: { cron, timezone: 'UTC' }, type: 'report', data: null, priority: 0, backfill: 'last', setAt, nextTick: null });
+  await jobs.setSchedule(nightly('0 0 * * *', at('2026-01-04T12:00:00Z')));
+  t.deepEqual((await tickSchedules(jobs, at('2026-01-05T00:00:10Z'))).added, { nightly: ['nightly@2026-01-05T00:00:00.000Z'] });
+  // No app ran over the next midnight; the one that starts at 09:00 spells it `@daily`.
+  const restart = at('2026-01-06T09:00:00Z');
+  t.is((await jobs.setSchedule(nightly('@daily', restart))).lastTick, at('2026-01-05T00:00:00Z'));
+  t.deepEqual((await tickSchedules(jobs, restart + 1_000)).added, { nightly: ['nightly@2026-01-06T00:00:00.000Z'] });
+  for (const [n, cron] of ['  0  0 * * * ', '0 0 0 * * *', '@midnight'].entries()) {
+    t.is((await jobs.setSchedule(nightly(cron, restart + 2_000 + n))).lastTick, at('2026-01-06T00:00:00Z'), cron);
+  }
+  // Another time is a new schedule: its last tick starts afresh.
+  t.is((await jobs.setSchedule(nightly('0 1 * * *', restart + 3_000))).lastTick, null);
+});
+
 test("a schedule whose type has no timeout adds nothing and holds the others up not at all; it carries on once the type has one", async (t) => {
   const { jobs } = await openTempJobs(t);
   await jobs.setTypeTimeout('report', 30);
@@ -222,7 +240,24 @@ test('a step or a wildcard in the time fields runs by the clock across DST: thro
 });
 
 test('a bad cron expression or time zone is JobsError invalid_schedule', (t) => {
-  t.throws(() => scheduleTimes({ cron: '61 * * * *' }), { code: 'invalid_schedule', message: /"61 \* \* \* \*"/ });
+  t.throws(() => scheduleTimes({ cron: '61 * * * *' }), { code: 'invalid_schedule', message: /"61 \* \* \* \*".*minute 61 is out of its range 0-59/ });
   t.throws(() => scheduleTimes({ cron: '* * * * *', timezone: 'Mars/Olympus' }), { code: 'invalid_schedule', message: /Mars\/Olympus/ });
 });
 
+
+test('a cron value out of its range is told by its field and as written, months and days of the month counted from 1', (t) => {
+  const refusals: [string, RegExp][] = [
+    ['0 0 1 13 *', /month 13 is out of its range 1-12$/],
+    ['0 0 * 0-12 *', /month 0 is out of its range 1-12$/],
+    ['0 0 32 * *', /day of month 32 is out of its range 1-31$/],
+    ['0 0 0 * *', /day of month 0 is out of its range 1-31$/],
+    ['0 0 * * 8', /day of week 8 is out of its range 0-7$/],
+    ['0 24 * * *', /hour 24 is out of its range 0-23$/],
+    ['0 0 1,15,40W * *', /day of month 40 is out of its range 1-31$/],
+    ['60 0 0 * * *', /second 60 is out of its range 0-59$/],
+    ['*/5 0 * 1-13/2 *', /month 13 is out of its range 1-12$/],
+  ];
+  for (const [cron, message] of refusals) t.throws(() => scheduleTimes({ cron, timezone: 'UTC' }), { code: 'invalid_schedule', message }, cron);
+  // Other refusals keep croner's own words.
+  t.throws(() => scheduleTimes({ cron: '0 0 * JANX *' }), { code: 'invalid_schedule', message: /JANX/ });
+});

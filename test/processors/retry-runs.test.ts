@@ -1,14 +1,17 @@
 // A processor's retry policy applied to runs: the backoff given (a function
 // of the attempt and the error) decides the next attempt's time, stored
 // with the job; errors that must not be retried end the job failed at
-// once; a run longer than maxRunMs is aborted and counts as a crash; and a
-// restart between attempts keeps the count and the wait.
+// once; a run longer than maxRunMs is aborted and counts as a crash; a
+// restart between attempts keeps the count and the wait; and a crash is told
+// once its retry is in the store.
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import test from 'ava';
+import type { Jobs } from '@jobtree/core';
 import { MAX_SCHEDULED_TIME } from '../../packages/core/src/index.js';
-import type { RunFailure } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, harness, nextEvent, testInModes } from './scheduler-harness.js';
+import { type RunFailure, startScheduler } from '../../packages/jobtree/src/processors/index.js';
+import { SkippingClock, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 testInModes('a backoff function gets the failed attempt and its error, and its wait is the next attempt time, in the event and in the store', async (t) => {
   const h = await harness(t);
@@ -36,6 +39,18 @@ testInModes('a backoff function gets the failed attempt and its error, and its w
   const next = await second;
   t.is(next.attempt, 2);
   t.deepEqual(calls[1], [2, { name: 'Error', message: 'boom' }]);
+});
+
+testInModes('job:crashed is told once the store has the job pending with its attempt counted: a listener that reads the job sees its retry', async (t) => {
+  const h = await harness(t);
+  const clock = new SkippingClock();
+  const scheduler = await h.start('fragile', 'crash', { clock, acceptWaitMs: 100 });
+  const reads: ReturnType<typeof h.jobs.getJob>[] = [];
+  scheduler.events.on('job:crashed', ({ id }) => reads.push(h.jobs.getJob('fragile', id)));
+  const crashed = nextEvent(scheduler, 'job:crashed');
+  await h.jobs.add('fragile', 'x', {});
+  const event = await crashed;
+  t.like(await reads[0], { state: 'pending', attempts: 1, scheduledTime: event.retryAt / 1000 });
 });
 
 testInModes('a NonRetryableError thrown by a handler ends its job failed after one attempt, attempts left or not', async (t) => {
@@ -187,4 +202,33 @@ testInModes("a wait past the store's latest scheduled time puts the next attempt
     t.like(await h.jobs.getJob('patient', id), { attempts: 1, scheduledTime: MAX_SCHEDULED_TIME });
   }
   t.deepEqual(errors, []);
+});
+
+test('a job cancelled between its crash and its retry write is told job:cancelled, never job:crashed', async (t) => {
+  const h = await harness(t);
+  await h.jobs.setTypeTimeout('fragile', 3);
+  // The real store, with a cancel committed just before each retry write.
+  const cancelFirst = new Proxy(h.jobs, {
+    get(target, key) {
+      if (key === 'failAttempt') {
+        const failAttempt: Jobs['failAttempt'] = async (job, options) => {
+          await target.cancel(job.type, job.id);
+          return target.failAttempt(job, options);
+        };
+        return failAttempt;
+      }
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const scheduler = await startScheduler({ jobs: cancelFirst, type: 'fragile', handler: fixture('crash'), threads: 1, attempts: 3 });
+  t.teardown(() => scheduler.stop({ graceMs: 100 }));
+  const seen: string[] = [];
+  for (const name of ['job:crashed', 'job:failed', 'job:cancelled', 'error'] as const) scheduler.events.on(name, () => seen.push(name));
+  const cancelled = nextEvent(scheduler, 'job:cancelled');
+  await h.jobs.add('fragile', 'x', {});
+  t.is((await cancelled).id, 'x');
+  t.like(await h.jobs.getJob('fragile', 'x'), { state: 'finished', outcome: 'cancelled' });
+  await scheduler.stop();
+  t.deepEqual(seen, ['job:cancelled']);
 });

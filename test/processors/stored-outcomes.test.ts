@@ -172,7 +172,8 @@ testInModes('a handler that throws a string, undefined or an object that refers 
   t.like(messages, {
     string: { name: 'Error', message: 'a plain string' },
     undefined: { name: 'Error', message: 'undefined' },
-    circular: { name: 'Error', message: '[object Object]' },
+    // Its fields and where it refers back, not `[object Object]`.
+    circular: { name: 'Error', message: "<ref *1> { name: 'Loop', self: [Circular *1] }" },
   });
 });
 

@@ -27,7 +27,7 @@ test("a client's schedule is ticked by the owner, once per tick, and listed in b
   await app.setTypeTimeout('report', 30);
   const client = await Peer.start(t, { kind: 'app', path: dir });
   t.is(client.role, 'client');
-  await client.run(`await app.schedule('from-client', { everyMs: 500 }, { type: 'report', data: { by: 'client' } })`);
+  await client.run(`await app.schedule('from-client', { everyMs: 1_000 }, { type: 'report', data: { by: 'client' } })`);
   // The owner's ticker finds it within its poll period (5 s by default).
   await eventually(async () => (await app.getJobs('report')).length >= 2, 30_000, "two ticks of the client's schedule");
   const ids = (await app.getJobs('report')).map((job) => job.id);

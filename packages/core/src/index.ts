@@ -50,7 +50,7 @@ export { servedJobsCalls } from './sharing/served-jobs-calls.js';
 export type { OwnerConnection } from './sharing/owner-connection.js';
 export type { JobsInTransaction } from './jobs/jobs-in-transaction.js';
 export type { PausedType } from './jobs/type-pauses.js';
-export { tickJobId, checkScheduleSpecShape, MAX_TICKS_PER_CALL } from './jobs/schedules.js';
+export { tickJobId, checkScheduleSpecShape, MAX_TICKS_PER_CALL, MIN_EVERY_MS } from './jobs/schedules.js';
 export type { ScheduleBackfill, ScheduleInput, ScheduleRecord, ScheduleSpec } from './jobs/schedules.js';
 export { MAX_ACCEPT_MANY } from './jobs/accept-batcher.js';
 export { LocalQueue, DEFAULT_LOCAL_QUEUE_SIZE } from './jobs/local-queue.js';

@@ -16,6 +16,7 @@
 
 import { JobsError } from '../errors.js';
 import type { Transaction } from '../storage/interfaces.js';
+import { cronSpelling } from './cron-spelling.js';
 import type { HandleContext } from './handle-context.js';
 import type { JsonValue } from './job-data.js';
 import { checkId, checkPriority, checkType, describe } from './job-input.js';
@@ -54,6 +55,15 @@ export interface ScheduleRecord {
 /** What `setSchedule` takes: a record without what the store keeps itself. */
 export type ScheduleInput = Omit<ScheduleRecord, 'setAt' | 'lastTick'> & { setAt?: number };
 
+/**
+ * The shortest interval of an `everyMs` schedule: one second, the finest
+ * time a cron expression names (its seconds field). Each tick is a job and
+ * a store transaction; Oban's and graphile-worker's crontabs stop at a
+ * minute, and a job wanted more often than each second is one job that
+ * loops rather than a job per tick.
+ */
+export const MIN_EVERY_MS = 1_000;
+
 /** The most ticks one transaction adds. */
 export const MAX_TICKS_PER_CALL = 500;
 
@@ -85,9 +95,14 @@ export function checkScheduleSpecShape(spec: unknown): ScheduleSpec {
   if (typeof spec === 'object' && spec !== null) {
     const { cron, timezone, everyMs } = spec as { cron?: unknown; timezone?: unknown; everyMs?: unknown };
     if (typeof cron === 'string' && everyMs === undefined && (timezone === undefined || typeof timezone === 'string')) return spec as ScheduleSpec;
-    if (cron === undefined && timezone === undefined && typeof everyMs === 'number' && Number.isSafeInteger(everyMs) && everyMs >= 1) return spec as ScheduleSpec;
+    if (cron === undefined && timezone === undefined && typeof everyMs === 'number' && Number.isSafeInteger(everyMs) && everyMs >= 1) {
+      if (everyMs < MIN_EVERY_MS) {
+        throw new JobsError('invalid_schedule', `everyMs is at least ${MIN_EVERY_MS} (one second, the finest a cron expression's seconds field names), got ${everyMs}`);
+      }
+      return spec as ScheduleSpec;
+    }
   }
-  throw new JobsError('invalid_schedule', `a schedule's spec is a cron expression, { cron, timezone? } or { everyMs } (an integer >= 1), got ${describe(spec)}`);
+  throw new JobsError('invalid_schedule', `a schedule's spec is a cron expression, { cron, timezone? } or { everyMs } (an integer >= ${MIN_EVERY_MS}), got ${describe(spec)}`);
 }
 
 export function checkBackfill(backfill: unknown): ScheduleBackfill {
@@ -100,7 +115,10 @@ export function checkBackfill(backfill: unknown): ScheduleBackfill {
 }
 
 function keptLastTick(before: ScheduleRecord, spec: ScheduleSpec): number | null {
-  const same = 'everyMs' in spec ? 'everyMs' in before.spec && before.spec.everyMs === spec.everyMs : 'cron' in before.spec && before.spec.cron === spec.cron && zoneOf(before.spec) === zoneOf(spec);
+  const same =
+    'everyMs' in spec
+      ? 'everyMs' in before.spec && before.spec.everyMs === spec.everyMs
+      : 'cron' in before.spec && cronSpelling(before.spec.cron) === cronSpelling(spec.cron) && zoneOf(before.spec) === zoneOf(spec);
   return same ? before.lastTick : null;
 }
 

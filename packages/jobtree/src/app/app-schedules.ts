@@ -16,7 +16,9 @@ export interface ScheduleOptions {
   priority?: number;
   /**
    * The IANA time zone of a cron expression given as a string (`'Europe/Berlin'`).
-   * @default the zone of the process that sets it, stored with the schedule
+   * @default the zone of the schedule it replaces, if that is a cron
+   * schedule with one; else the zone of the process that sets it. Stored
+   * with the schedule.
    */
   timezone?: string;
   /**
@@ -33,8 +35,11 @@ export type ScheduleInfo = ScheduleRecord;
 
 const OPTION_NAMES = new Set(['type', 'data', 'priority', 'timezone', 'backfill']);
 
-/** `app.schedule`'s arguments as a schedule to store at `now` (app clock ms). */
-export function scheduleInput(name: string, spec: string | ScheduleSpec, options: ScheduleOptions, now: number): ScheduleInput {
+/**
+ * `app.schedule`'s arguments as a schedule to store at `now` (app clock
+ * ms), over `stored`, the schedule of that name already in the store if any.
+ */
+export function scheduleInput(name: string, spec: string | ScheduleSpec, options: ScheduleOptions, now: number, stored?: ScheduleRecord): ScheduleInput {
   if (typeof options !== 'object' || options === null) throw new JobsError('invalid_option', 'schedule takes options with at least { type }');
   for (const key of Object.keys(options)) {
     if (!OPTION_NAMES.has(key) && (options as unknown as Record<string, unknown>)[key] !== undefined) {
@@ -54,7 +59,8 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
   checkScheduleSpecShape(full);
   // Stored, not left to each ticker: processes and nodes in other zones would otherwise each add their own ticks.
   if ('cron' in full && (full.timezone === undefined || full.timezone === '')) {
-    const zone = processTimeZone();
+    // A schedule set at each start by processes in several zones keeps one zone (and so its times and last tick): the one it has.
+    const zone = storedZone(stored) ?? processTimeZone();
     full = zone === undefined ? { cron: full.cron } : { cron: full.cron, timezone: zone };
   }
   const times = scheduleTimes(full);
@@ -72,6 +78,19 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
     setAt: now,
     nextTick: nextTick ?? null,
   };
+}
+
+/** Whether `app.schedule`'s arguments are a cron expression with no time zone: the zone of the schedule it replaces, if any, is kept. */
+export function zoneLeftOut(spec: string | ScheduleSpec, options: ScheduleOptions): boolean {
+  if (typeof options !== 'object' || options === null || options.timezone !== undefined) return false;
+  return typeof spec === 'string' || (typeof spec === 'object' && spec !== null && 'cron' in spec && (spec.timezone === undefined || spec.timezone === ''));
+}
+
+/** The zone of a stored cron schedule, if it has one. */
+function storedZone(stored: ScheduleRecord | undefined): string | undefined {
+  if (stored === undefined || !('cron' in stored.spec)) return undefined;
+  const zone = stored.spec.timezone;
+  return zone === undefined || zone === '' ? undefined : zone;
 }
 
 /**

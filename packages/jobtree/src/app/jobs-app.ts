@@ -71,7 +71,7 @@ import { type AppScheduler, ProcessorRegistry } from './processor-registry.js';
 import { RemoteSubscriptions } from './remote-subscriptions.js';
 import { FlowSubscription } from './flow-subscription.js';
 import { servedAppCalls } from './served-app-calls.js';
-import { type ScheduleInfo, type ScheduleOptions, scheduleInput, withNextTicks } from './app-schedules.js';
+import { type ScheduleInfo, type ScheduleOptions, scheduleInput, withNextTicks, zoneLeftOut } from './app-schedules.js';
 import type { ScheduleTickerMessage } from './schedule-ticker.js';
 import type { JobStateChange, Subscription } from './subscription.js';
 import { SubscriptionHub } from './subscription-hub.js';
@@ -343,15 +343,18 @@ export class JobsApp {
 
   /**
    * Stores a recurring job: at each tick of `spec` (a cron expression, 5
-   * fields or 6 with seconds first, in `options.timezone`, by default this
-   * process's, stored with it; or `{ everyMs }`) a job of `options.type` is
+   * fields or 6 with seconds first, in `options.timezone`, by default the
+   * zone of the schedule it replaces, else this process's, stored with it;
+   * or `{ everyMs }`, at least 1000) a job of `options.type` is
    * added with id `<name>@<tick ISO time>`, once per tick however many
    * processes or nodes run the app. Setting a name again replaces its
    * schedule. A bad cron expression or time zone, or one that never matches,
    * rejects with JobsError `invalid_schedule`. Resolves with the stored schedule.
    */
   async schedule(name: string, spec: string | ScheduleSpec, options: ScheduleOptions): Promise<ScheduleInfo> {
-    const input = scheduleInput(name, spec, options, clockFromSpec(this.#clock).now());
+    // Read apart from the write: two first settings at once from two zones store the later one's zone, and each setting after keeps it.
+    const stored = zoneLeftOut(spec, options) ? await this.#call((jobs) => jobs.getSchedule(name)) : undefined;
+    const input = scheduleInput(name, spec, options, clockFromSpec(this.#clock).now(), stored);
     const record = await this.#call((jobs) => jobs.setSchedule(input));
     this.#wakeScheduleTicker();
     return record;

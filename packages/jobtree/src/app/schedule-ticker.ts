@@ -36,6 +36,13 @@ interface ScheduleTickerState {
 
 const WAKE = 'tick';
 
+/**
+ * The least real time between the end of a pass and the next: a tick's job
+ * comes at most this late, and a ticker behind its ticks leaves the process
+ * the rest of its time.
+ */
+export const PASS_GAP_MS = 100;
+
 export default defineActor<ScheduleTickerMessage, ScheduleTickerArgs, ScheduleTickerState>(import.meta.url, {
   async init(args, ctx) {
     ctx.trapExit(true);
@@ -61,6 +68,7 @@ export default defineActor<ScheduleTickerMessage, ScheduleTickerArgs, ScheduleTi
     if (msg.type === 'TIMEOUT' && msg.tag === WAKE) {
       const clock = clockFromSpec(state.args.clock);
       const now = clock.now();
+      const started = performance.now();
       let nextAt: number | undefined;
       try {
         nextAt = await state.core.tickSchedules(now);
@@ -68,8 +76,13 @@ export default defineActor<ScheduleTickerMessage, ScheduleTickerArgs, ScheduleTi
         if (!isTransient(error)) throw error;
       }
       const wait = Math.max(0, Math.min(state.args.pollMs, nextAt === undefined ? state.args.pollMs : nextAt - now));
+      // Behind (a backlog of missed ticks, a store slower than the ticks), the
+      // next pass would be due at once: the ticker would hold the event loop
+      // and the store with pass after pass. It rests at least as long as the
+      // pass took, and PASS_GAP_MS.
+      const rest = Math.max(PASS_GAP_MS, performance.now() - started);
       // One ms more: a timer may fire a hair early, before the tick it waits for.
-      state.cancelWake = ctx.sendAfter(Math.ceil(clock.realMs(wait)) + 1, WAKE);
+      state.cancelWake = ctx.sendAfter(Math.max(rest, Math.ceil(clock.realMs(wait)) + 1), WAKE);
       return state;
     }
     ctx.stop(badMessage('bad_info', msg));

@@ -10,6 +10,7 @@
 
 import { JobsError, type ScheduleSpec } from '@jobtree/core';
 import { Cron } from 'croner';
+import { cronRangeError } from './cron-fields.js';
 
 export interface ScheduleTimes {
   /** The first tick strictly after `ms`, or undefined when none comes. */
@@ -35,7 +36,9 @@ export function scheduleTimes(spec: ScheduleSpec): ScheduleTimes {
     cron.nextRun(new Date(0));
   } catch (error) {
     const where = spec.timezone === undefined ? '' : ` in time zone ${JSON.stringify(spec.timezone)}`;
-    throw new JobsError('invalid_schedule', `${JSON.stringify(spec.cron)}${where} is not a cron expression croner reads: ${(error as Error).message}`, { cause: error });
+    // croner counts some fields from zero in its messages (a month 13 is its "12"): a value out of range is told as written.
+    const why = cronRangeError(spec.cron) ?? (error as Error).message;
+    throw new JobsError('invalid_schedule', `${JSON.stringify(spec.cron)}${where} is not a cron expression croner reads: ${why}`, { cause: error });
   }
   return {
     after: (ms) => cron.nextRun(new Date(ms))?.getTime(),

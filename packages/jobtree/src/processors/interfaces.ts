@@ -263,7 +263,7 @@ export interface SchedulerJobs {
 export interface SchedulerEventTypes {
   'job:started': [event: { id: string; attempt: number }];
   'job:finished': [event: { id: string; state: 'pending' | 'finished' }];
-  /** A run crashed and the job will run again from `retryAt` (epoch ms). */
+  /** A run crashed and the job will run again from `retryAt` (epoch ms); told once the store has it so (pending, its attempts counted). */
   'job:crashed': [event: { id: string; error: string; attempt: number; retryAt: number }];
   /** Out of attempts: the job finished `failed`, with its error and history (see `JobInfo.error`); told once the store has it so. */
   'job:failed': [event: { id: string; error: string; attempts: number }];

@@ -7,6 +7,7 @@
 // buffer (see lane-status.ts) that the main thread can read even while the
 // lane's thread is stuck.
 
+import { inspect } from 'node:util';
 import type { MessagePort } from 'node:worker_threads';
 import type { Span } from '@opentelemetry/api';
 import type { FlowChild, JsonValue } from '@jobtree/core';
@@ -142,13 +143,24 @@ export function serializeError(error: unknown): SerializedError {
     if ((error as { retryable?: unknown }).retryable === false) serialized.retryable = false;
     return serialized;
   }
-  return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) };
+  return { name: 'Error', message: typeof error === 'string' ? error : thrownText(error) };
 }
 
-function safeString(value: unknown): string {
+/**
+ * A thrown value that is no Error, as text a reader can use. JSON loses a
+ * circular object (its `String` is `[object Object]`), a Map or a class's
+ * name; util.inspect shows them all. Its bounds keep a huge value's text,
+ * built before the message is cut to its stored length, small.
+ */
+function thrownText(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return inspect(value, { depth: 3, maxArrayLength: 20, maxStringLength: 1_000, breakLength: Number.POSITIVE_INFINITY });
   } catch {
-    return String(value);
+    // An inspect hook of the value's own threw.
+    try {
+      return String(value);
+    } catch {
+      return `a thrown ${typeof value} that cannot be shown`;
+    }
   }
 }

@@ -249,7 +249,7 @@ export class RunOutcomes {
   }
 
   #crash(held: Held, error: RunError): void {
-    const { table, settings, events } = this.#context;
+    const { table, settings } = this.#context;
     const { job } = held;
     const now = settings.clock.now();
     const reason = describeError(error);
@@ -268,9 +268,8 @@ export class RunOutcomes {
       return;
     }
     table.release(job.id);
-    events.emit('job:crashed', { id: job.id, error: reason, attempt: entry.failures, retryAt: now + backoffMs });
     // The count goes to the store with the job: a restart, or another process, carries on from it.
-    this.#track(this.#failAttempt(job, (now + backoffMs) / 1000, entry.failures));
+    this.#track(this.#failAttempt(job, { id: job.id, error: reason, attempt: entry.failures, retryAt: now + backoffMs }));
   }
 
   /**
@@ -292,12 +291,22 @@ export class RunOutcomes {
     events.emit('job:failed', failed);
   }
 
-  async #failAttempt(job: Job, scheduledTime: number, attempts: number): Promise<void> {
+  /**
+   * The job waits for its next attempt, its failed attempts counted.
+   * `crashed` is told once the store says so, as `failed` is: a listener
+   * that reads the job sees it pending with its new count and scheduled
+   * time. A job no longer this scheduler's by then is told `job:cancelled`.
+   */
+  async #failAttempt(job: Job, crashed: SchedulerEventTypes['job:crashed'][0]): Promise<void> {
+    const { jobs, events } = this.#context;
     try {
-      await this.#context.jobs.failAttempt(job, { scheduledTime, attempts });
+      await jobs.failAttempt(job, { scheduledTime: crashed.retryAt / 1000, attempts: crashed.attempt });
     } catch (error) {
       if (!JobsError.is(error, 'halt')) throw error;
+      events.emit('job:cancelled', { id: job.id });
+      return;
     }
+    events.emit('job:crashed', crashed);
   }
 
   async #resubmit(job: Job, scheduledTime: number): Promise<void> {
