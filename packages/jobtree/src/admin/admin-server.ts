@@ -5,7 +5,7 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { AdminSettings } from './admin-options.js';
 import { removeAdminRecord, writeAdminRecord } from './admin-record.js';
@@ -14,6 +14,7 @@ import type { AppMetrics } from './app-metrics.js';
 import { dashboardClient, dashboardPage } from './dashboard-page.js';
 import { AdminError } from './errors.js';
 import type { LiveFeed } from './live-feed.js';
+import { isLoopbackAddress, isLoopbackHost } from './loopback.js';
 import { readJsonBody } from './request-body.js';
 
 export interface AdminServerParts extends RouteSources {
@@ -27,13 +28,10 @@ export interface AdminServerParts extends RouteSources {
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 /** Paths served outside the route table, all GET only. */
 const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard.js', '/metrics', '/api/events']);
 /** The dashboard holds the token: no other site may frame it and steer its kill and retry buttons. */
 const PAGE_HEADERS = { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' };
-/** Host header names that mean this machine. */
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export class AdminServer {
   readonly #parts: AdminServerParts;
@@ -41,7 +39,11 @@ export class AdminServer {
   readonly #token: string;
   readonly #tokenDigest: Buffer;
   readonly #server: Server;
+  /** The responses of each connection that have not closed. */
+  readonly #responses = new WeakMap<Socket, Set<ServerResponse>>();
   #url: string | undefined;
+  /** Whether the endpoint is bound to a loopback address (then requests must name a loopback host). */
+  #loopback = true;
 
   constructor(parts: AdminServerParts) {
     this.#parts = parts;
@@ -53,11 +55,17 @@ export class AdminServer {
       // HEADERS_TIMEOUT_MS, the whole request REQUEST_TIMEOUT_MS (a stream's
       // open response is not part of its request, so streams stay open).
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
-      (req, res) => void this.#answer(req, res),
+      (req, res) => {
+        this.#track(req.socket, res);
+        void this.#answer(req, res);
+      },
     );
     // A malformed request line or header never reaches #answer: answer it here.
-    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-      if (!socket.writable) return void socket.destroy();
+    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+      // Behind a response already under way (an event stream, an answer still
+      // being sent) the connection is only closed: an answer written now
+      // would be read as part of that response.
+      if (!socket.writable || this.#responseUnderWay(socket)) return void socket.destroy();
       const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
       const answer = timedOut
         ? new AdminError('request_timeout', `the request was not received within ${HEADERS_TIMEOUT_MS / 1000} s (headers) or ${REQUEST_TIMEOUT_MS / 1000} s (whole request)`)
@@ -85,9 +93,6 @@ export class AdminServer {
 
   async listen(): Promise<void> {
     const { host, port, dataDir } = this.#parts.settings;
-    if (!LOOPBACK.has(host)) {
-      this.#parts.logger.warn({ host }, 'the admin endpoint listens beyond loopback: anyone who reaches it can read the tree, the jobs and their data');
-    }
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', (error) => reject(new AdminError('unavailable', `the admin endpoint cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
       this.#server.listen(port, host, () => {
@@ -96,6 +101,12 @@ export class AdminServer {
       });
     });
     const address = this.#server.address() as AddressInfo;
+    // Decided from the address bound, not the name given: `localhost` or a
+    // host name the system maps to 127.0.1.1 is loopback, `0.0.0.0` is not.
+    this.#loopback = isLoopbackAddress(address.address);
+    if (!this.#loopback) {
+      this.#parts.logger.warn({ host }, 'the admin endpoint listens beyond loopback: anyone who reaches it can read the tree, the jobs and their data');
+    }
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     this.#url = `http://${shownHost}:${address.port}`;
     if (dataDir !== undefined) {
@@ -167,10 +178,25 @@ export class AdminServer {
    * domain in Host, and so cannot read the tree or the jobs.
    */
   #checkHost(req: IncomingMessage): void {
-    if (!LOOPBACK.has(this.#parts.settings.host)) return;
-    const host = (req.headers.host ?? '').toLowerCase();
-    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-    if (!LOOPBACK_NAMES.has(name)) throw new AdminError('forbidden', `this endpoint answers requests to a loopback name, not to ${JSON.stringify(host)}`);
+    if (!this.#loopback) return;
+    const host = req.headers.host ?? '';
+    if (!isLoopbackHost(host)) throw new AdminError('forbidden', `this endpoint answers requests to a loopback name, not to ${JSON.stringify(host)}`);
+  }
+
+  #track(socket: Socket, res: ServerResponse): void {
+    const open = this.#responses.get(socket) ?? new Set<ServerResponse>();
+    this.#responses.set(socket, open);
+    open.add(res);
+    res.once('close', () => {
+      open.delete(res);
+      if (open.size === 0) this.#responses.delete(socket);
+    });
+  }
+
+  /** Whether a response on this connection has sent its headers and not ended. */
+  #responseUnderWay(socket: Socket): boolean {
+    for (const res of this.#responses.get(socket) ?? []) if (res.headersSent) return true;
+    return false;
   }
 
   #checkToken(req: IncomingMessage): void {
