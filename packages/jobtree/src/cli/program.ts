@@ -321,8 +321,13 @@ function buildProgram(io: CliIo): Command {
 }
 
 function processIo(): CliIo {
-  const out = closableStream(process.stdout);
-  const err = closableStream(process.stderr);
+  const err = closableStream(process.stderr, () => {
+    process.exitCode = 1;
+  });
+  const out = closableStream(process.stdout, (error) => {
+    process.exitCode = 1;
+    err(`jobtree: cannot write the output: ${describeWriteError(error)}\n`);
+  });
   return {
     out,
     err,
@@ -331,26 +336,35 @@ function processIo(): CliIo {
 }
 
 /**
- * Writes to `stream` until its reader goes away. A reader that closes early
- * (`jobtree jobs … | head`) has taken what it wanted: the rest of the output
- * is dropped and the command ends as it would have, instead of dying on
- * the pipe's EPIPE with a stack trace.
+ * Writes to `stream` until its reader goes away or a write fails. A reader
+ * that closes early (`jobtree jobs … | head`) has taken what it wanted: the
+ * rest of the output is dropped and the command ends as it would have,
+ * instead of dying on the pipe's EPIPE with a stack trace. Any other
+ * failure (ENOSPC on a full disk, EIO) is the command's failure: `failed`
+ * reports it once, in one line, and the command exits 1.
  */
-function closableStream(stream: NodeJS.WriteStream): (text: string) => void {
+function closableStream(stream: NodeJS.WriteStream, failed: (error: NodeJS.ErrnoException) => void): (text: string) => void {
   // One writer per stream, so that a library calling runCli again adds no listener.
   const known = streamWriters.get(stream);
   if (known !== undefined) return known;
   let closed = false;
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
-    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    if (closed) return;
     closed = true;
+    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') failed(error);
   });
   const write = (text: string) => {
     if (!closed) stream.write(text);
   };
   streamWriters.set(stream, write);
   return write;
+}
+
+/** `ENOSPC (no space left on device)`: the code, and the reason without the system call. */
+function describeWriteError(error: NodeJS.ErrnoException): string {
+  const reason = error.message.replace(/^[A-Z]+: /, '').replace(/, \w+$/, '');
+  return error.code === undefined ? reason : `${error.code} (${reason})`;
 }
 
 const streamWriters = new WeakMap<NodeJS.WriteStream, (text: string) => void>();
