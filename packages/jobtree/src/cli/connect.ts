@@ -7,6 +7,7 @@ import { ADMIN_RECORD_FILE, processAlive, readAdminRecord, readAdminToken } from
 import { AppClient, connectionRefused } from './app-client.js';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
+import { recordTrustProblem } from './record-trust.js';
 import { StoreBackend } from './store-backend.js';
 
 export interface TargetOptions {
@@ -37,7 +38,11 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
   const path = resolve(given);
   const record = readAdminRecord(path);
   if (record !== undefined && processAlive(record.pid)) {
-    const client = new AppClient(record.url, token ?? readAdminToken(path));
+    const recordToken = token ?? readAdminToken(path);
+    const problem = recordToken === undefined ? undefined : recordTrustProblem(path);
+    // Reads carry no token and still go to the recorded endpoint; a change is refused before anything is sent.
+    const refusal = problem === undefined ? undefined : `not sending the token to ${record.url}: ${problem}; whoever can write the record can point it at their own server. Make it writable by its owner only (chmod go-w ${path} ${join(path, ADMIN_RECORD_FILE)}), or name the endpoint with --url`;
+    const client = new AppClient(record.url, recordToken, refusal);
     try {
       await client.status();
       return client;
