@@ -12,12 +12,13 @@ import { removeAdminRecord, writeAdminRecord } from './admin-record.js';
 import { type Route, type RouteSources, adminRoutes, errorAnswer } from './admin-routes.js';
 import type { AppMetrics } from './app-metrics.js';
 import { dashboardClient, dashboardPage } from './dashboard-page.js';
+import { DashboardSessions } from './dashboard-sessions.js';
 import { AdminError } from './errors.js';
 import type { LiveFeed } from './live-feed.js';
 import { isLoopbackAddress, isLoopbackHost } from './loopback.js';
 import { readJsonBody } from './request-body.js';
 
-export interface AdminServerParts extends RouteSources {
+export interface AdminServerParts extends Omit<RouteSources, 'sessions'> {
   settings: AdminSettings;
   feed: LiveFeed;
   metrics: AppMetrics;
@@ -29,7 +30,9 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** Paths served outside the route table, all GET only. */
-const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard.js', '/metrics', '/api/events']);
+const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard/open', '/dashboard.js', '/metrics', '/api/events']);
+/** The header the dashboard's script adds to its changes: a page of another origin cannot send it without a CORS preflight, which this endpoint never grants. */
+const DASHBOARD_HEADER = 'x-jobtree-dashboard';
 /** The dashboard holds the token: no other site may frame it and steer its kill and retry buttons. */
 const PAGE_HEADERS = { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' };
 
@@ -38,6 +41,7 @@ export class AdminServer {
   readonly #routes: Route[];
   readonly #token: string;
   readonly #tokenDigest: Buffer;
+  readonly #sessions = new DashboardSessions();
   readonly #server: Server;
   /** The responses of each connection that have not closed. */
   readonly #responses = new WeakMap<Socket, Set<ServerResponse>>();
@@ -47,7 +51,7 @@ export class AdminServer {
 
   constructor(parts: AdminServerParts) {
     this.#parts = parts;
-    this.#routes = adminRoutes(parts);
+    this.#routes = adminRoutes({ ...parts, sessions: this.#sessions });
     this.#token = parts.settings.token ?? randomBytes(32).toString('base64url');
     this.#tokenDigest = digest(this.#token);
     this.#server = createServer(
@@ -133,6 +137,7 @@ export class AdminServer {
       this.#checkHost(req);
       checkSite(req);
       if (STATIC_PATHS.has(path) && method !== 'GET') throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`, { allow: ['GET', 'HEAD'] });
+      if (path === '/dashboard/open') return this.#openDashboard(res, url.searchParams.get('code') ?? '');
       if (path === '/' || path === '/dashboard') return send(res, 200, 'text/html; charset=utf-8', dashboardPage(), PAGE_HEADERS);
       if (path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
       if (path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
@@ -199,7 +204,30 @@ export class AdminServer {
     return false;
   }
 
+  /** Trades a dashboard code for a session cookie and sends the browser on to the dashboard, at a URL without the code. */
+  #openDashboard(res: ServerResponse, code: string): void {
+    const session = this.#sessions.redeem(code);
+    if (session === undefined) throw new AdminError('unauthorized', 'this dashboard link is unknown, used or expired (a code works once, for 60 s): run `jobtree dashboard --open` again');
+    res.writeHead(303, {
+      location: '/',
+      'set-cookie': `${this.#sessionCookie()}=${session}; Path=/; HttpOnly; SameSite=Strict`,
+      'cache-control': 'no-store',
+      'content-length': 0,
+    });
+    res.end();
+  }
+
+  /** Cookies are kept per host, not per port: the port in the name keeps apps on one host from overwriting each other's session. */
+  #sessionCookie(): string {
+    return `jobtree_session_${this.#url === undefined ? '' : new URL(this.#url).port}`;
+  }
+
+  /** The token, or a dashboard session from this endpoint's cookie on a request carrying the dashboard's header. */
   #checkToken(req: IncomingMessage): void {
+    if (req.headers[DASHBOARD_HEADER] === '1') {
+      const session = cookie(req.headers.cookie, this.#sessionCookie());
+      if (session !== undefined && this.#sessions.has(session)) return;
+    }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (match === null || !timingSafeEqual(digest(match[1] as string), this.#tokenDigest)) {
@@ -220,6 +248,15 @@ function checkSite(req: IncomingMessage): void {
   if (site === undefined || site === 'same-origin' || site === 'none') return;
   const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document' && req.method === 'GET';
   if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
+}
+
+/** The value of cookie `name` in a Cookie header. */
+function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const equals = part.indexOf('=');
+    if (equals > 0 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim();
+  }
+  return undefined;
 }
 
 function digest(text: string): Buffer {

@@ -100,6 +100,12 @@ export class AppClient implements Backend {
     return this.#token === undefined ? `${this.#url}/` : `${this.#url}/#token=${encodeURIComponent(this.#token)}`;
   }
 
+  async dashboardOpenUrl(): Promise<string> {
+    if (this.#token === undefined) return `${this.#url}/`;
+    const { path } = await this.#request<{ path: string }>('POST', '/api/dashboard/codes');
+    return `${this.#url}${path}`;
+  }
+
   async close(): Promise<void> {}
 
   /** What to do about a 401: give a token, or, when one was sent, the app's own (a sent one was wrong, or another app's). */
