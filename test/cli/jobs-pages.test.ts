@@ -34,6 +34,10 @@ async function checkPages(t: ExecutionContext, where: string[]): Promise<void> {
   const last = await page('--limit', '2', '--offset', '4');
   t.regex(last.stdout, /\n\(5-5 of 5\)\n$/);
   t.true(last.stdout.includes(all[4] ?? '?'));
+  const past = await page('--limit', '2', '--offset', '7');
+  t.is(past.stdout, 'no jobs of type email at offset 7: there are 5 (the last page starts at --offset 4)\n');
+  const pastPending = await page('--state', 'pending', '--offset', '5');
+  t.is(pastPending.stdout, 'no pending jobs of type email at offset 5: there are 5 (the last page starts at --offset 0)\n');
 }
 
 test.serial('jobs --offset reads the next page of a closed store', async (t) => {

@@ -1,8 +1,9 @@
 // The `jobtree` command when the shell or the data directory is not as it
-// expects: its output piped into a reader that stops early, an admin.json whose
+// expects: its output piped into a reader that stops early or written to a full disk, an admin.json whose
 // pid now belongs to another process, a token the app does not know.
 
 import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -56,13 +57,32 @@ test.serial('output piped into a reader that closes early ends the command quiet
   // Like `jobtree jobs email --json | head -1`: the reader takes the first chunk and closes the pipe.
   const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'jobs', 'email', '--json', '--path', dir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (chunk) => {
+  child.stderr?.on('data', (chunk) => {
     stderr += String(chunk);
   });
   child.stdout.once('data', () => child.stdout.destroy());
   const code = await new Promise<number | null>((resolve) => child.once('exit', (exit) => resolve(exit)));
   t.is(stderr, '');
   t.is(code, 0);
+});
+
+test.serial('output to a full disk (ENOSPC) ends the command with a one-line error and exit 1', async (t) => {
+  if (!existsSync('/dev/full')) return t.pass('no /dev/full here');
+  const dir = await storeWithJobs(t, 2);
+  const env = { ...process.env };
+  delete env.JOBTREE_PATH;
+  delete env.JOBTREE_TOKEN;
+  // Every write to /dev/full fails with ENOSPC, as a write to a full disk does.
+  const full = openSync('/dev/full', 'w');
+  t.teardown(() => closeSync(full));
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'types', '--path', dir], { cwd: ROOT, env, stdio: ['ignore', full, 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exit) => resolve(exit)));
+  t.is(code, 1);
+  t.regex(stderr, /^jobtree: cannot write the output: ENOSPC \(no space left on device\)\n$/);
 });
 
 test.serial('an admin.json whose pid is alive but whose endpoint refuses connections: the command opens the store', async (t) => {

@@ -4,7 +4,8 @@
 // view shows while the app runs processors and goes when they stop, killing jobs_sup or core
 // asks first, and a failed job shows its error and history and runs again
 // from its retry button; a type's pause button pauses it and resumes it, and
-// the schedules table lists the schedules.
+// the schedules table lists the schedules; a browser signed in by a
+// dashboard code changes the app without the token.
 // Screenshots go to test/dashboard/screenshots/ (ignored by git).
 
 import { execFileSync } from 'node:child_process';
@@ -285,6 +286,49 @@ if (missing !== undefined) {
     await page.locator('tr[data-schedule="nightly"]', { hasText: '0 2 * * * (Europe/Berlin)' }).waitFor({ timeout: WAIT_MS });
     t.is(await page.locator('tr[data-schedule="nightly"] td[data-tick="next"]').textContent(), new Date(nightly.nextTick!).toISOString().replace('.000Z', 'Z'));
     await page.screenshot({ path: `${SHOTS}10-schedules.png`, fullPage: true });
+    t.deepEqual(problems, []);
+  });
+
+  test.serial('signed in by a dashboard code, the page drops the code from the address bar and its buttons change the app without asking for the token; without a session it asks', async (t) => {
+    t.timeout(180_000);
+    const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const asked: string[] = [];
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept(admin.token);
+    });
+    const issued = await request(`${admin.url}/api/dashboard/codes`, 'POST', { token: admin.token });
+    const { path } = issued.body as { path: string };
+    await page.goto(`${admin.url}${path}`);
+    t.is(page.url(), `${admin.url}/`, 'the code leaves the address bar');
+    await page.locator('button[data-pause="email"]', { hasText: 'pause' }).click();
+    await page.locator('button[data-pause="email"]', { hasText: 'resume' }).waitFor({ timeout: WAIT_MS });
+    t.true(await app.isPaused('email'));
+    t.deepEqual(asked, [], 'the session cookie stood for the token');
+    const cookies = await context.cookies();
+    t.like(cookies.find((each) => each.name.startsWith('jobtree_session_')), { httpOnly: true, sameSite: 'Strict' });
+
+    // Another browser, not signed in: the page asks for the token, then the change goes through.
+    const other = await browser.newContext();
+    t.teardown(() => other.close());
+    const fresh = await other.newPage();
+    fresh.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    fresh.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept(admin.token);
+    });
+    await fresh.goto(`${admin.url}/`);
+    await fresh.locator('button[data-pause="email"]', { hasText: 'resume' }).click();
+    await fresh.locator('button[data-pause="email"]', { hasText: 'pause' }).waitFor({ timeout: WAIT_MS });
+    t.false(await app.isPaused('email'));
+    t.is(asked.length, 1);
+    t.regex(asked[0] ?? '', /^Token/);
     t.deepEqual(problems, []);
   });
 }

@@ -35,7 +35,8 @@ export function writeAdminRecord(dir: string, record: AdminRecord, token: string
   const recordPath = join(dir, ADMIN_RECORD_FILE);
   const recordTemp = `${recordPath}.${process.pid}.tmp`;
   rmSync(recordTemp, { force: true });
-  writeFileSync(recordTemp, `${JSON.stringify(record, null, 2)}\n`, { flag: 'wx' });
+  // Writable by its owner only, whatever the umask: the command sends the token only where such a record points.
+  writeFileSync(recordTemp, `${JSON.stringify(record, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
   renameSync(recordTemp, recordPath);
 }
 

@@ -5,6 +5,7 @@
 import { type AddOptions, type JobOutcome, JobsError, type JobState, type JsonValue, type ScheduleSpec } from '@jobtree/core';
 import type { ScheduleOptions } from '../app/app-schedules.js';
 import type { AdminTarget } from './admin-target.js';
+import type { DashboardSessions } from './dashboard-sessions.js';
 import { AdminError } from './errors.js';
 import type { JobActivity } from './job-activity.js';
 import type { QueueSampler } from './queue-sampler.js';
@@ -31,6 +32,7 @@ export interface RouteSources {
   queues: QueueSampler;
   pid: number;
   startedAt: number;
+  sessions: DashboardSessions;
 }
 
 const STATES = new Set<string>(['waiting', 'pending', 'running', 'finished']);
@@ -263,6 +265,16 @@ export function adminRoutes(sources: RouteSources): Route[] {
       handle: async ({ params }) => {
         const [type, id] = params as [string, string];
         return { type, id, cancelled: await app.cancel(type, id) };
+      },
+    },
+    {
+      method: 'POST',
+      path: 'api/dashboard/codes',
+      mutates: true,
+      summary: 'a single-use code, valid 60 s, that signs a browser in to the dashboard at GET /dashboard/open?code=… without the token in its URL',
+      handle: async () => {
+        const { code, expiresInMs } = sources.sessions.issueCode();
+        return { code, path: `/dashboard/open?code=${code}`, expiresInMs };
       },
     },
     {

@@ -5,18 +5,20 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { AdminSettings } from './admin-options.js';
 import { removeAdminRecord, writeAdminRecord } from './admin-record.js';
 import { type Route, type RouteSources, adminRoutes, errorAnswer } from './admin-routes.js';
 import type { AppMetrics } from './app-metrics.js';
 import { dashboardClient, dashboardPage } from './dashboard-page.js';
+import { DashboardSessions } from './dashboard-sessions.js';
 import { AdminError } from './errors.js';
 import type { LiveFeed } from './live-feed.js';
+import { isLoopbackAddress, isLoopbackHost } from './loopback.js';
 import { readJsonBody } from './request-body.js';
 
-export interface AdminServerParts extends RouteSources {
+export interface AdminServerParts extends Omit<RouteSources, 'sessions'> {
   settings: AdminSettings;
   feed: LiveFeed;
   metrics: AppMetrics;
@@ -27,25 +29,29 @@ export interface AdminServerParts extends RouteSources {
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 /** Paths served outside the route table, all GET only. */
-const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard.js', '/metrics', '/api/events']);
+const STATIC_PATHS = new Set(['/', '/dashboard', '/dashboard/open', '/dashboard.js', '/metrics', '/api/events']);
+/** The header the dashboard's script adds to its changes: a page of another origin cannot send it without a CORS preflight, which this endpoint never grants. */
+const DASHBOARD_HEADER = 'x-jobtree-dashboard';
 /** The dashboard holds the token: no other site may frame it and steer its kill and retry buttons. */
 const PAGE_HEADERS = { 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' };
-/** Host header names that mean this machine. */
-const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export class AdminServer {
   readonly #parts: AdminServerParts;
   readonly #routes: Route[];
   readonly #token: string;
   readonly #tokenDigest: Buffer;
+  readonly #sessions = new DashboardSessions();
   readonly #server: Server;
+  /** The responses of each connection that have not closed. */
+  readonly #responses = new WeakMap<Socket, Set<ServerResponse>>();
   #url: string | undefined;
+  /** Whether the endpoint is bound to a loopback address (then requests must name a loopback host). */
+  #loopback = true;
 
   constructor(parts: AdminServerParts) {
     this.#parts = parts;
-    this.#routes = adminRoutes(parts);
+    this.#routes = adminRoutes({ ...parts, sessions: this.#sessions });
     this.#token = parts.settings.token ?? randomBytes(32).toString('base64url');
     this.#tokenDigest = digest(this.#token);
     this.#server = createServer(
@@ -53,11 +59,17 @@ export class AdminServer {
       // HEADERS_TIMEOUT_MS, the whole request REQUEST_TIMEOUT_MS (a stream's
       // open response is not part of its request, so streams stay open).
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
-      (req, res) => void this.#answer(req, res),
+      (req, res) => {
+        this.#track(req.socket, res);
+        void this.#answer(req, res);
+      },
     );
     // A malformed request line or header never reaches #answer: answer it here.
-    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-      if (!socket.writable) return void socket.destroy();
+    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+      // Behind a response already under way (an event stream, an answer still
+      // being sent) the connection is only closed: an answer written now
+      // would be read as part of that response.
+      if (!socket.writable || this.#responseUnderWay(socket)) return void socket.destroy();
       const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
       const answer = timedOut
         ? new AdminError('request_timeout', `the request was not received within ${HEADERS_TIMEOUT_MS / 1000} s (headers) or ${REQUEST_TIMEOUT_MS / 1000} s (whole request)`)
@@ -85,9 +97,6 @@ export class AdminServer {
 
   async listen(): Promise<void> {
     const { host, port, dataDir } = this.#parts.settings;
-    if (!LOOPBACK.has(host)) {
-      this.#parts.logger.warn({ host }, 'the admin endpoint listens beyond loopback: anyone who reaches it can read the tree, the jobs and their data');
-    }
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', (error) => reject(new AdminError('unavailable', `the admin endpoint cannot listen on ${host}:${port}: ${error.message}`, { cause: error })));
       this.#server.listen(port, host, () => {
@@ -96,6 +105,12 @@ export class AdminServer {
       });
     });
     const address = this.#server.address() as AddressInfo;
+    // Decided from the address bound, not the name given: `localhost` or a
+    // host name the system maps to 127.0.1.1 is loopback, `0.0.0.0` is not.
+    this.#loopback = isLoopbackAddress(address.address);
+    if (!this.#loopback) {
+      this.#parts.logger.warn({ host }, 'the admin endpoint listens beyond loopback: anyone who reaches it can read the tree, the jobs and their data');
+    }
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     this.#url = `http://${shownHost}:${address.port}`;
     if (dataDir !== undefined) {
@@ -122,6 +137,7 @@ export class AdminServer {
       this.#checkHost(req);
       checkSite(req);
       if (STATIC_PATHS.has(path) && method !== 'GET') throw new AdminError('method_not_allowed', `${method} is not allowed on ${path}`, { allow: ['GET', 'HEAD'] });
+      if (path === '/dashboard/open') return this.#openDashboard(res, url.searchParams.get('code') ?? '');
       if (path === '/' || path === '/dashboard') return send(res, 200, 'text/html; charset=utf-8', dashboardPage(), PAGE_HEADERS);
       if (path === '/dashboard.js') return send(res, 200, 'text/javascript; charset=utf-8', dashboardClient());
       if (path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
@@ -167,13 +183,51 @@ export class AdminServer {
    * domain in Host, and so cannot read the tree or the jobs.
    */
   #checkHost(req: IncomingMessage): void {
-    if (!LOOPBACK.has(this.#parts.settings.host)) return;
-    const host = (req.headers.host ?? '').toLowerCase();
-    const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-    if (!LOOPBACK_NAMES.has(name)) throw new AdminError('forbidden', `this endpoint answers requests to a loopback name, not to ${JSON.stringify(host)}`);
+    if (!this.#loopback) return;
+    const host = req.headers.host ?? '';
+    if (!isLoopbackHost(host)) throw new AdminError('forbidden', `this endpoint answers requests to a loopback name, not to ${JSON.stringify(host)}`);
   }
 
+  #track(socket: Socket, res: ServerResponse): void {
+    const open = this.#responses.get(socket) ?? new Set<ServerResponse>();
+    this.#responses.set(socket, open);
+    open.add(res);
+    res.once('close', () => {
+      open.delete(res);
+      if (open.size === 0) this.#responses.delete(socket);
+    });
+  }
+
+  /** Whether a response on this connection has sent its headers and not ended. */
+  #responseUnderWay(socket: Socket): boolean {
+    for (const res of this.#responses.get(socket) ?? []) if (res.headersSent) return true;
+    return false;
+  }
+
+  /** Trades a dashboard code for a session cookie and sends the browser on to the dashboard, at a URL without the code. */
+  #openDashboard(res: ServerResponse, code: string): void {
+    const session = this.#sessions.redeem(code);
+    if (session === undefined) throw new AdminError('unauthorized', 'this dashboard link is unknown, used or expired (a code works once, for 60 s): run `jobtree dashboard --open` again');
+    res.writeHead(303, {
+      location: '/',
+      'set-cookie': `${this.#sessionCookie()}=${session}; Path=/; HttpOnly; SameSite=Strict`,
+      'cache-control': 'no-store',
+      'content-length': 0,
+    });
+    res.end();
+  }
+
+  /** Cookies are kept per host, not per port: the port in the name keeps apps on one host from overwriting each other's session. */
+  #sessionCookie(): string {
+    return `jobtree_session_${this.#url === undefined ? '' : new URL(this.#url).port}`;
+  }
+
+  /** The token, or a dashboard session from this endpoint's cookie on a request carrying the dashboard's header. */
   #checkToken(req: IncomingMessage): void {
+    if (req.headers[DASHBOARD_HEADER] === '1') {
+      const session = cookie(req.headers.cookie, this.#sessionCookie());
+      if (session !== undefined && this.#sessions.has(session)) return;
+    }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (match === null || !timingSafeEqual(digest(match[1] as string), this.#tokenDigest)) {
@@ -194,6 +248,15 @@ function checkSite(req: IncomingMessage): void {
   if (site === undefined || site === 'same-origin' || site === 'none') return;
   const followsLink = req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document' && req.method === 'GET';
   if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
+}
+
+/** The value of cookie `name` in a Cookie header. */
+function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const equals = part.indexOf('=');
+    if (equals > 0 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim();
+  }
+  return undefined;
 }
 
 function digest(text: string): Buffer {

@@ -1,8 +1,9 @@
 // The dashboard's browser script: listens to /api/events (server-sent
 // events) and redraws the tree, the queues, the jobs of the selected type
 // and the failed ones, the schedules, and the scheduler; kill, retry, pause and resume buttons post to the
-// API with the token from the page's #token=… fragment (kept in
-// sessionStorage, never sent in a URL).
+// API signed in by the session cookie `jobtree dashboard --open` left, or
+// with the token from the page's #token=… fragment or typed when asked
+// (kept in sessionStorage, never sent in a URL).
 
 const $ = (selector) => document.querySelector(selector);
 const HISTORY = 60;
@@ -27,18 +28,18 @@ const state = {
   jobsTimer: undefined,
 };
 
+const TOKEN_KEY = 'jobtree-token';
 const fromHash = new URLSearchParams(location.hash.slice(1)).get('token');
 if (fromHash) {
-  sessionStorage.setItem('jobtree-token', fromHash);
+  sessionStorage.setItem(TOKEN_KEY, fromHash);
   history.replaceState(null, '', location.pathname + location.search);
 }
 
-function token() {
-  let value = sessionStorage.getItem('jobtree-token');
-  if (!value) {
-    value = prompt('Token (from the data directory\'s admin.token, or `jobtree dashboard`):') || '';
-    if (value) sessionStorage.setItem('jobtree-token', value);
-  }
+/** Asks for the token (after a 401: no session, or a token that is not this app's). */
+function askToken() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  const value = prompt('Token (from the data directory\'s admin.token, or `jobtree dashboard`):') || '';
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
   return value;
 }
 
@@ -71,12 +72,21 @@ function duration(ms) {
 }
 
 async function api(method, path, body) {
-  const headers = { 'content-type': 'application/json' };
-  if (method !== 'GET') headers.authorization = `Bearer ${token()}`;
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const send = () => {
+    const headers = { 'content-type': 'application/json' };
+    if (method !== 'GET') {
+      // Marks the request as the dashboard's own, which lets its session cookie stand for the token.
+      headers['x-jobtree-dashboard'] = '1';
+      const stored = sessionStorage.getItem(TOKEN_KEY);
+      if (stored) headers.authorization = `Bearer ${stored}`;
+    }
+    return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  };
+  let res = await send();
+  if (res.status === 401 && method !== 'GET' && askToken()) res = await send();
   const value = await res.json();
   if (!res.ok) {
-    if (res.status === 401) sessionStorage.removeItem('jobtree-token');
+    if (res.status === 401) sessionStorage.removeItem(TOKEN_KEY);
     throw new Error(value.error ? `${value.error.code}: ${value.error.message}` : `HTTP ${res.status}`);
   }
   return value;

@@ -17,10 +17,13 @@ export class AppClient implements Backend {
   readonly kind = 'app';
   readonly #url: string;
   readonly #token: string | undefined;
+  readonly #tokenRefusal: string | undefined;
 
-  constructor(url: string, token: string | undefined) {
+  /** `tokenRefusal`: why this endpoint must not receive the token; every request that would carry it fails with it instead. */
+  constructor(url: string, token: string | undefined, tokenRefusal?: string) {
     this.#url = url.replace(/\/+$/, '');
     this.#token = token;
+    this.#tokenRefusal = tokenRefusal;
   }
 
   get url(): string {
@@ -93,7 +96,14 @@ export class AppClient implements Backend {
   }
 
   dashboardUrl(): string {
+    this.#checkTokenMayGo();
     return this.#token === undefined ? `${this.#url}/` : `${this.#url}/#token=${encodeURIComponent(this.#token)}`;
+  }
+
+  async dashboardOpenUrl(): Promise<string> {
+    if (this.#token === undefined) return `${this.#url}/`;
+    const { path } = await this.#request<{ path: string }>('POST', '/api/dashboard/codes');
+    return `${this.#url}${path}`;
   }
 
   async close(): Promise<void> {}
@@ -106,10 +116,17 @@ export class AppClient implements Backend {
     return " (give --token, set JOBTREE_TOKEN, or use --path on the app's data directory)";
   }
 
+  #checkTokenMayGo(): void {
+    if (this.#token !== undefined && this.#tokenRefusal !== undefined) throw new CliError('untrusted_record', this.#tokenRefusal);
+  }
+
   async #request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (method !== 'GET' && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    if (method !== 'GET' && this.#token !== undefined) {
+      this.#checkTokenMayGo();
+      headers.authorization = `Bearer ${this.#token}`;
+    }
     let res: Response;
     try {
       res = await fetch(`${this.#url}${path}`, {

@@ -96,5 +96,11 @@ export interface Backend {
   kill(name: string): Promise<KillReport>;
   /** The dashboard's URL, with the token in its fragment when known. */
   dashboardUrl(): string;
+  /**
+   * A URL for a browser to open, safe on a command line: with a single-use
+   * code the endpoint trades for a session, never the token (plain when no
+   * token is known).
+   */
+  dashboardOpenUrl(): Promise<string>;
   close(): Promise<void>;
 }

@@ -2,17 +2,20 @@
 // names a data directory: the app that owns it (found through the admin.json
 // it records there) when one runs and answers, else the store itself.
 
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ADMIN_RECORD_FILE, processAlive, readAdminRecord, readAdminToken } from '../admin/admin-record.js';
 import { AppClient, connectionRefused } from './app-client.js';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
+import { recordTrustProblem } from './record-trust.js';
 import { StoreBackend } from './store-backend.js';
 
 export interface TargetOptions {
   path?: string;
   url?: string;
   token?: string;
+  tokenFile?: string;
 }
 
 /** Where to look when neither --path nor --url is given. */
@@ -26,7 +29,7 @@ export function defaultPath(env: NodeJS.ProcessEnv = process.env): string | unde
  * than a reason to open the store.
  */
 export async function connect(options: TargetOptions, needsApp = false): Promise<Backend> {
-  const token = options.token ?? nonEmpty(process.env.JOBTREE_TOKEN);
+  const token = givenToken(options);
   if (options.url !== undefined) {
     if (!/^https?:\/\//.test(options.url)) throw new CliError('usage', `--url is an http:// URL, got ${JSON.stringify(options.url)}`);
     const fromDir = options.path === undefined ? undefined : readAdminToken(resolve(options.path));
@@ -37,7 +40,11 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
   const path = resolve(given);
   const record = readAdminRecord(path);
   if (record !== undefined && processAlive(record.pid)) {
-    const client = new AppClient(record.url, token ?? readAdminToken(path));
+    const recordToken = token ?? readAdminToken(path);
+    const problem = recordToken === undefined ? undefined : recordTrustProblem(path);
+    // Reads carry no token and still go to the recorded endpoint; a change is refused before anything is sent.
+    const refusal = problem === undefined ? undefined : `not sending the token to ${record.url}: ${problem}; whoever can write the record can point it at their own server. Make it writable by its owner only (chmod go-w ${path} ${join(path, ADMIN_RECORD_FILE)}), or name the endpoint with --url`;
+    const client = new AppClient(record.url, recordToken, refusal);
     try {
       await client.status();
       return client;
@@ -56,6 +63,32 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
   }
   if (needsApp) throw new CliError('no_app', `no app is running on ${path} (an app records its admin endpoint there when started with the admin option)`);
   return StoreBackend.open(path);
+}
+
+/**
+ * The token given for changes, first found of: --token (which every user of
+ * the machine can read in the process list), --token-file, JOBTREE_TOKEN,
+ * JOBTREE_TOKEN_FILE; else undefined (the data directory's admin.token is used).
+ */
+export function givenToken(options: TargetOptions, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (options.token !== undefined) return options.token;
+  if (options.tokenFile !== undefined) return readTokenFile(options.tokenFile, '--token-file');
+  const fromEnv = nonEmpty(env.JOBTREE_TOKEN);
+  if (fromEnv !== undefined) return fromEnv;
+  const file = nonEmpty(env.JOBTREE_TOKEN_FILE);
+  return file === undefined ? undefined : readTokenFile(file, 'JOBTREE_TOKEN_FILE');
+}
+
+function readTokenFile(file: string, source: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CliError('usage', `cannot read the token file ${file} (${source}): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+  const token = text.trim();
+  if (token === '') throw new CliError('usage', `the token file ${file} (${source}) is empty`);
+  return token;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

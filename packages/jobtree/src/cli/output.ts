@@ -138,7 +138,13 @@ export function formatJobs(view: JobsView): string {
       ? `\n(${view.offset + 1}-${next} of ${view.total}${next < view.total ? `; --offset ${next} for the next ${Math.min(view.limit, view.total - next)}` : ''})`
       : '';
   const which = [view.state, view.outcome].filter((word) => word !== null).join(' ');
-  if (rows.length === 0) return `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
+  const none = `no ${which}${which === '' ? '' : ' '}jobs of type ${view.type}`;
+  if (rows.length === 0 && view.total > 0) {
+    // Past the end: say how many there are, so that the page asked for is not taken for an empty type.
+    const lastPage = Math.floor((view.total - 1) / view.limit) * view.limit;
+    return `${none} at offset ${view.offset}: there ${view.total === 1 ? 'is 1' : `are ${view.total}`} (the last page starts at --offset ${lastPage})`;
+  }
+  if (rows.length === 0) return none;
   return table(['id', 'state', 'priority', 'scheduled', 'kind', 'outcome', 'attempts', errors ? 'error' : 'data'], rows) + more;
 }
 

@@ -26,7 +26,10 @@ interface CommonOptions extends TargetOptions {
 const EXAMPLES = `
 Where: --path DIR is an app's data directory (its running app is found through the
 admin.json it records there; with no app running the store is opened directly),
---url URL an app's admin endpoint. JOBTREE_PATH and JOBTREE_TOKEN set defaults.
+--url URL an app's admin endpoint. JOBTREE_PATH sets the default --path.
+The token for changes comes from --token-file FILE, JOBTREE_TOKEN or
+JOBTREE_TOKEN_FILE, else the data directory's admin.token (--token works too,
+but shows it to every user of the machine in the process list).
 
 Examples:
   $ jobtree status --path ./.data/app          the supervision tree, restarts, uptimes, queues
@@ -94,7 +97,8 @@ function buildProgram(io: CliIo): Command {
       .description(description)
       .option('--path <dir>', "the app's data directory")
       .option('--url <url>', "the app's admin endpoint, e.g. http://127.0.0.1:7070")
-      .option('--token <token>', 'the token for changes (default: read from the data directory)')
+      .option('--token <token>', 'the token for changes (default: read from the data directory); every user of the machine can read it in the process list: prefer --token-file or JOBTREE_TOKEN')
+      .option('--token-file <file>', 'read the token for changes from this file (like JOBTREE_TOKEN_FILE)')
       .option('--json', 'print JSON instead of text')
       .exitOverride()
       .configureOutput({ writeOut: (text) => io.out(text), writeErr: (text) => io.err(text), outputError: () => {} });
@@ -285,12 +289,17 @@ function buildProgram(io: CliIo): Command {
     });
 
   command('dashboard', "print (or --open) the dashboard's URL, with the token; needs a running app")
-    .option('--open', 'open it in the desktop browser')
+    .option('--open', 'open it in the desktop browser, signed in by a single-use code (the token stays out of the browser command line)')
     .action((options: CommonOptions & { open?: boolean }) =>
       run(options, true, async (backend) => {
         const url = backend.dashboardUrl();
-        const opened = options.open === true ? await openUrl(url) : false;
-        const note = options.open === true && !opened ? '\n(no browser could be started here: open the URL yourself)' : '';
+        // The opener's arguments are public (ps): it gets a code that works once, for 60 s, not the token.
+        const opened = options.open === true ? await openUrl(await backend.dashboardOpenUrl()) : false;
+        if (opened) {
+          const plain = url.replace(/#.*$/, '');
+          return { json: { url: plain, opened }, text: `${plain} (opened in the browser)` };
+        }
+        const note = options.open === true ? '\n(no browser could be started here: open the URL yourself)' : '';
         return { json: { url, opened }, text: url + note };
       }),
     );
@@ -321,8 +330,13 @@ function buildProgram(io: CliIo): Command {
 }
 
 function processIo(): CliIo {
-  const out = closableStream(process.stdout);
-  const err = closableStream(process.stderr);
+  const err = closableStream(process.stderr, () => {
+    process.exitCode = 1;
+  });
+  const out = closableStream(process.stdout, (error) => {
+    process.exitCode = 1;
+    err(`jobtree: cannot write the output: ${describeWriteError(error)}\n`);
+  });
   return {
     out,
     err,
@@ -331,26 +345,35 @@ function processIo(): CliIo {
 }
 
 /**
- * Writes to `stream` until its reader goes away. A reader that closes early
- * (`jobtree jobs … | head`) has taken what it wanted: the rest of the output
- * is dropped and the command ends as it would have, instead of dying on
- * the pipe's EPIPE with a stack trace.
+ * Writes to `stream` until its reader goes away or a write fails. A reader
+ * that closes early (`jobtree jobs … | head`) has taken what it wanted: the
+ * rest of the output is dropped and the command ends as it would have,
+ * instead of dying on the pipe's EPIPE with a stack trace. Any other
+ * failure (ENOSPC on a full disk, EIO) is the command's failure: `failed`
+ * reports it once, in one line, and the command exits 1.
  */
-function closableStream(stream: NodeJS.WriteStream): (text: string) => void {
+function closableStream(stream: NodeJS.WriteStream, failed: (error: NodeJS.ErrnoException) => void): (text: string) => void {
   // One writer per stream, so that a library calling runCli again adds no listener.
   const known = streamWriters.get(stream);
   if (known !== undefined) return known;
   let closed = false;
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
-    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    if (closed) return;
     closed = true;
+    // A write already queued when the reader left fails as ERR_STREAM_DESTROYED.
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') failed(error);
   });
   const write = (text: string) => {
     if (!closed) stream.write(text);
   };
   streamWriters.set(stream, write);
   return write;
+}
+
+/** `ENOSPC (no space left on device)`: the code, and the reason without the system call. */
+function describeWriteError(error: NodeJS.ErrnoException): string {
+  const reason = error.message.replace(/^[A-Z]+: /, '').replace(/, \w+$/, '');
+  return error.code === undefined ? reason : `${error.code} (${reason})`;
 }
 
 const streamWriters = new WeakMap<NodeJS.WriteStream, (text: string) => void>();

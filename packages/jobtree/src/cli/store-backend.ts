@@ -152,6 +152,10 @@ export class StoreBackend implements Backend {
     throw this.#needsApp('the dashboard');
   }
 
+  async dashboardOpenUrl(): Promise<string> {
+    throw this.#needsApp('the dashboard');
+  }
+
   async close(): Promise<void> {
     await this.#jobs.close();
   }

@@ -1,0 +1,52 @@
+// Signing a browser in to the dashboard without the token in a URL: a code
+// asked for with the token (POST /api/dashboard/codes) is traded once, within
+// 60 s, at GET /dashboard/open for a session cookie (HttpOnly,
+// SameSite=Strict) that stands for the token only on requests carrying the
+// dashboard's header.
+
+import test from 'ava';
+import { DashboardSessions } from '../../packages/jobtree/src/admin/dashboard-sessions.js';
+import { request, startAdminApp } from './fixtures/admin-app.js';
+
+test('a code needs the token, works once, and gives a session cookie that signs changes only with the dashboard header', async (t) => {
+  const { app, admin } = await startAdminApp(t);
+  t.is((await request(`${admin.url}/api/dashboard/codes`, 'POST')).status, 401);
+  const issued = await request(`${admin.url}/api/dashboard/codes`, 'POST', { token: admin.token });
+  t.is(issued.status, 200);
+  const { code, path, expiresInMs } = issued.body as { code: string; path: string; expiresInMs: number };
+  t.is(path, `/dashboard/open?code=${code}`);
+  t.is(expiresInMs, 60_000);
+
+  const signIn = await fetch(`${admin.url}${path}`, { redirect: 'manual' });
+  t.is(signIn.status, 303);
+  const session = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  t.regex(session, new RegExp(`^jobtree_session_${new URL(admin.url).port}=`));
+  t.is((await fetch(`${admin.url}${path}`, { redirect: 'manual' })).status, 401, 'spent');
+
+  const add = (id: string, headers: Record<string, string>) => request(`${admin.url}/api/jobs/email/${id}`, 'POST', { headers, body: {} });
+  t.is((await add('cookie-only', { cookie: session })).status, 401, 'the cookie alone, as a form of another page would send it, is not enough');
+  t.is((await add('header-only', { 'x-jobtree-dashboard': '1' })).status, 401);
+  t.is((await add('forged', { cookie: `${session.split('=')[0]}=forged`, 'x-jobtree-dashboard': '1' })).status, 401);
+  t.is((await add('signed-in', { cookie: `other=1; ${session}`, 'x-jobtree-dashboard': '1' })).status, 200);
+  t.like(await app.getJob('email', 'signed-in'), { state: 'pending' });
+  t.is(await app.getJob('email', 'cookie-only'), undefined);
+});
+
+test('a code expires after 60 s; the oldest unspent codes and sessions give way to new ones', (t) => {
+  const sessions = new DashboardSessions();
+  const { code } = sessions.issueCode(1_000);
+  t.is(sessions.redeem(code, 61_000), undefined);
+  const fresh = sessions.issueCode(1_000);
+  const session = sessions.redeem(fresh.code, 60_999);
+  t.not(session, undefined);
+  t.true(sessions.has(session as string));
+  t.false(sessions.has('made-up'));
+
+  const first = sessions.issueCode(0);
+  for (let i = 0; i < 16; i++) sessions.issueCode(0);
+  t.is(sessions.redeem(first.code, 1), undefined, 'pushed out by 16 newer codes');
+  const kept: string[] = [];
+  for (let i = 0; i < 64; i++) kept.push(sessions.redeem(sessions.issueCode(0).code, 1) as string);
+  t.false(sessions.has(session as string), 'pushed out by 64 newer sessions');
+  t.true(kept.every((each) => sessions.has(each)));
+});

@@ -1,0 +1,83 @@
+// The `jobtree` command sends the app's token only to an endpoint recorded
+// in an admin.json that nobody else could have written: one owned by the
+// current user, writable by nobody else, in a directory nobody else can
+// rewrite. Otherwise whoever wrote the record would receive the token.
+
+import { chmodSync, chownSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { type IncomingHttpHeaders, createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { jobtreeHere } from './fixtures/run-cli.js';
+
+const TOKEN = 'the-app-token-0123456789';
+
+/** An HTTP server that answers like an app's endpoint and keeps the headers of every request. */
+async function fakeEndpoint(t: ExecutionContext): Promise<{ url: string; seen: IncomingHttpHeaders[] }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers);
+    const status = { pid: process.pid, uptimeMs: 1, now: Date.now(), threads: [], tree: { name: 'jobs_sup', kind: 'supervisor', children: [] }, scheduler: false };
+    const body = req.method !== 'GET' ? { type: 'email', id: 'x', state: 'pending' } : req.url === '/api/types' ? { at: Date.now(), types: [] } : status;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen };
+}
+
+/** A data directory recording `url`, with the token beside it as an app writes it. */
+async function recordedDir(t: ExecutionContext, url: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-trust-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'admin.token'), `${TOKEN}\n`, { mode: 0o600 });
+  const { port } = new URL(url);
+  writeFileSync(join(dir, 'admin.json'), JSON.stringify({ url, host: '127.0.0.1', port: Number(port), pid: process.pid, startedAt: 0 }), { mode: 0o644 });
+  return dir;
+}
+
+const sentToken = (seen: IncomingHttpHeaders[]) => seen.some((headers) => headers.authorization !== undefined);
+
+test.serial('an admin.json others can write: the change is refused with the reason, and the endpoint never sees the token', async (t) => {
+  const endpoint = await fakeEndpoint(t);
+  const dir = await recordedDir(t, endpoint.url);
+  chmodSync(join(dir, 'admin.json'), 0o666);
+  const run = await jobtreeHere('add', 'email', 'x', '--path', dir);
+  t.is(run.code, 1);
+  t.is(run.stderr.trim().split('\n').length, 1);
+  t.regex(run.stderr, new RegExp(`^jobtree: not sending the token to ${endpoint.url}: ${join(dir, 'admin.json')} is writable by other users \\(mode 0666\\)`));
+  t.false(sentToken(endpoint.seen));
+});
+
+test.serial('a data directory others can write: the change is refused, and the endpoint never sees the token', async (t) => {
+  const endpoint = await fakeEndpoint(t);
+  const dir = await recordedDir(t, endpoint.url);
+  chmodSync(dir, 0o777);
+  const run = await jobtreeHere('cancel', 'email', 'x', '--path', dir);
+  t.is(run.code, 1);
+  t.regex(run.stderr, new RegExp(`^jobtree: not sending the token to ${endpoint.url}: the directory ${dir} is writable by other users \\(mode 0777\\)`));
+  t.false(sentToken(endpoint.seen));
+  // Reads send no token: they still go to the recorded endpoint.
+  t.is((await jobtreeHere('status', '--path', dir)).code, 0);
+});
+
+test.serial('an admin.json owned by another user: the change is refused, and the endpoint never sees the token', async (t) => {
+  if (process.getuid?.() !== 0) return t.pass('only root can give a file to another user');
+  const endpoint = await fakeEndpoint(t);
+  const dir = await recordedDir(t, endpoint.url);
+  chownSync(join(dir, 'admin.json'), 65_534, 65_534);
+  const run = await jobtreeHere('add', 'email', 'x', '--path', dir);
+  t.is(run.code, 1);
+  t.regex(run.stderr, /is owned by user 65534, not by this user \(0\)/);
+  t.false(sentToken(endpoint.seen));
+});
+
+test.serial('a record of the current user in a directory only the owner can rewrite (even a shared, sticky one) gets the token', async (t) => {
+  const endpoint = await fakeEndpoint(t);
+  const dir = await recordedDir(t, endpoint.url);
+  chmodSync(dir, 0o1777);
+  const run = await jobtreeHere('add', 'email', 'x', '--path', dir);
+  t.is(run.code, 0, run.stderr);
+  t.true(endpoint.seen.some((headers) => headers.authorization === `Bearer ${TOKEN}`));
+});
