@@ -4,7 +4,7 @@
 // names look like file names.
 
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -223,4 +223,26 @@ test('a path with a file in the way fails with DataDirectoryError, creating noth
     t.false(error instanceof FdbError);
   }
   t.deepEqual(readdirSync(parent), ['file']);
+});
+
+test('a data directory the store creates is its owner\'s alone, whatever the umask; an existing one keeps its mode', async (t) => {
+  const parent = tempDir(t);
+  const previous = process.umask(0o002);
+  let created: string;
+  let existing: string;
+  try {
+    created = join(parent, 'missing', 'data');
+    existing = join(parent, 'existing');
+    mkdirSync(existing, { mode: 0o750 });
+    for (const path of [created, existing]) {
+      const db = await openDatabase({ path });
+      await db.close();
+    }
+  } finally {
+    process.umask(previous);
+  }
+  t.is(statSync(created).mode & 0o777, 0o700);
+  t.is(statSync(existing).mode & 0o777, 0o750);
+  // A missing parent is created as `mkdir -p` would (umask 002 here).
+  t.is(statSync(join(parent, 'missing')).mode & 0o777, 0o775);
 });

@@ -17,7 +17,7 @@
 // the file it locked, and starts over if not.
 
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { tryLock } from 'fs-native-extensions';
 import { DataDirectoryError, DatabaseLockedError } from '../../errors.js';
 
@@ -72,7 +72,7 @@ export class DirectoryLock {
     let directory: string;
     let isDirectory: boolean;
     try {
-      mkdirSync(path, { recursive: true });
+      createPrivately(path);
       directory = realpathSync(path);
       isDirectory = statSync(directory).isDirectory();
     } catch (error) {
@@ -125,5 +125,20 @@ export class DirectoryLock {
     } finally {
       closeSync(fd);
     }
+  }
+}
+
+/**
+ * Creates the data directory readable and writable by its owner only, as a
+ * database's directory should be (the store, its lock and the admin record
+ * the CLI trusts with the token live there); its parents, if missing, are
+ * created as `mkdir -p` would. An existing directory keeps its mode.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true });
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if (errnoOf(error) !== 'EEXIST') throw error;
   }
 }
