@@ -7,6 +7,7 @@
 //   (groups, 'turn_of', type, group)                -> float64 BE the group's turn, while it has one
 //   (groups, 'next_turn', type)                     -> int64 LE counter: the turns handed out so far
 //   (groups, 'running', type, group)                -> int64 LE counter of the group's running jobs
+//   (groups, 'ended_runs', type)                    -> int64 LE counter: runs of the type's grouped jobs that ended (it only grows)
 //   (groups, 'takes', type, group)                  -> never stored: the conflict key of the takes under the group's concurrency
 //   (groups, 'rate_windows', type, group)           -> the group's current rate window and the starts in it
 
@@ -25,6 +26,14 @@ export class TypeGroupKeys {
   readonly turnOf: Subspace;
   readonly nextTurn: Buffer;
   readonly running: Subspace;
+  /**
+   * What a take held back by a group's concurrency watches: every end of a
+   * grouped run adds to it, and nothing subtracts, so a freed slot always
+   * changes it. The type's running counter would not do: an end and a
+   * start of another group's job, in one commit or in two close enough
+   * together for a watch to miss, leave it as it was.
+   */
+  readonly endedRuns: Buffer;
   readonly takes: Subspace;
   readonly rateWindows: Subspace;
 
@@ -36,6 +45,7 @@ export class TypeGroupKeys {
     this.turnOf = root.subspace('turn_of', type);
     this.nextTurn = root.pack(['next_turn', type]);
     this.running = root.subspace('running', type);
+    this.endedRuns = root.pack(['ended_runs', type]);
     this.takes = root.subspace('takes', type);
     this.rateWindows = root.subspace('rate_windows', type);
   }

@@ -468,8 +468,8 @@ async function takeJobs(
     }
     if (turns !== undefined) {
       await tx.snapshot().get(keys.watchesPending);
-      if (turns.heldByConcurrency) await tx.snapshot().get(keys.runningCount);
-      const batch: AcceptBatch = { jobs, watch: turns.watch(tx, jobs.length > 0), nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
+      if (turns.heldByConcurrency) await tx.snapshot().get(keys.groups.endedRuns);
+      const batch: AcceptBatch = { jobs, watch: turns.watch(tx), nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
       if (turns.limitedUntil !== undefined) batch.limitedUntil = turns.limitedUntil;
       return batch;
     }
