@@ -34,8 +34,8 @@
 // slot, the second to commit runs again and finds it full. A take that
 // takes nothing from a group conflicts on nothing of it, and waits for a
 // finish on its watch, which the transaction that saw the group full arms:
-// on the type's count of ended grouped runs (group-keys.ts), which every
-// end adds to and nothing subtracts from. A watch reads its key with a
+// on the type's count of ended grouped runs (group-keys.ts), which a
+// commit that frees a group's slot adds to and nothing subtracts from. A watch reads its key with a
 // read conflict, as FoundationDB's does, so a take that made jobs running
 // and leaves accepts waiting runs again when a run ended between its read
 // and its commit. The group's rate log (rate-log.ts), which only takes
@@ -72,7 +72,7 @@ import type { TypeKeys } from './job-keys.js';
 import { parsePendingKeyFast } from './job-keys.js';
 import { claimKey, dequeuePending } from './pending-queue.js';
 import { RateLog } from './rate-log.js';
-import type { DequeuedJob, DequeueResult, PendingClaims } from './pending-queue.js';
+import type { DequeuedJob, DequeueResult, OncePerAttempt, PendingClaims } from './pending-queue.js';
 
 /** The most UTF-8 bytes a group's name may have. */
 export const MAX_GROUP_BYTES = 256;
@@ -161,6 +161,8 @@ export class GroupTurns {
   readonly #limits: GroupLimits | undefined;
   readonly #now: number;
   readonly #claims: PendingClaims | undefined;
+  /** The write attempt's shared writes, when a write serves a parked accept: told of the runs the take starts. */
+  readonly #once: OncePerAttempt | undefined;
   /** Groups in ring order, as far as the ring is read, then the groups this take gave a turn. */
   readonly #order: GroupTurn[] = [];
   /** Groups this take gives a turn, served after every group already in the ring. */
@@ -183,13 +185,14 @@ export class GroupTurns {
   /** When the first group passed over for its rate may start again (ms, on the clock `now` is read from). */
   limitedUntil: number | undefined;
 
-  constructor(tx: Transaction, keys: TypeKeys, limits: GroupLimits | undefined, now: number, claims: PendingClaims | undefined) {
+  constructor(tx: Transaction, keys: TypeKeys, limits: GroupLimits | undefined, now: number, claims: PendingClaims | undefined, once?: OncePerAttempt) {
     this.#tx = tx;
     this.#keys = keys;
     this.#groupKeys = keys.groups;
     this.#limits = limits;
     this.#now = now;
     this.#claims = claims;
+    this.#once = once;
   }
 
   async #load(): Promise<void> {
@@ -491,6 +494,7 @@ export class GroupTurns {
     for (const turn of [...this.#order, ...this.#borrowed]) {
       if (turn.taken === 0 || turn.group === UNGROUPED) continue;
       tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
+      this.#once?.startedGroupRuns?.(this.#keys, turn.group, turn.taken);
       if (this.#limits?.concurrency !== undefined) {
         const takes = groups.takesKey(turn.group);
         tx.addReadConflictKey(takes);

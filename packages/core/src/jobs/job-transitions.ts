@@ -383,7 +383,7 @@ async function takeJobs(
   if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
   // A type that has had grouped jobs takes by turns (job-groups.ts); one snapshot read for any other.
   const grouped = hasGroupsIn(tx, keys);
-  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, now, claims) : undefined;
+  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, now, claims, once) : undefined;
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
     const dequeue = turns === undefined ? dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims) : turns.pick(maxScheduledTime, count - jobs.length);

@@ -155,13 +155,10 @@ export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
   if (group === undefined) return;
   once?.freedGroupSlot?.(keys);
   const key = keys.groups.runningKey(group);
-  if (once?.add !== undefined) {
-    once.add(key, -1);
-    once.add(keys.groups.endedRuns, 1);
-  } else {
-    tx.atomicAdd(key, MINUS_ONE);
-    tx.atomicAdd(keys.groups.endedRuns, 1);
-  }
+  if (once?.add !== undefined) once.add(key, -1);
+  else tx.atomicAdd(key, MINUS_ONE);
+  if (once?.endedGroupRun !== undefined) once.endedGroupRun(keys, group);
+  else tx.atomicAdd(keys.groups.endedRuns, 1);
 }
 
 /** What a take of a limited type may take now. */
