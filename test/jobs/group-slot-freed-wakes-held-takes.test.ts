@@ -9,7 +9,8 @@
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
 import { openJobs } from '@jobtree/core';
-import type { Job, Jobs, JobsClock } from '@jobtree/core';
+import type { Database, Job, Jobs, JobsClock } from '@jobtree/core';
+import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
 
 /** The accept's own timeout: never reached while the test runs. */
@@ -68,4 +69,27 @@ test('a finish that frees a group slot while a parked accept of its commit start
   t.not(byParked, 'not woken');
   t.not(byHeld, 'not woken', "the other handle's held accept slept through the slot the finish freed");
   if (byParked !== 'not woken' && byHeld !== 'not woken') t.deepEqual([...byParked, ...byHeld].sort(), ['a1', 'b2']);
+});
+
+async function endedRuns(database: Database): Promise<bigint> {
+  const value = await database.doTransaction((tx) => tx.get(new JobKeys().forType(T1).groups.endedRuns));
+  return value === undefined ? 0n : value.readBigInt64LE(0);
+}
+
+test("a finish whose parked accept takes its group's next job in the same commit frees no slot; a finish that leaves the slot free counts one", async (t) => {
+  const { jobs, database } = await openTempJobs(t);
+  await jobs.setTypeLimits(T1, { group: { concurrency: 1 } });
+  await jobs.add(T1, 'g1', {}, { group: 'g' });
+  await jobs.add(T1, 'g2', {}, { group: 'g' });
+  const first = await jobs.accept(T1, { timeout: 0 });
+  t.is(first?.id, 'g1');
+  const waiting = jobs.acceptMany(T1, 1, { timeout: ACCEPT_TIMEOUT_MS });
+  t.deepEqual(await jobs.acceptMany(T1, 1, { timeout: 0 }), []);
+  const before = await endedRuns(database);
+  await jobs.finish(first as Job);
+  const [second] = await waiting;
+  t.is(second?.id, 'g2');
+  t.is(await endedRuns(database), before, 'the slot the finish freed was taken in its own commit');
+  await jobs.finish(second as Job);
+  t.is(await endedRuns(database), before + 1n);
 });
