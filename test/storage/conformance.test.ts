@@ -3,7 +3,7 @@
 
 import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
-import { type Database, FdbError, FdbErrorCode, type KeyValue, type Transaction } from '@jobtree/core';
+import { type Database, FdbError, FdbErrorCode, type KeyValue, type Transaction, type Watch } from '@jobtree/core';
 import { FOUNDATIONDB_KEY_LIMIT, type StorageBackend, backends } from './backends.js';
 
 const b = (text: string) => Buffer.from(text);
@@ -632,6 +632,121 @@ define('a watch on a key the transaction wrote compares against the written valu
   t.false(await settlesWithin(watch.promise, 50));
   await put(db, { w: 'theirs' });
   t.true(await watch.promise);
+});
+
+/** Whether `watch` fired (resolved true) within a second. */
+async function firesSoon(watch: Watch): Promise<boolean> {
+  return (await settlesWithin(watch.promise, 1000)) && (await watch.promise);
+}
+
+define('a watch made before any read compares with the value at the read version it takes', async (t, db) => {
+  await put(db, { w: '1' });
+  const watch = await db.doTransaction(async (tx) => {
+    const created = tx.watch(b('w'));
+    await put(db, { w: '2' });
+    return created;
+  });
+  t.true(await firesSoon(watch));
+});
+
+define('a watch made before its transaction sets the key to another value fires at once, before the commit', async (t, db) => {
+  await put(db, { w: 'before' });
+  const watch = await db.doTransaction(async (tx) => {
+    const created = tx.watch(b('w'));
+    tx.set(b('w'), b('after'));
+    t.true(await settlesWithin(created.promise, 1000), 'a change of its own transaction fires the watch before the commit');
+    return created;
+  });
+  t.true(await watch.promise);
+});
+
+define('a watch made before its transaction sets the key to the value it had stays quiet until another change', async (t, db) => {
+  await put(db, { w: 'same' });
+  const watch = await db.doTransaction((tx) => {
+    const created = tx.watch(b('w'));
+    tx.set(b('w'), b('same'));
+    return created;
+  });
+  t.false(await settlesWithin(watch.promise, 100));
+  await put(db, { w: 'other' });
+  t.true(await watch.promise);
+});
+
+define('a watch fires when its transaction sets the key to another value and back', async (t, db) => {
+  await put(db, { w: 'start' });
+  const watch = await db.doTransaction((tx) => {
+    const created = tx.watch(b('w'));
+    tx.set(b('w'), b('away'));
+    tx.set(b('w'), b('start'));
+    return created;
+  });
+  t.true(await firesSoon(watch));
+});
+
+define('a watch made before its transaction clears the key, or a range over it, fires; a watch of a missing key does not', async (t, db) => {
+  await put(db, { c1: 'x', c2: 'y' });
+  const [cleared, rangeCleared, missing] = await db.doTransaction((tx) => {
+    const watches = [tx.watch(b('c1')), tx.watch(b('c2')), tx.watch(b('c3'))];
+    tx.clear(b('c1'));
+    tx.clearRange(b('c2'), b('c4'));
+    return watches;
+  });
+  t.true(await firesSoon(cleared!));
+  t.true(await firesSoon(rangeCleared!));
+  t.false(await settlesWithin(missing!.promise, 100));
+  await put(db, { c3: 'now' });
+  t.true(await missing!.promise);
+});
+
+define('a watch made before an atomic add of its transaction fires, even when the add is of zero', async (t, db) => {
+  await db.doTransaction((tx) => tx.atomicAdd(b('n'), 5));
+  const [zero, one] = await db.doTransaction((tx) => {
+    const watches = [tx.watch(b('n')), tx.watch(b('m'))];
+    tx.atomicAdd(b('n'), 0);
+    tx.atomicAdd(b('m'), 1);
+    return watches;
+  });
+  t.true(await firesSoon(zero!));
+  t.true(await firesSoon(one!));
+});
+
+define('a watch made after an atomic add of its transaction compares with the value the add leaves', async (t, db) => {
+  await db.doTransaction((tx) => tx.atomicAdd(b('n'), 5));
+  const watch = await db.doTransaction((tx) => {
+    tx.atomicAdd(b('n'), 1);
+    return tx.watch(b('n'));
+  });
+  t.false(await settlesWithin(watch.promise, 100));
+  await db.doTransaction((tx) => tx.atomicAdd(b('n'), 1));
+  t.true(await watch.promise);
+});
+
+define('a watch adds a read conflict on its key', async (t, db) => {
+  await put(db, { w: '1' });
+  let created: Watch | undefined;
+  await expectFdbError(
+    t,
+    db.doTransaction(async (tx) => {
+      await tx.snapshot().get(b('elsewhere'));
+      created = tx.watch(b('w'));
+      tx.set(b('out'), b('x'));
+      await put(db, { w: '2' });
+    }, once),
+    FdbErrorCode.not_committed,
+  );
+  await expectFdbError(t, created!.promise, FdbErrorCode.not_committed);
+  t.is(await read(db, 'out'), undefined);
+});
+
+define('a watch of a key its transaction versionstamped fails with accessed_unreadable (1036); the transaction still commits', async (t, db) => {
+  const watches = await db.doTransaction((tx) => {
+    tx.setVersionstampedValue(b('sv'), Buffer.alloc(10), 0);
+    tx.setVersionstampedKey(stampedKeyTemplate('sk/'), 3, b('x'));
+    return [tx.watch(b('sv')), tx.watch(Buffer.concat([b('sk/'), Buffer.alloc(10, 7)]))];
+  });
+  for (const watch of watches) await expectFdbError(t, watch.promise, FdbErrorCode.accessed_unreadable);
+  t.is((await db.doTransaction((tx) => tx.get(b('sv'))))?.length, 10);
+  t.is((await db.doTransaction((tx) => tx.getRange(b('sk/'), b('sk0')))).length, 1);
 });
 
 define('a watch of a transaction that fails to commit rejects with the commit error', async (t, db) => {

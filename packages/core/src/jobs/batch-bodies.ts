@@ -51,6 +51,7 @@ export async function runBodies(
     handover.serveWhenVisible(tx);
   }
   reads.writeOnceWrites();
+  reads.writeEndedRuns();
   return outcomes;
 }
 

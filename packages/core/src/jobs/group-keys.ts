@@ -7,6 +7,7 @@
 //   (groups, 'turn_of', type, group)                -> float64 BE the group's turn, while it has one
 //   (groups, 'next_turn', type)                     -> int64 LE counter: the turns handed out so far
 //   (groups, 'running', type, group)                -> int64 LE counter of the group's running jobs
+//   (groups, 'ended_runs', type)                    -> int64 LE counter: commits that left a group of the type with fewer running jobs (it only grows)
 //   (groups, 'takes', type, group)                  -> never stored: the conflict key of the takes under the group's concurrency
 //   (groups, 'rate_windows', type, group)           -> the group's current rate window and the starts in it
 
@@ -25,6 +26,17 @@ export class TypeGroupKeys {
   readonly turnOf: Subspace;
   readonly nextTurn: Buffer;
   readonly running: Subspace;
+  /**
+   * What a take held back by a group's concurrency watches: a commit that
+   * leaves a group with fewer running jobs than it found adds one, and
+   * nothing subtracts, so a freed slot always changes it. (A write that
+   * ends a run and, for a parked accept, starts the group's next job in
+   * the same commit frees nothing, and wakes no one.) The type's running
+   * counter would not do: an end and a start of another group's job, in
+   * one commit or in two close enough together for a watch to miss, leave
+   * it as it was.
+   */
+  readonly endedRuns: Buffer;
   readonly takes: Subspace;
   readonly rateWindows: Subspace;
 
@@ -36,6 +48,7 @@ export class TypeGroupKeys {
     this.turnOf = root.subspace('turn_of', type);
     this.nextTurn = root.pack(['next_turn', type]);
     this.running = root.subspace('running', type);
+    this.endedRuns = root.pack(['ended_runs', type]);
     this.takes = root.subspace('takes', type);
     this.rateWindows = root.subspace('rate_windows', type);
   }

@@ -33,14 +33,13 @@
 // only takes touch: of two takes that both read the group's last free
 // slot, the second to commit runs again and finds it full. A take that
 // takes nothing from a group conflicts on nothing of it, and waits for a
-// finish on its watch, which the transaction that saw the group full arms.
-// Only a take that made jobs running and leaves accepts waiting
-// reads the counters of the groups that held it with a conflict:
-// it adds to the type's running counter, the key its watch is on, and a
-// watch on a key its own transaction wrote may compare with the value
-// after the commit, which counts a finish committed in between, so the
-// watch would never fire for the slot that finish freed. The group's rate
-// log (rate-log.ts), which only takes write, is read with a read conflict.
+// finish on its watch, which the transaction that saw the group full arms:
+// on the type's count of ended grouped runs (group-keys.ts), which a
+// commit that frees a group's slot adds to and nothing subtracts from. A watch reads its key with a
+// read conflict, as FoundationDB's does, so a take that made jobs running
+// and leaves accepts waiting runs again when a run ended between its read
+// and its commit. The group's rate log (rate-log.ts), which only takes
+// write, is read with a read conflict.
 //
 // Takes in flight at once in one process (the accept batcher pipelines
 // them) pass over the ring rows, arrivals and queue entries the others
@@ -73,7 +72,7 @@ import type { TypeKeys } from './job-keys.js';
 import { parsePendingKeyFast } from './job-keys.js';
 import { claimKey, dequeuePending } from './pending-queue.js';
 import { RateLog } from './rate-log.js';
-import type { DequeuedJob, DequeueResult, PendingClaims } from './pending-queue.js';
+import type { DequeuedJob, DequeueResult, OncePerAttempt, PendingClaims } from './pending-queue.js';
 
 /** The most UTF-8 bytes a group's name may have. */
 export const MAX_GROUP_BYTES = 256;
@@ -162,6 +161,8 @@ export class GroupTurns {
   readonly #limits: GroupLimits | undefined;
   readonly #now: number;
   readonly #claims: PendingClaims | undefined;
+  /** The write attempt's shared writes, when a write serves a parked accept: told of the runs the take starts. */
+  readonly #once: OncePerAttempt | undefined;
   /** Groups in ring order, as far as the ring is read, then the groups this take gave a turn. */
   readonly #order: GroupTurn[] = [];
   /** Groups this take gives a turn, served after every group already in the ring. */
@@ -181,18 +182,17 @@ export class GroupTurns {
   #lastPicks: GroupTurn[] = [];
   /** A group was passed over for its concurrency. */
   heldByConcurrency = false;
-  /** The groups passed over for their concurrency. */
-  readonly #heldGroups = new Set<string>();
   /** When the first group passed over for its rate may start again (ms, on the clock `now` is read from). */
   limitedUntil: number | undefined;
 
-  constructor(tx: Transaction, keys: TypeKeys, limits: GroupLimits | undefined, now: number, claims: PendingClaims | undefined) {
+  constructor(tx: Transaction, keys: TypeKeys, limits: GroupLimits | undefined, now: number, claims: PendingClaims | undefined, once?: OncePerAttempt) {
     this.#tx = tx;
     this.#keys = keys;
     this.#groupKeys = keys.groups;
     this.#limits = limits;
     this.#now = now;
     this.#claims = claims;
+    this.#once = once;
   }
 
   async #load(): Promise<void> {
@@ -405,7 +405,6 @@ export class GroupTurns {
       this.limitedUntil = Math.min(this.limitedUntil ?? reopens, reopens);
     } else {
       this.heldByConcurrency = true;
-      this.#heldGroups.add(turn.group);
     }
   }
 
@@ -495,6 +494,7 @@ export class GroupTurns {
     for (const turn of [...this.#order, ...this.#borrowed]) {
       if (turn.taken === 0 || turn.group === UNGROUPED) continue;
       tx.atomicAdd(groups.runningKey(turn.group), BigInt(turn.taken));
+      this.#once?.startedGroupRuns?.(this.#keys, turn.group, turn.taken);
       if (this.#limits?.concurrency !== undefined) {
         const takes = groups.takesKey(turn.group);
         tx.addReadConflictKey(takes);
@@ -516,16 +516,13 @@ export class GroupTurns {
 
   /**
    * What a take that found too few jobs waits on: the pending counter (an
-   * enqueue), and when a group was held by its concurrency the type's
-   * running counter too (a finish frees a slot). `tookJobs`: the take adds
-   * to that counter itself, so a finish of a group that held it, committed
-   * before its commit, makes it run again (see the top of this file).
+   * enqueue), and when a group was held by its concurrency the count of
+   * ended grouped runs too (an end frees a slot; see the top of this file).
    */
-  watch(tx: Transaction, tookJobs: boolean): Watch {
+  watch(tx: Transaction): Watch {
     const pending = tx.watch(this.#keys.watchesPending);
     if (!this.heldByConcurrency) return pending;
-    if (tookJobs) for (const group of this.#heldGroups) tx.addReadConflictKey(this.#groupKeys.runningKey(group));
-    return eitherWatch(pending, tx.watch(this.#keys.runningCount));
+    return eitherWatch(pending, tx.watch(this.#groupKeys.endedRuns));
   }
 }
 

@@ -383,7 +383,7 @@ async function takeJobs(
   if (paused === true || (paused !== false && (await paused))) return pausedBatch(tx, keys, watchUnder);
   // A type that has had grouped jobs takes by turns (job-groups.ts); one snapshot read for any other.
   const grouped = hasGroupsIn(tx, keys);
-  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, now, claims) : undefined;
+  const turns = grouped === true || (grouped !== false && (await grouped)) ? new GroupTurns(tx, keys, groupLimits, now, claims, once) : undefined;
   for (;;) {
     // Reads answer at once on the embedded engine: no promise per batch, nor one per job.
     const dequeue = turns === undefined ? dequeuePending(tx, keys, maxScheduledTime, count - jobs.length, claims) : turns.pick(maxScheduledTime, count - jobs.length);
@@ -468,8 +468,8 @@ async function takeJobs(
     }
     if (turns !== undefined) {
       await tx.snapshot().get(keys.watchesPending);
-      if (turns.heldByConcurrency) await tx.snapshot().get(keys.runningCount);
-      const batch: AcceptBatch = { jobs, watch: turns.watch(tx, jobs.length > 0), nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
+      if (turns.heldByConcurrency) await tx.snapshot().get(keys.groups.endedRuns);
+      const batch: AcceptBatch = { jobs, watch: turns.watch(tx), nextScheduledTime: picked.nextScheduledTime, skippedClaims, truncated: false, bytes };
       if (turns.limitedUntil !== undefined) batch.limitedUntil = turns.limitedUntil;
       return batch;
     }

@@ -48,6 +48,15 @@ export interface OncePerAttempt {
    * same transaction (see parked-accepts.ts).
    */
   freedGroupSlot?(keys: TypeKeys): void;
+  /**
+   * A run of a job of `group` ended in this attempt: the type's count of
+   * ended runs (group-keys.ts) is bumped at the attempt's end unless the
+   * attempt also started as many of the group's jobs (see
+   * `startedGroupRuns`), which leaves the group as full as it was.
+   */
+  endedGroupRun?(keys: TypeKeys, group: string): void;
+  /** `count` jobs of `group` started in this attempt (a parked accept it served took them). */
+  startedGroupRuns?(keys: TypeKeys, group: string, count: number): void;
 }
 
 /**

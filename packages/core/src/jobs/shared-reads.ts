@@ -26,6 +26,8 @@ export class SharedReads implements OncePerAttempt {
   /** The ids finished in this attempt, by their type and outcome's count key (one stable buffer each). */
   #finished: Map<Buffer, { keys: TypeKeys; outcome: JobOutcome; ids: string[] }> | undefined;
   readonly #handover: Handover | undefined;
+  /** Per type, the runs of each group this attempt ended less those it started (see OncePerAttempt.endedGroupRun). */
+  #groupRuns: Map<TypeKeys, Map<string, number>> | undefined;
 
   constructor(tx: Transaction, handover?: Handover) {
     this.#tx = tx;
@@ -98,5 +100,41 @@ export class SharedReads implements OncePerAttempt {
 
   freedGroupSlot(keys: TypeKeys): void {
     this.#handover?.freedGroupSlot(keys);
+  }
+
+  endedGroupRun(keys: TypeKeys, group: string): void {
+    this.#countGroupRuns(keys, group, 1);
+  }
+
+  startedGroupRuns(keys: TypeKeys, group: string, count: number): void {
+    if (this.#groupRuns?.has(keys)) this.#countGroupRuns(keys, group, -count);
+  }
+
+  #countGroupRuns(keys: TypeKeys, group: string, ended: number): void {
+    this.#groupRuns ??= new Map();
+    let groups = this.#groupRuns.get(keys);
+    if (groups === undefined) {
+      groups = new Map();
+      this.#groupRuns.set(keys, groups);
+    }
+    groups.set(group, (groups.get(group) ?? 0) + ended);
+  }
+
+  /**
+   * Bumps the count of ended runs of each type in which this attempt left a
+   * group with fewer running jobs than it found: once the parked accepts it
+   * served have taken theirs (batch-bodies.ts), as those may refill the slots.
+   */
+  writeEndedRuns(): void {
+    if (this.#groupRuns === undefined) return;
+    for (const [keys, groups] of this.#groupRuns) {
+      for (const ended of groups.values()) {
+        if (ended > 0) {
+          this.#tx.atomicAdd(keys.groups.endedRuns, 1);
+          break;
+        }
+      }
+    }
+    this.#groupRuns = undefined;
   }
 }

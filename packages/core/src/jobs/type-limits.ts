@@ -157,6 +157,8 @@ export function countEndedRun(tx: Transaction, keys: TypeKeys, once?: OncePerAtt
   const key = keys.groups.runningKey(group);
   if (once?.add !== undefined) once.add(key, -1);
   else tx.atomicAdd(key, MINUS_ONE);
+  if (once?.endedGroupRun !== undefined) once.endedGroupRun(keys, group);
+  else tx.atomicAdd(keys.groups.endedRuns, 1);
 }
 
 /** What a take of a limited type may take now. */

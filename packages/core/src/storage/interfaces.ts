@@ -21,8 +21,13 @@ export interface RangeOptions {
 export interface Watch {
   /**
    * Resolves `true` once the watched key's value differs from the value the
-   * creating transaction saw (only after that transaction committed), or
-   * `false` when `cancel()` was called first.
+   * creating transaction could read when it made the watch (at its read
+   * version, through its own earlier writes), or `false` when `cancel()` was
+   * called first. A later write of that transaction that changes the value
+   * (any atomic add, whatever it adds) fires it at once; other transactions'
+   * changes, only after that transaction committed. Rejects with the
+   * commit's error when it does not commit, and with the read's error
+   * (`accessed_unreadable`, 1036, on a key it versionstamped) at once.
    */
   promise: Promise<boolean>;
   cancel(): void;
@@ -67,7 +72,10 @@ export interface Transaction extends ReadTransaction {
    */
   getVersionstamp(): Promise<Buffer>;
 
-  /** A watch on `key`, armed when (and only if) this transaction commits. */
+  /**
+   * A watch on `key`, armed when (and only if) this transaction commits.
+   * Making it reads `key` as `get` does, read conflict included.
+   */
   watch(key: Bytes): Watch;
 
   /**

@@ -39,8 +39,6 @@ export interface Member {
   request: CommitRequest;
   order: number;
   stampedKeys: StampedChange[];
-  /** Per watch, the value the transaction saw; filled when the batch is built. */
-  seen: Array<Buffer | undefined>;
 }
 
 /** The transactions that share one lmdb write, and what becomes of them. */
@@ -193,12 +191,12 @@ export function applyPending(batch: Batch, base: StoreSnapshot): KeyChange[] {
 /**
  * Applies one member's writes over the batch's changes so far and `base`
  * (atomic adds read the latest value here, which is what makes them
- * conflict-free), pushing each key change it makes onto `out`, and
- * records the value each of its watches saw. A key several members
- * change is pushed once per member: lmdb applies them in order.
+ * conflict-free), pushing each key change it makes onto `out`. A key
+ * several members change is pushed once per member: lmdb applies them in
+ * order.
  */
 function applyMember(batch: Batch, member: Member, base: StoreSnapshot, out: KeyChange[]): void {
-  const { writes, watches } = member.request;
+  const { writes } = member.request;
   for (const [start, end] of writes.clears) {
     const changes = changesOf(batch);
     // Replaced, not changed in place: a change may be a transaction's own mutation object (below).
@@ -244,10 +242,5 @@ function applyMember(batch: Batch, member: Member, base: StoreSnapshot, out: Key
   for (const stamped of member.stampedKeys) {
     out.push(stamped);
     batch.changes?.set(stamped.key.toString('latin1'), stamped);
-  }
-  for (const watch of watches) {
-    const wrote = writes.touches(watch.key) || member.stampedKeys.some((c) => c.key.equals(watch.key));
-    if (wrote) member.seen.push(valueAfter(changesOf(batch), base, watch.key, watch.keyString));
-    else member.seen.push((member.request.snapshot ?? base).get(watch.key));
   }
 }

@@ -291,7 +291,7 @@ export class CommitPipeline {
       stampedKeys.push({ key, value });
     }
     for (const key of request.writeConflictKeys) this.#log.recordKey(batch.writes, key);
-    batch.members.push({ request, order, stampedKeys, seen: [] });
+    batch.members.push({ request, order, stampedKeys });
     if (request.visible.length > 0) batch.early = true;
     if (batch.streaming) this.#stream(batch);
     else this.#queueWrite();
@@ -299,11 +299,8 @@ export class CommitPipeline {
   }
 
   /** Arms the watches of a transaction that committed without writing anything. */
-  armReadOnly(watches: readonly KeyWatch[], snapshot: StoreSnapshot | undefined): void {
-    const source = snapshot ?? this.#published;
-    for (const watch of watches) {
-      this.#watches.arm(watch, source.get(watch.key), this.#published.get(watch.key));
-    }
+  armReadOnly(watches: readonly KeyWatch[]): void {
+    for (const watch of watches) this.#watches.arm(watch, this.#published.get(watch.key));
   }
 
   /** Waits for every accepted commit to be durable, then frees the snapshots. */
@@ -634,10 +631,7 @@ export class CommitPipeline {
     if (!this.#watches.isEmpty) this.#watches.onDurableParts(batch.parts, batch.parts.length, batch.changes);
     for (const member of batch.members) {
       const { watches } = member.request;
-      for (let i = 0; i < watches.length; i++) {
-        const watch = watches[i] as KeyWatch;
-        this.#watches.arm(watch, member.seen[i], this.#published.get(watch.key));
-      }
+      for (const watch of watches) this.#watches.arm(watch, this.#published.get(watch.key));
     }
   }
 

@@ -2,7 +2,6 @@
 // pipeline (commit-pipeline.ts), and the ticket it gets back.
 
 import type { PendingWrites } from './pending-writes.js';
-import type { StoreSnapshot } from './store-snapshot.js';
 import type { KeyWatch } from './watch-registry.js';
 
 /** Everything the resolver needs from a committing transaction. */
@@ -16,8 +15,6 @@ export interface CommitRequest {
   readonly writes: PendingWrites;
   readonly writeConflictKeys: readonly Buffer[];
   readonly watches: readonly KeyWatch[];
-  /** The snapshot the transaction read from (for the value its watches saw). */
-  readonly snapshot: StoreSnapshot | undefined;
   /** Told once the commit is readable by new transactions, ahead of its flush when the pipeline can (see commit-pipeline.ts). */
   readonly visible: readonly (() => void)[];
 }

@@ -27,7 +27,7 @@ import { PendingWrites } from './pending-writes.js';
 import { keyOf, mergeRange, readConflictRange } from './range-reads.js';
 import { SnapshotReads } from './snapshot-reads.js';
 import type { StoreSnapshot } from './store-snapshot.js';
-import { KeyWatch } from './watch-registry.js';
+import { KeyWatch, sameValue } from './watch-registry.js';
 
 type State = 'open' | 'committing' | 'committed' | 'failed';
 
@@ -236,6 +236,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const v = checkValue(value);
     this.#checkOpen();
     this.#pendingWrites().set(copyBytes(k), copyBytes(v));
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, v, true);
   }
 
   /**
@@ -248,12 +249,14 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const v = checkValue(value);
     this.#checkOpen();
     this.#pendingWrites().set(k, v);
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, v, true);
   }
 
   clear(key: Bytes): void {
     const k = checkKey(key);
     this.#checkOpen();
     this.#pendingWrites().clear(copyBytes(k));
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, undefined, true);
   }
 
   /**
@@ -264,6 +267,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const k = checkKey(key);
     this.#checkOpen();
     this.#pendingWrites().clear(k);
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, undefined, true);
   }
 
   clearRange(start: Bytes, end: Bytes): void {
@@ -271,7 +275,13 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const e = checkRangeEnd(end);
     checkRange(s, e);
     this.#checkOpen();
-    if (Buffer.compare(s, e) < 0) this.#pendingWrites().clearRange(copyBytes(s), copyBytes(e));
+    if (Buffer.compare(s, e) >= 0) return;
+    this.#pendingWrites().clearRange(copyBytes(s), copyBytes(e));
+    if (this.#watches !== undefined) {
+      for (const watch of this.#watches) {
+        if (!watch.settled && watch.seen !== undefined && Buffer.compare(s, watch.key) <= 0 && Buffer.compare(watch.key, e) < 0) watch.settle(true);
+      }
+    }
   }
 
   atomicAdd(key: Bytes, delta: number | bigint): void {
@@ -279,6 +289,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const operand = addOperand(delta);
     this.#checkOpen();
     this.#pendingWrites().add(copyBytes(k), operand);
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, undefined, false);
   }
 
   setVersionstampedKey(keyTemplate: Bytes, offset: number, value: Bytes): void {
@@ -308,6 +319,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
     this.#pendingWrites().setStampedValue(copyBytes(k), copyBytes(template), at);
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, undefined, false);
   }
 
   /**
@@ -321,6 +333,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     const at = checkVersionstampOffset(template, offset);
     this.#checkOpen();
     this.#pendingWrites().setStampedValue(k, template, at);
+    if (this.#watches !== undefined) this.#fireOwnWatches(k, undefined, false);
   }
 
   #pendingWrites(): PendingWrites {
@@ -371,13 +384,41 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
 
   // --- watches -------------------------------------------------------------
 
+  // As in FoundationDB's read-your-writes transaction: a watch reads its
+  // key as `get` does (at the read version, through this transaction's
+  // own writes, with a read conflict) and compares with that value. A
+  // later write of this transaction that changes it fires the watch at
+  // once; an atomic op fires it whatever it adds, as FoundationDB does not
+  // compute the op's result to compare. Other transactions' changes count
+  // once this one has committed (see WatchRegistry.arm).
+
   watch(key: Bytes): Watch {
     const k = checkKey(key);
     this.#checkOpen();
     const watch = new KeyWatch(copyBytes(k), k.toString('latin1'));
+    try {
+      watch.seen = this.#get(watch.key, true);
+    } catch (error) {
+      // The read's error is the watch's (accessed_unreadable on a key this
+      // transaction versionstamped, say); the transaction goes on.
+      if (!(error instanceof FdbError)) throw error;
+      watch.fail(error);
+      return watch;
+    }
     this.#watches ??= [];
     this.#watches.push(watch);
     return watch;
+  }
+
+  /**
+   * Fires the watches of `key` a write of this transaction changes:
+   * `known` false for an atomic op, which fires them whatever it writes.
+   */
+  #fireOwnWatches(key: Buffer, value: Buffer | undefined, known: boolean): void {
+    for (const watch of this.#watches as KeyWatch[]) {
+      if (watch.settled || watch.key.length !== key.length || !watch.key.equals(key)) continue;
+      if (!known || !sameValue(watch.seen, value)) watch.settle(true);
+    }
   }
 
   onVisible(callback: () => void): void {
@@ -445,7 +486,7 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
     if (this.#pipeline.closing) throw new FdbError(FdbErrorCode.client_invalid_operation, 'the database is closed');
     if (this.#watches !== undefined) {
       this.#checkAge();
-      this.#pipeline.armReadOnly(this.#watches, this.#snapshot);
+      this.#pipeline.armReadOnly(this.#watches);
     }
     this.#state = 'committed';
     this.#releaseSnapshot();
@@ -462,7 +503,6 @@ export class EmbeddedTransaction implements Transaction, TransactionFastPaths, A
       writes,
       writeConflictKeys: this.#writeConflictKeys ?? NO_KEYS,
       watches: this.#watches ?? NO_WATCHES,
-      snapshot: this.#snapshot,
       visible: this.#visible ?? NO_CALLBACKS,
     };
   }

@@ -194,11 +194,6 @@ export class PendingWrites {
     return false;
   }
 
-  /** Whether this transaction wrote `key` in any way (used for the value a watch saw). */
-  touches(key: Buffer): boolean {
-    return this.points.get(key) !== undefined || this.#cleared(key) || this.isStampedKey(key);
-  }
-
   /** The buffered state of one key; `found: false` means "read the snapshot". */
   read(key: Buffer): BufferedRead {
     const mutation = this.points.get(key);

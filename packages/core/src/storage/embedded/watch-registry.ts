@@ -1,6 +1,7 @@
-// Watches: each one remembers the value its transaction saw and fires once a
-// durable commit leaves a different value under the key. They are armed only
-// when (and if) the creating transaction commits, like FoundationDB's.
+// Watches: each one remembers the value its transaction read when it made
+// the watch (embedded-transaction.ts) and fires once a durable commit leaves
+// a different value under the key. They are armed only when (and if) the
+// creating transaction commits, like FoundationDB's.
 
 import type { Watch } from '../interfaces.js';
 import { type KeyChange, lastChanges } from './lmdb-store.js';
@@ -8,7 +9,7 @@ import { type KeyChange, lastChanges } from './lmdb-store.js';
 /** Up to this many watched keys, a durable batch's changes are compared with them one by one (see `onDurableParts`). */
 const FEW_WATCHED_KEYS = 8;
 
-function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean {
+export function sameValue(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === undefined ? b === undefined : b !== undefined && a.equals(b);
 }
 
@@ -16,7 +17,7 @@ export class KeyWatch implements Watch {
   readonly key: Buffer;
   readonly keyString: string;
   readonly promise: Promise<boolean>;
-  /** The value the creating transaction saw, set when its commit is resolved. */
+  /** The value the creating transaction read when it made the watch. */
   seen: Buffer | undefined;
   #resolve!: (fired: boolean) => void;
   #reject!: (error: unknown) => void;
@@ -93,12 +94,13 @@ export class WatchRegistry {
 
   /**
    * Arms `watch` after its transaction committed: fires at once when the
-   * durable value already differs from what the transaction saw.
+   * value readable now (`current`) already differs from what the
+   * transaction read (a read-only transaction does not conflict with the
+   * commits since its read version).
    */
-  arm(watch: KeyWatch, seen: Buffer | undefined, current: Buffer | undefined): void {
+  arm(watch: KeyWatch, current: Buffer | undefined): void {
     if (watch.settled) return;
-    watch.seen = seen;
-    if (!sameValue(seen, current)) {
+    if (!sameValue(watch.seen, current)) {
       watch.settle(true);
       return;
     }
