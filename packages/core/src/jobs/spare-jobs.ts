@@ -27,8 +27,8 @@
 // more lengthens the next round trip rather than covering it (the measured
 // round trip, hence the spare jobs, climbed to two whole takes in a drain
 // bound by the main thread), and every job held keeps its objects alive
-// across garbage collections (such a drain's promoted bytes per job fell
-// from ~850 to ~180 with the lower bound).
+// across garbage collections (in such a drain, ~850 bytes per job promoted
+// to the old generation with two whole takes held, ~180 with half a take).
 
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 
