@@ -8,6 +8,7 @@
 import test from 'ava';
 import { JobsError, LocalQueue } from '@jobtree/core';
 import type { Job, Jobs, LocalQueueSlots, LocalQueueSource } from '@jobtree/core';
+import { MAX_SPARE_IN_PROCESS } from '../../packages/core/src/jobs/spare-jobs.js';
 import { openTempJobs, T1, T2 } from './temp-jobs.js';
 
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
@@ -150,6 +151,46 @@ test('while runs end quickly the queue holds spare jobs beyond the free slots, a
   t.true(mostHeld >= 1, 'jobs waited in the queue beyond the free slots');
   t.is(new Set(owner.started).size, count);
   t.deepEqual(await jobs.getActiveJobIds(T1), []);
+});
+
+test('with takes slowed by a busy event loop, a queue on a store this process runs holds at most half a take beyond the free slots', async (t) => {
+  t.timeout(120_000);
+  const { jobs } = await openTempJobs(t);
+  const count = 4_000;
+  for (let start = 0; start < count; start += 1_000) {
+    await jobs.addMany(
+      T1,
+      Array.from({ length: 1_000 }, (_, i) => ({ id: `b${start + i}`, data: { i: start + i } })),
+    );
+  }
+  // Every take answers 80 ms late, as one does behind a loop busy with runs.
+  const source: LocalQueueSource = {
+    acceptMany: async (type, max, options) => {
+      await sleep(80);
+      return jobs.acceptMany(type, max, options);
+    },
+    update: (job, data) => jobs.update(job, data),
+    finish: (job, data) => jobs.finish(job, data),
+    finishMany: (items) => jobs.finishMany(items),
+    resubmit: jobs.resubmit.bind(jobs),
+    getTypeTimeout: (type) => jobs.getTypeTimeout(type),
+    role: jobs.role,
+  };
+  t.is(source.role, 'owner');
+  const owner = new SlotOwner(2);
+  const queue = slotQueue(source, T1, owner);
+  t.teardown(() => queue.stop());
+  queue.takeReady(0);
+  let mostHeld = 0;
+  while (owner.started.length < count || owner.running.size > 0) {
+    const [id] = owner.running.keys();
+    if (id === undefined) await new Promise((resolve) => setImmediate(resolve));
+    else await owner.end(jobs, id);
+    mostHeld = Math.max(mostHeld, queue.held);
+  }
+  t.true(mostHeld > 2, `${mostHeld} jobs held: spare jobs beyond the free slots`);
+  t.true(mostHeld <= 2 + MAX_SPARE_IN_PROCESS, `${mostHeld} jobs held for 2 slots`);
+  t.is(new Set(owner.started).size, count);
 });
 
 test('the queue names its mode: waiting on an empty store, taking after a full take, stopped after stop', async (t) => {

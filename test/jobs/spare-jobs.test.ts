@@ -6,7 +6,7 @@
 
 import test from 'ava';
 import { MAX_ACCEPT_MANY } from '../../packages/core/src/jobs/accept-batcher.js';
-import { SpareJobs } from '../../packages/core/src/jobs/spare-jobs.js';
+import { MAX_SPARE_IN_PROCESS, SpareJobs } from '../../packages/core/src/jobs/spare-jobs.js';
 
 /** A clock the test moves by hand. */
 function manualClock() {
@@ -61,6 +61,21 @@ test('quick runs and long takes: the spare jobs reach two whole takes, and no mo
     spare.count(80);
   }
   t.is(spare.count(80), 2 * MAX_ACCEPT_MANY);
+});
+
+test('quick runs and long takes from a store this process runs: the spare jobs stop at half a take', (t) => {
+  const clock = manualClock();
+  const spare = new SpareJobs(clock.now);
+  // The pace and takes of the test above; an in-process take is that slow
+  // only while the event loop is busy with the runs of the jobs held.
+  for (let rounds = 0; rounds < 40; rounds++) {
+    round(spare, clock, 500, 0.05, 5);
+    spare.count(80, true);
+  }
+  t.is(spare.count(80, true), MAX_SPARE_IN_PROCESS);
+  t.is(MAX_SPARE_IN_PROCESS, MAX_ACCEPT_MANY / 2);
+  // Below the bound the rate decides, in process or not.
+  t.is(spare.count(2, true), spare.count(2));
 });
 
 test('runs that end slowly get no spare jobs, and a window with no run ended halves the rate', (t) => {

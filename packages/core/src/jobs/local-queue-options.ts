@@ -11,9 +11,10 @@ import { describe } from './job-input.js';
 /**
  * What a local queue uses of the jobs API: a `Jobs` handle, or anything
  * that has these calls with the same meaning (the application of
- * `jobtree` has them all).
+ * `jobtree` has them all). `role`, when the source has it, bounds the
+ * spare jobs of `slots` mode (see spare-jobs.ts).
  */
-export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'update' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'>;
+export type LocalQueueSource = Pick<Jobs, 'acceptMany' | 'update' | 'finish' | 'finishMany' | 'resubmit' | 'getTypeTimeout'> & Partial<Pick<Jobs, 'role'>>;
 
 /** A queue for workers that each take one job at a time with `take()`. */
 export interface LocalQueueOptions {

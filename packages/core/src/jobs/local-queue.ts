@@ -187,7 +187,7 @@ export class LocalQueue<T extends string = string> {
    * ending quickly), the newest first.
    */
   trim(): void {
-    const keep = this.#slots === undefined ? this.#settings.size : this.#spare.count(this.#takeMs);
+    const keep = this.#slots === undefined ? this.#settings.size : this.#spareCount();
     if (this.#held.count > keep) this.#giveBack(this.#held.trim(keep));
   }
 
@@ -308,9 +308,14 @@ export class LocalQueue<T extends string = string> {
     return this.#slots === undefined ? Math.max(1, Math.ceil(this.#settings.size / MAX_FILLS)) : this.#settings.size;
   }
 
+  /** The spare jobs to hold beyond an owner's free slots (`slots` mode). */
+  #spareCount(): number {
+    return this.#spare.count(this.#takeMs, this.#jobs.role === 'owner');
+  }
+
   /** Jobs the queue's consumers want held: for workers its size, for an owner its free slots and the spare jobs. */
   #wanted(): number {
-    return this.#slots === undefined ? this.#settings.size : this.#slots.free() + this.#spare.count(this.#takeMs);
+    return this.#slots === undefined ? this.#settings.size : this.#slots.free() + this.#spareCount();
   }
 
   /** Jobs the queue may still take: what its consumers want held, less what it holds and has asked for. */
