@@ -141,8 +141,10 @@ export function serializeError(error: unknown): SerializedError {
   // here would leave the run unsettled, its job running until its timeout.
   try {
     if (error instanceof Error) {
-      const serialized: SerializedError = { name: error.name, message: error.message };
-      if (error.stack !== undefined) serialized.stack = error.stack;
+      // As strings: a name or message of another kind (a Symbol, an object
+      // with methods) may not cross to the main thread, and the lane would die of it.
+      const serialized: SerializedError = { name: String(error.name), message: String(error.message) };
+      if (typeof error.stack === 'string') serialized.stack = error.stack;
       if ((error as { retryable?: unknown }).retryable === false) serialized.retryable = false;
       return serialized;
     }
