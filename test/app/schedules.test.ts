@@ -91,6 +91,20 @@ test.serial('processes in other zones setting the same cron expression without a
   t.deepEqual((await app.schedule('nightly', '0 2 * * *', { type: 'report', timezone: 'Asia/Tokyo' })).spec, { cron: '0 2 * * *', timezone: 'Asia/Tokyo' });
 });
 
+test.serial('an empty timezone, in the option or in the spec, is none given: the schedule keeps its zone', async (t) => {
+  const before = process.env.TZ;
+  t.teardown(() => {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  });
+  const { app } = await startTempApp(t, {}, { report: 30 });
+  process.env.TZ = 'America/New_York';
+  await app.schedule('nightly', '0 2 * * *', { type: 'report' });
+  process.env.TZ = 'Asia/Tokyo';
+  t.deepEqual((await app.schedule('nightly', '0 2 * * *', { type: 'report', timezone: '' })).spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+  t.deepEqual((await app.schedule('nightly', { cron: '0 2 * * *', timezone: '' }, { type: 'report' })).spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+});
+
 test.serial("the ticker's rest is never long enough on the app's clock for a tick waiting on it to count as missed", async (t) => {
   t.timeout(90_000);
   // 1200 times real time: a minute of the app's clock is 50 real ms, and PASS_GAP_MS two of its minutes, past LATE_MS.
