@@ -40,8 +40,9 @@ const WAKE = 'tick';
 /**
  * The least real time between the end of a pass and the next: a tick's job
  * comes at most this late, and a ticker behind its ticks leaves the process
- * the rest of its time. Under a clock sped up past LATE_MS / 4 in this time
- * the rest is shorter, so that no tick waits long enough to count as missed.
+ * the rest of its time. Under a clock so fast that a quarter of LATE_MS of
+ * it passes sooner, the rest is that quarter: no tick waits on it long
+ * enough to count as missed.
  */
 export const PASS_GAP_MS = 100;
 
