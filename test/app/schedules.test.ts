@@ -91,6 +91,49 @@ test.serial('processes in other zones setting the same cron expression without a
   t.deepEqual((await app.schedule('nightly', '0 2 * * *', { type: 'report', timezone: 'Asia/Tokyo' })).spec, { cron: '0 2 * * *', timezone: 'Asia/Tokyo' });
 });
 
+test.serial('an empty timezone, in the option or in the spec, is none given: the schedule keeps its zone', async (t) => {
+  const before = process.env.TZ;
+  t.teardown(() => {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  });
+  const { app } = await startTempApp(t, {}, { report: 30 });
+  process.env.TZ = 'America/New_York';
+  await app.schedule('nightly', '0 2 * * *', { type: 'report' });
+  process.env.TZ = 'Asia/Tokyo';
+  t.deepEqual((await app.schedule('nightly', '0 2 * * *', { type: 'report', timezone: '' })).spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+  t.deepEqual((await app.schedule('nightly', { cron: '0 2 * * *', timezone: '' }, { type: 'report' })).spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
+});
+
+test.serial("the ticker's rest is never long enough on the app's clock for a tick waiting on it to count as missed", async (t) => {
+  t.timeout(90_000);
+  // 1200 times real time: a minute of the app's clock is 50 real ms, and PASS_GAP_MS two of its minutes, past LATE_MS.
+  const { app } = await startTempApp(t, { clockSpeed: 1_200 }, { report: 3_600 });
+  const jobs = app.jobs;
+  const passStarts: number[] = [];
+  const passEnds: number[] = [];
+  const getSchedules = jobs.getSchedules.bind(jobs);
+  const addScheduleTicks = jobs.addScheduleTicks.bind(jobs);
+  jobs.getSchedules = () => {
+    passStarts.push(performance.now());
+    return getSchedules();
+  };
+  jobs.addScheduleTicks = async (...args) => {
+    try {
+      return await addScheduleTicks(...args);
+    } finally {
+      passEnds.push(performance.now());
+    }
+  };
+  await app.schedule('minutely', { everyMs: MINUTE }, { type: 'report' });
+  await eventually(async () => passEnds.length >= 21, 30_000, 'twenty passes that added ticks');
+  const rests = passEnds.slice(0, 20).map((end) => (passStarts.find((start) => start > end) ?? Number.POSITIVE_INFINITY) - end);
+  const median = [...rests].sort((a, b) => a - b)[10] as number;
+  t.log(`rests: ${rests.map(Math.round).join(' ')} ms`);
+  // A stalled machine lengthens some rests; the ticker's own rule shows in the median, a tick apart at most.
+  t.true(median < PASS_GAP_MS, `median rest ${Math.round(median)} ms`);
+});
+
 test.serial('a ticker behind its ticks rests between passes: a backlog of missed ticks is added in passes at least PASS_GAP_MS apart, not back to back', async (t) => {
   t.timeout(120_000);
   const { app } = await startTempApp(t, { schedulePollMs: 60_000 }, { report: 3_600 });

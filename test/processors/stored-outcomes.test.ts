@@ -220,3 +220,27 @@ test('a job cancelled between its last crash and the give-up write is told job:c
   await scheduler.stop();
   t.deepEqual(seen, ['job:cancelled']);
 });
+
+testInModes('a handler that throws a revoked Proxy or an Error whose message getter throws leaves its job failed', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('odd', 'throws-given', { attempts: 1 });
+  const ids = ['revokedProxy', 'hostileError'];
+  const failed = Promise.all(ids.map((id) => nextEvent(scheduler, 'job:failed', (event) => event.id === id)));
+  for (const id of ids) await h.jobs.add('odd', id, { [id]: true });
+  await failed;
+  await eventually(async () => (await h.jobs.getJobs('odd', { outcome: 'failed' })).length === 2);
+  t.like(await h.jobs.getJob('odd', 'revokedProxy'), { error: { name: 'Error', message: '<Revoked Proxy>' } });
+  t.like(await h.jobs.getJob('odd', 'hostileError'), { error: { name: 'Error', message: 'a thrown object that cannot be shown' } });
+});
+
+testInModes('a handler that throws an Error whose name and message are no strings leaves its job failed with them as text, and the runs beside it go on', async (t) => {
+  const h = await harness(t);
+  const scheduler = await h.start('odd', 'throws-given', { attempts: 1 });
+  const ids = ['unsendableError', 'string'];
+  const failed = Promise.all(ids.map((id) => nextEvent(scheduler, 'job:failed', (event) => event.id === id)));
+  for (const id of ids) await h.jobs.add('odd', id, { [id]: true });
+  await failed;
+  await eventually(async () => (await h.jobs.getJobs('odd', { outcome: 'failed' })).length === 2);
+  t.like(await h.jobs.getJob('odd', 'unsendableError'), { error: { name: 'Symbol(Odd)', message: 'a message object' } });
+  t.like(await h.jobs.getJob('odd', 'string'), { error: { name: 'Error', message: 'a plain string' } });
+});

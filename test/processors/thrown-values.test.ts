@@ -40,3 +40,31 @@ test('a thrown value whose own inspect hook throws is still told', (t) => {
   t.is(serializeError(hostile).message, 'hostile value');
   t.is(serializeError(Object.assign(Object.create(null), { [inspect.custom]: () => { throw new Error('no'); } })).message, 'a thrown object that cannot be shown');
 });
+
+test('a thrown Proxy whose every trap throws, or a revoked one, is still told', (t) => {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  t.deepEqual(serializeError(proxy), { name: 'Error', message: '<Revoked Proxy>' });
+  const trapsThrow = new Proxy(
+    {},
+    {
+      getPrototypeOf() {
+        throw new Error('no prototype');
+      },
+      get() {
+        throw new Error('no property');
+      },
+    },
+  );
+  t.is(serializeError(trapsThrow).name, 'Error');
+});
+
+test('a thrown Error whose message getter throws is still told', (t) => {
+  const error = new Error('unread');
+  Object.defineProperty(error, 'message', {
+    get() {
+      throw new Error('no message');
+    },
+  });
+  t.deepEqual(serializeError(error), { name: 'Error', message: 'a thrown object that cannot be shown' });
+});

@@ -82,7 +82,8 @@ export function scheduleInput(name: string, spec: string | ScheduleSpec, options
 
 /** Whether `app.schedule`'s arguments are a cron expression with no time zone: the zone of the schedule it replaces, if any, is kept. */
 export function zoneLeftOut(spec: string | ScheduleSpec, options: ScheduleOptions): boolean {
-  if (typeof options !== 'object' || options === null || options.timezone !== undefined) return false;
+  // An empty zone is none given, as scheduleInput reads it.
+  if (typeof options !== 'object' || options === null || (options.timezone !== undefined && options.timezone !== '')) return false;
   return typeof spec === 'string' || (typeof spec === 'object' && spec !== null && 'cron' in spec && (spec.timezone === undefined || spec.timezone === ''));
 }
 

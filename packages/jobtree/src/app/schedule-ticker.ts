@@ -11,6 +11,7 @@ import { badMessage, hasType, onExit, refuseCall } from './bad-message.js';
 import { type JobsCore, jobsCore } from './bridge-client.js';
 import { type ClockSpec, clockFromSpec } from '../clock.js';
 import { isTransient } from './retry-guard.js';
+import { LATE_MS } from './schedule-ticks.js';
 
 export interface ScheduleTickerArgs {
   /** The registered name of its supervisor, the one process whose exit signal it obeys. */
@@ -39,7 +40,9 @@ const WAKE = 'tick';
 /**
  * The least real time between the end of a pass and the next: a tick's job
  * comes at most this late, and a ticker behind its ticks leaves the process
- * the rest of its time.
+ * the rest of its time. Under a clock so fast that a quarter of LATE_MS of
+ * it passes sooner, the rest is that quarter: no tick waits on it long
+ * enough to count as missed.
  */
 export const PASS_GAP_MS = 100;
 
@@ -79,8 +82,10 @@ export default defineActor<ScheduleTickerMessage, ScheduleTickerArgs, ScheduleTi
       // Behind (a backlog of missed ticks, a store slower than the ticks), the
       // next pass would be due at once: the ticker would hold the event loop
       // and the store with pass after pass. It rests at least as long as the
-      // pass took, and PASS_GAP_MS.
-      const rest = Math.max(PASS_GAP_MS, performance.now() - started);
+      // pass took, and PASS_GAP_MS; but never so long that a tick due meanwhile
+      // would be late enough to count as missed (LATE_MS on the app's clock,
+      // which a sped-up clock reaches in a few real ms).
+      const rest = Math.min(Math.max(PASS_GAP_MS, performance.now() - started), clock.realMs(LATE_MS / 4));
       // One ms more: a timer may fire a hair early, before the tick it waits for.
       state.cancelWake = ctx.sendAfter(Math.max(rest, Math.ceil(clock.realMs(wait)) + 1), WAKE);
       return state;

@@ -137,26 +137,37 @@ export type FromLane =
   | { kind: 'readChildren'; request: number; serial: number };
 
 export function serializeError(error: unknown): SerializedError {
-  if (error instanceof Error) {
-    const serialized: SerializedError = { name: error.name, message: error.message };
-    if (error.stack !== undefined) serialized.stack = error.stack;
-    if ((error as { retryable?: unknown }).retryable === false) serialized.retryable = false;
-    return serialized;
+  // Never throws: its callers settle a run with what it returns, and a throw
+  // here would leave the run unsettled, its job running until its timeout.
+  try {
+    if (error instanceof Error) {
+      // As strings: a name or message of another kind (a Symbol, an object
+      // with methods) may not cross to the main thread, and the lane would die of it.
+      const serialized: SerializedError = { name: String(error.name), message: String(error.message) };
+      if (typeof error.stack === 'string') serialized.stack = error.stack;
+      if ((error as { retryable?: unknown }).retryable === false) serialized.retryable = false;
+      return serialized;
+    }
+    return { name: 'Error', message: typeof error === 'string' ? error : thrownText(error) };
+  } catch {
+    // A Proxy whose traps throw (`instanceof` asks its prototype), an Error whose own getters throw.
+    return { name: 'Error', message: thrownText(error) };
   }
-  return { name: 'Error', message: typeof error === 'string' ? error : thrownText(error) };
 }
 
 /**
  * A thrown value that is no Error, as text a reader can use. JSON loses a
  * circular object (its `String` is `[object Object]`), a Map or a class's
- * name; util.inspect shows them all. Its bounds keep a huge value's text,
- * built before the message is cut to its stored length, small.
+ * name; util.inspect shows them all. Its bounds (depth, array and string
+ * lengths) keep most huge values' text small before the message is cut to
+ * its stored length; inspect has none for an object's own keys, so one with
+ * very many is shown whole first.
  */
 function thrownText(value: unknown): string {
   try {
     return inspect(value, { depth: 3, maxArrayLength: 20, maxStringLength: 1_000, breakLength: Number.POSITIVE_INFINITY });
   } catch {
-    // An inspect hook of the value's own threw.
+    // An inspect hook of the value's own threw, or an Error's own getters.
     try {
       return String(value);
     } catch {
