@@ -3,7 +3,8 @@
 // current user, writable by nobody else, in a directory nobody else can
 // rewrite. Otherwise whoever wrote the record would receive the token.
 
-import { chmodSync, chownSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -80,4 +81,46 @@ test.serial('a record of the current user in a directory only the owner can rewr
   const run = await jobtreeHere('add', 'email', 'x', '--path', dir);
   t.is(run.code, 0, run.stderr);
   t.true(endpoint.seen.some((headers) => headers.authorization === `Bearer ${TOKEN}`));
+});
+
+test.serial('a data directory path flipped between a trusted directory and another: the token goes only where the record checked points', async (t) => {
+  // Whoever can write the directory above the data directory can swap which
+  // directory its name leads to while the command runs: the record whose
+  // owner and mode were checked must be the record whose endpoint is used.
+  const trusted = await fakeEndpoint(t);
+  const planted = await fakeEndpoint(t);
+  const parent = await mkdtemp(join(tmpdir(), 'jobtree-cli-flip-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  const trustedDir = join(parent, 'trusted');
+  const plantedDir = join(parent, 'planted');
+  mkdirSync(trustedDir, { mode: 0o700 });
+  mkdirSync(plantedDir, { mode: 0o700 });
+  const record = (url: string) => JSON.stringify({ url, host: '127.0.0.1', port: Number(new URL(url).port), pid: process.pid, startedAt: 0 });
+  writeFileSync(join(trustedDir, 'admin.json'), record(trusted.url), { mode: 0o644 });
+  writeFileSync(join(plantedDir, 'admin.json'), record(planted.url), { mode: 0o666 });
+  chmodSync(join(plantedDir, 'admin.json'), 0o666);
+  const tokenFile = join(parent, 'token');
+  writeFileSync(tokenFile, TOKEN, { mode: 0o600 });
+  const link = join(parent, 'app');
+  symlinkSync(trustedDir, link);
+
+  const flipper: ChildProcess = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('node:fs'); const [link, a, b] = process.argv.slice(1); let i = 0;
+       for (;;) { const next = link + '.next'; fs.rmSync(next, { force: true }); fs.symlinkSync(i++ % 2 ? a : b, next); fs.renameSync(next, link); }`,
+      link,
+      trustedDir,
+      plantedDir,
+    ],
+    { stdio: 'ignore' },
+  );
+  t.teardown(() => {
+    flipper.kill('SIGKILL');
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  for (let i = 0; i < 300 && !sentToken(planted.seen); i++) await jobtreeHere('add', 'email', `x${i}`, '--path', link, '--token-file', tokenFile);
+  t.false(sentToken(planted.seen), 'the planted record, writable by others, received the token');
+  t.true(sentToken(trusted.seen));
 });

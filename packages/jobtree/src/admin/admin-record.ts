@@ -53,7 +53,16 @@ export function readAdminRecord(dir: string): AdminRecord | undefined {
   const path = join(dir, ADMIN_RECORD_FILE);
   if (!existsSync(path)) return undefined;
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<AdminRecord>;
+    return parseAdminRecord(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** admin.json's text as a record, or undefined when it is not one. */
+export function parseAdminRecord(text: string): AdminRecord | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<AdminRecord>;
     if (typeof value.url !== 'string' || typeof value.pid !== 'number') return undefined;
     return value as AdminRecord;
   } catch {
