@@ -4,12 +4,13 @@
 // rewrite. Otherwise whoever wrote the record would receive the token.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { startAdminApp } from '../admin/fixtures/admin-app.js';
 import { jobtreeHere } from './fixtures/run-cli.js';
 
 const TOKEN = 'the-app-token-0123456789';
@@ -123,4 +124,19 @@ test.serial('a data directory path flipped between a trusted directory and anoth
   for (let i = 0; i < 300 && !sentToken(planted.seen); i++) await jobtreeHere('add', 'email', `x${i}`, '--path', link, '--token-file', tokenFile);
   t.false(sentToken(planted.seen), 'the planted record, writable by others, received the token');
   t.true(sentToken(trusted.seen));
+});
+
+test.serial('an admin dataDir the app creates is its owner\'s alone whatever the umask, so the command trusts its record', async (t) => {
+  const parent = await mkdtemp(join(tmpdir(), 'jobtree-cli-datadir-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  const dataDir = join(parent, 'missing', 'admin');
+  const previous = process.umask(0o002);
+  try {
+    await startAdminApp(t, { admin: { port: 0, refreshMs: 100, dataDir } });
+  } finally {
+    process.umask(previous);
+  }
+  t.is(statSync(dataDir).mode & 0o777, 0o700);
+  const run = await jobtreeHere('add', 'email', 'x', '--path', dataDir);
+  t.is(run.code, 0, run.stderr);
 });
