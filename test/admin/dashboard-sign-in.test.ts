@@ -69,3 +69,14 @@ test('a code brought a second time ends the session it bought, and a session can
   t.is((await request(`${admin.url}/api/jobs/email/after`, 'POST', { headers: asSession, body: {} })).status, 401, 'the session the code bought is over');
   t.is(await app.getJob('email', 'after'), undefined);
 });
+
+test('a cookie of the same name tossed in ahead of the session (by another server on the host) does not hide it', async (t) => {
+  // Cookies are shared by every port of a host, and one set with a longer
+  // Path comes first: the browser then sends both under the one name.
+  const { admin } = await startAdminApp(t);
+  const { path } = (await request(`${admin.url}/api/dashboard/codes`, 'POST', { token: admin.token })).body as { path: string };
+  const session = ((await fetch(`${admin.url}${path}`, { redirect: 'manual' })).headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const name = session.split('=')[0] as string;
+  const headers = { cookie: `${name}=tossed; ${session}`, 'x-jobtree-dashboard': '1' };
+  t.is((await request(`${admin.url}/api/jobs/email/tossed`, 'POST', { headers, body: {} })).status, 200);
+});

@@ -233,8 +233,7 @@ export class AdminServer {
   /** The token, or (`sessionPasses`) a dashboard session from this endpoint's cookie on a request carrying the dashboard's header. */
   #checkToken(req: IncomingMessage, sessionPasses: boolean): void {
     if (sessionPasses && req.headers[DASHBOARD_HEADER] === '1') {
-      const session = cookie(req.headers.cookie, this.#sessionCookie());
-      if (session !== undefined && this.#sessions.has(session)) return;
+      if (cookies(req.headers.cookie, this.#sessionCookie()).some((session) => this.#sessions.has(session))) return;
     }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -258,13 +257,18 @@ function checkSite(req: IncomingMessage): void {
   if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
 }
 
-/** The value of cookie `name` in a Cookie header. */
-function cookie(header: string | undefined, name: string): string | undefined {
+/**
+ * The values of cookie `name` in a Cookie header, all of them: any server on
+ * the same host (another port) can set one of that name with a longer Path,
+ * which the browser sends first.
+ */
+function cookies(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
   for (const part of (header ?? '').split(';')) {
     const equals = part.indexOf('=');
-    if (equals > 0 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim();
+    if (equals > 0 && part.slice(0, equals).trim() === name) values.push(part.slice(equals + 1).trim());
   }
-  return undefined;
+  return values;
 }
 
 function digest(text: string): Buffer {
