@@ -3,7 +3,7 @@
 // current user, writable by nobody else, in a directory nobody else can
 // rewrite. Otherwise whoever wrote the record would receive the token.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type IncomingHttpHeaders, createServer } from 'node:http';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { startAdminApp } from '../admin/fixtures/admin-app.js';
 import { jobtreeHere } from './fixtures/run-cli.js';
+import { fileURLToPath } from 'node:url';
 
 const TOKEN = 'the-app-token-0123456789';
 
@@ -139,4 +140,21 @@ test.serial('an admin dataDir the app creates is its owner\'s alone whatever the
   t.is(statSync(dataDir).mode & 0o777, 0o700);
   const run = await jobtreeHere('add', 'email', 'x', '--path', dataDir);
   t.is(run.code, 0, run.stderr);
+});
+
+test.serial('an admin.json that is a named pipe with no writer: the command does not wait on it', async (t) => {
+  // Opening a pipe to read waits for a writer: whoever can write the
+  // directory could otherwise hold every command there.
+  if (process.platform === 'win32') return t.pass('no named pipes in the file system');
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-fifo-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  execFileSync('mkfifo', [join(dir, 'admin.json')]);
+  const bin = fileURLToPath(new URL('../../packages/jobtree/src/cli/bin.ts', import.meta.url));
+  const run = await new Promise<{ code: number | string | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', bin, 'status', '--path', dir], { timeout: 20_000 }, (error, _stdout, stderr) =>
+      resolve({ code: error === null ? 0 : (error.code ?? error.signal ?? null), stderr }),
+    );
+  });
+  t.is(run.code, 1, 'exits with the missing store, not killed after waiting');
+  t.regex(run.stderr, /no store at/);
 });

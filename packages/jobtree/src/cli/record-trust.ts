@@ -8,7 +8,7 @@
 
 import { type Stats, closeSync, constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_RECORD_FILE, type AdminRecord, parseAdminRecord, readAdminRecord } from '../admin/admin-record.js';
+import { ADMIN_RECORD_FILE, type AdminRecord, parseAdminRecord } from '../admin/admin-record.js';
 
 /** Group and other write bits. */
 const WRITABLE_BY_OTHERS = 0o022;
@@ -31,19 +31,27 @@ export interface CheckedRecord {
  */
 export function readCheckedRecord(dir: string): CheckedRecord {
   const recordPath = join(dir, ADMIN_RECORD_FILE);
+  // Non-blocking: a named pipe planted as the record would hold the open until something writes to it.
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK;
   let fd: number;
+  let link = false;
   try {
-    fd = openSync(recordPath, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { record: undefined, trustProblem: undefined };
-    // A link (ELOOP), or a file this user cannot open: read as before, never trusted.
-    return { record: readAdminRecord(dir), trustProblem: code === 'ELOOP' ? `${recordPath} is not a regular file` : `${recordPath} cannot be checked (${code})` };
+    try {
+      fd = openSync(recordPath, flags | constants.O_NOFOLLOW);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
+      // A link: read where it leads, as reads go anywhere, but never trusted with the token.
+      link = true;
+      fd = openSync(recordPath, flags);
+    }
+  } catch {
+    // Missing, or not this user's to read: no record.
+    return { record: undefined, trustProblem: undefined };
   }
   try {
     const file = fstatSync(fd);
     const record = file.isFile() ? parseAdminRecord(readFileSync(fd, 'utf8')) : undefined;
-    return { record, trustProblem: trustProblem(dir, recordPath, file) };
+    return { record, trustProblem: link ? `${recordPath} is not a regular file` : trustProblem(dir, recordPath, file) };
   } finally {
     closeSync(fd);
   }
