@@ -51,13 +51,14 @@ export function readCheckedRecord(dir: string): CheckedRecord {
   try {
     const file = fstatSync(fd);
     const record = file.isFile() ? parseAdminRecord(readFileSync(fd, 'utf8')) : undefined;
-    return { record, trustProblem: link ? `${recordPath} is not a regular file` : trustProblem(dir, recordPath, file) };
+    return { record, trustProblem: trustProblem(dir, recordPath, link ? undefined : file) };
   } finally {
     closeSync(fd);
   }
 }
 
-function trustProblem(dir: string, recordPath: string, record: Stats): string | undefined {
+/** `record`: the file read, undefined when the record is a link. */
+function trustProblem(dir: string, recordPath: string, record: Stats | undefined): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined;
   let directory: Stats;
@@ -68,7 +69,7 @@ function trustProblem(dir: string, recordPath: string, record: Stats): string | 
   }
   if (directory.uid !== uid && directory.uid !== 0) return `the directory ${dir} is owned by user ${directory.uid}, not by this user (${uid})`;
   if ((directory.mode & WRITABLE_BY_OTHERS) !== 0 && (directory.mode & STICKY) === 0) return `the directory ${dir} is writable by other users (mode ${octal(directory.mode)})`;
-  if (!record.isFile()) return `${recordPath} is not a regular file`;
+  if (record === undefined || !record.isFile()) return `${recordPath} is not a regular file`;
   if (record.uid !== uid) return `${recordPath} is owned by user ${record.uid}, not by this user (${uid})`;
   if ((record.mode & WRITABLE_BY_OTHERS) !== 0) return `${recordPath} is writable by other users (mode ${octal(record.mode)})`;
   return undefined;
