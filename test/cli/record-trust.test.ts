@@ -122,7 +122,7 @@ test.serial('a data directory path flipped between a trusted directory and anoth
     flipper.kill('SIGKILL');
   });
   await new Promise((resolve) => setTimeout(resolve, 200));
-  for (let i = 0; i < 300 && !sentToken(planted.seen); i++) await jobtreeHere('add', 'email', `x${i}`, '--path', link, '--token-file', tokenFile);
+  for (let i = 0; i < 600 && !sentToken(planted.seen); i++) await jobtreeHere('add', 'email', `x${i}`, '--path', link, '--token-file', tokenFile);
   t.false(sentToken(planted.seen), 'the planted record, writable by others, received the token');
   t.true(sentToken(trusted.seen));
 });
