@@ -3,13 +3,16 @@
 // current user, writable by nobody else, in a directory nobody else can
 // rewrite. Otherwise whoever wrote the record would receive the token.
 
-import { chmodSync, chownSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
+import { startAdminApp } from '../admin/fixtures/admin-app.js';
 import { jobtreeHere } from './fixtures/run-cli.js';
+import { fileURLToPath } from 'node:url';
 
 const TOKEN = 'the-app-token-0123456789';
 
@@ -80,4 +83,78 @@ test.serial('a record of the current user in a directory only the owner can rewr
   const run = await jobtreeHere('add', 'email', 'x', '--path', dir);
   t.is(run.code, 0, run.stderr);
   t.true(endpoint.seen.some((headers) => headers.authorization === `Bearer ${TOKEN}`));
+});
+
+test.serial('a data directory path flipped between a trusted directory and another: the token goes only where the record checked points', async (t) => {
+  // Whoever can write the directory above the data directory can swap which
+  // directory its name leads to while the command runs: the record whose
+  // owner and mode were checked must be the record whose endpoint is used.
+  const trusted = await fakeEndpoint(t);
+  const planted = await fakeEndpoint(t);
+  const parent = await mkdtemp(join(tmpdir(), 'jobtree-cli-flip-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  const trustedDir = join(parent, 'trusted');
+  const plantedDir = join(parent, 'planted');
+  mkdirSync(trustedDir, { mode: 0o700 });
+  mkdirSync(plantedDir, { mode: 0o700 });
+  const record = (url: string) => JSON.stringify({ url, host: '127.0.0.1', port: Number(new URL(url).port), pid: process.pid, startedAt: 0 });
+  writeFileSync(join(trustedDir, 'admin.json'), record(trusted.url), { mode: 0o644 });
+  writeFileSync(join(plantedDir, 'admin.json'), record(planted.url), { mode: 0o666 });
+  chmodSync(join(plantedDir, 'admin.json'), 0o666);
+  const tokenFile = join(parent, 'token');
+  writeFileSync(tokenFile, TOKEN, { mode: 0o600 });
+  const link = join(parent, 'app');
+  symlinkSync(trustedDir, link);
+
+  const flipper: ChildProcess = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('node:fs'); const [link, a, b] = process.argv.slice(1); let i = 0;
+       for (;;) { const next = link + '.next'; fs.rmSync(next, { force: true }); fs.symlinkSync(i++ % 2 ? a : b, next); fs.renameSync(next, link); }`,
+      link,
+      trustedDir,
+      plantedDir,
+    ],
+    { stdio: 'ignore' },
+  );
+  t.teardown(() => {
+    flipper.kill('SIGKILL');
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  for (let i = 0; i < 600 && !sentToken(planted.seen); i++) await jobtreeHere('add', 'email', `x${i}`, '--path', link, '--token-file', tokenFile);
+  t.false(sentToken(planted.seen), 'the planted record, writable by others, received the token');
+  t.true(sentToken(trusted.seen));
+});
+
+test.serial('an admin dataDir the app creates is its owner\'s alone whatever the umask, so the command trusts its record', async (t) => {
+  const parent = await mkdtemp(join(tmpdir(), 'jobtree-cli-datadir-'));
+  t.teardown(() => rm(parent, { recursive: true, force: true }));
+  const dataDir = join(parent, 'missing', 'admin');
+  const previous = process.umask(0o002);
+  try {
+    await startAdminApp(t, { admin: { port: 0, refreshMs: 100, dataDir } });
+  } finally {
+    process.umask(previous);
+  }
+  t.is(statSync(dataDir).mode & 0o777, 0o700);
+  const run = await jobtreeHere('add', 'email', 'x', '--path', dataDir);
+  t.is(run.code, 0, run.stderr);
+});
+
+test.serial('an admin.json that is a named pipe with no writer: the command does not wait on it', async (t) => {
+  // Opening a pipe to read waits for a writer: whoever can write the
+  // directory could otherwise hold every command there.
+  if (process.platform === 'win32') return t.pass('no named pipes in the file system');
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-cli-fifo-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  execFileSync('mkfifo', [join(dir, 'admin.json')]);
+  const bin = fileURLToPath(new URL('../../packages/jobtree/src/cli/bin.ts', import.meta.url));
+  const run = await new Promise<{ code: number | string | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', bin, 'status', '--path', dir], { timeout: 20_000 }, (error, _stdout, stderr) =>
+      resolve({ code: error === null ? 0 : (error.code ?? error.signal ?? null), stderr }),
+    );
+  });
+  t.is(run.code, 1, 'exits with the missing store, not killed after waiting');
+  t.regex(run.stderr, /no store at/);
 });

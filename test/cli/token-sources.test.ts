@@ -77,3 +77,20 @@ test.serial('dashboard --open starts the browser on a single-use code, not the t
   t.is(again.status, 401);
   t.false((again.headers.get('set-cookie') ?? '').includes('jobtree_session'));
 });
+
+test.serial('dashboard --open with the token in JOBTREE_TOKEN: the browser, started by the opener, does not inherit it', async (t) => {
+  // A browser the opener starts lives on, and passes its environment to
+  // everything it starts in turn.
+  if (process.platform !== 'linux') return t.pass('the opener replaced here is xdg-open');
+  const { url, token } = await runningApp(t);
+  const bin = await tempDir(t);
+  const environment = join(bin, 'environment.txt');
+  writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nenv > '${environment}.part' && mv '${environment}.part' '${environment}'\n`);
+  chmodSync(join(bin, 'xdg-open'), 0o755);
+  const run = await jobtreeWithEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, JOBTREE_TOKEN: token }, 'dashboard', '--open', '--url', url);
+  t.is(run.code, 0, run.stderr);
+  await eventually(() => existsSync(environment), 10_000, 'the opener to run');
+  const seen = readFileSync(environment, 'utf8');
+  t.regex(seen, /^PATH=/m, 'the rest of the environment is passed on');
+  t.false(seen.includes(token));
+});

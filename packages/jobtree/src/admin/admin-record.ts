@@ -5,7 +5,7 @@
 // last one started with `admin` on this directory is the one recorded.
 
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /** The contents of admin.json. */
 export interface AdminRecord {
@@ -24,7 +24,7 @@ export const ADMIN_TOKEN_FILE = 'admin.token';
 
 /** Writes the token first (mode 0600 from its creation) and then the address, each to a new file renamed into place. */
 export function writeAdminRecord(dir: string, record: AdminRecord, token: string): void {
-  mkdirSync(dir, { recursive: true });
+  createPrivately(dir);
   const tokenPath = join(dir, ADMIN_TOKEN_FILE);
   const tokenTemp = `${tokenPath}.${process.pid}.tmp`;
   // Created afresh, never opened through what is there: in a directory others
@@ -40,6 +40,21 @@ export function writeAdminRecord(dir: string, record: AdminRecord, token: string
   renameSync(recordTemp, recordPath);
 }
 
+/**
+ * Creates a missing directory its owner's alone whatever the umask, as the
+ * store does its own: the command trusts the record only in a directory
+ * nobody else can write to. Missing parents are made as `mkdir -p` would;
+ * an existing directory keeps its mode.
+ */
+function createPrivately(dir: string): void {
+  mkdirSync(dirname(resolve(dir)), { recursive: true });
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 /** Removes the files, unless another process has written its own since. */
 export function removeAdminRecord(dir: string, pid: number = process.pid): void {
   const record = readAdminRecord(dir);
@@ -53,7 +68,16 @@ export function readAdminRecord(dir: string): AdminRecord | undefined {
   const path = join(dir, ADMIN_RECORD_FILE);
   if (!existsSync(path)) return undefined;
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<AdminRecord>;
+    return parseAdminRecord(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** admin.json's text as a record, or undefined when it is not one. */
+export function parseAdminRecord(text: string): AdminRecord | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<AdminRecord>;
     if (typeof value.url !== 'string' || typeof value.pid !== 'number') return undefined;
     return value as AdminRecord;
   } catch {

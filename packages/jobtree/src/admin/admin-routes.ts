@@ -22,6 +22,8 @@ export interface Route {
   /** Segments; `:x` matches one segment (URL-decoded). */
   path: string;
   mutates: boolean;
+  /** Only the token passes, not a dashboard session: a session that could ask for codes would outlive its own end. */
+  tokenOnly?: boolean;
   summary: string;
   handle(context: RouteContext): Promise<unknown>;
 }
@@ -271,6 +273,7 @@ export function adminRoutes(sources: RouteSources): Route[] {
       method: 'POST',
       path: 'api/dashboard/codes',
       mutates: true,
+      tokenOnly: true,
       summary: 'a single-use code, valid 60 s, that signs a browser in to the dashboard at GET /dashboard/open?code=… without the token in its URL',
       handle: async () => {
         const { code, expiresInMs } = sources.sessions.issueCode();

@@ -143,7 +143,7 @@ export class AdminServer {
       if (path === '/metrics') return send(res, 200, this.#parts.metrics.contentType, await this.#parts.metrics.text());
       if (path === '/api/events') return req.method === 'HEAD' ? send(res, 200, 'text/event-stream; charset=utf-8', '') : this.#parts.feed.attach(res);
       const [route, params] = this.#route(method, path);
-      if (route.mutates) this.#checkToken(req);
+      if (route.mutates) this.#checkToken(req, route.tokenOnly !== true);
       const body = method === 'GET' || method === 'HEAD' ? {} : await readJsonBody(req);
       const result = await route.handle({ params, query: url.searchParams, body });
       sendJson(res, 200, result);
@@ -206,8 +206,16 @@ export class AdminServer {
 
   /** Trades a dashboard code for a session cookie and sends the browser on to the dashboard, at a URL without the code. */
   #openDashboard(res: ServerResponse, code: string): void {
-    const session = this.#sessions.redeem(code);
-    if (session === undefined) throw new AdminError('unauthorized', 'this dashboard link is unknown, used or expired (a code works once, for 60 s): run `jobtree dashboard --open` again');
+    const redeemed = this.#sessions.redeem(code);
+    if ('refused' in redeemed) {
+      throw new AdminError(
+        'unauthorized',
+        redeemed.refused === 'spent'
+          ? 'this dashboard link was already used, by this browser or by someone who read it in the process list; the session it opened is ended: run `jobtree dashboard --open` again'
+          : 'this dashboard link is unknown or expired (a code works once, for 60 s): run `jobtree dashboard --open` again',
+      );
+    }
+    const { session } = redeemed;
     res.writeHead(303, {
       location: '/',
       'set-cookie': `${this.#sessionCookie()}=${session}; Path=/; HttpOnly; SameSite=Strict`,
@@ -222,11 +230,10 @@ export class AdminServer {
     return `jobtree_session_${this.#url === undefined ? '' : new URL(this.#url).port}`;
   }
 
-  /** The token, or a dashboard session from this endpoint's cookie on a request carrying the dashboard's header. */
-  #checkToken(req: IncomingMessage): void {
-    if (req.headers[DASHBOARD_HEADER] === '1') {
-      const session = cookie(req.headers.cookie, this.#sessionCookie());
-      if (session !== undefined && this.#sessions.has(session)) return;
+  /** The token, or (`sessionPasses`) a dashboard session from this endpoint's cookie on a request carrying the dashboard's header. */
+  #checkToken(req: IncomingMessage, sessionPasses: boolean): void {
+    if (sessionPasses && req.headers[DASHBOARD_HEADER] === '1') {
+      if (cookies(req.headers.cookie, this.#sessionCookie()).some((session) => this.#sessions.has(session))) return;
     }
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -250,13 +257,18 @@ function checkSite(req: IncomingMessage): void {
   if (!followsLink) throw new AdminError('forbidden', `this endpoint answers no request a page of another site makes (sec-fetch-site: ${site})`);
 }
 
-/** The value of cookie `name` in a Cookie header. */
-function cookie(header: string | undefined, name: string): string | undefined {
+/**
+ * The values of cookie `name` in a Cookie header, all of them: any server on
+ * the same host (another port) can set one of that name with a longer Path,
+ * which the browser sends first.
+ */
+function cookies(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
   for (const part of (header ?? '').split(';')) {
     const equals = part.indexOf('=');
-    if (equals > 0 && part.slice(0, equals).trim() === name) return part.slice(equals + 1).trim();
+    if (equals > 0 && part.slice(0, equals).trim() === name) values.push(part.slice(equals + 1).trim());
   }
-  return undefined;
+  return values;
 }
 
 function digest(text: string): Buffer {

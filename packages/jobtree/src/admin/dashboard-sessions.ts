@@ -5,41 +5,67 @@
 // after CODE_TTL_MS, never the token. The endpoint trades the code for a
 // session, kept in an HttpOnly, SameSite=Strict cookie, and the session
 // stands for the token on the dashboard's own requests.
+//
+// Whoever reads the command line can still trade the code before the browser
+// does. The browser then brings a spent code: that ends the session the code
+// bought, so a taken code gives its taker a session only until the browser
+// arrives, and the browser's user a sign-in that fails instead of silence.
 
 import { createHash, randomBytes } from 'node:crypto';
 
 /** How long a code can be exchanged: the time for a browser to start and follow it. */
 export const CODE_TTL_MS = 60_000;
-/** Unspent codes kept; the oldest goes first. */
+/** Codes kept (unspent, or spent and not yet expired); the oldest goes first. */
 const MAX_CODES = 16;
 /** Sessions kept (each browser signed in holds one); the oldest goes first. */
 const MAX_SESSIONS = 64;
 
+/** Why {@link DashboardSessions.redeem} gave no session. */
+export type RedeemRefusal = 'unknown' | 'spent';
+
+interface IssuedCode {
+  /** Epoch ms. */
+  expires: number;
+  /** The digest of the session the code was traded for, once spent. */
+  session?: string;
+}
+
 export class DashboardSessions {
-  /** Code digest -> when it expires (epoch ms). */
-  readonly #codes = new Map<string, number>();
+  /** Code digest -> the code's expiry and, once spent, its session. */
+  readonly #codes = new Map<string, IssuedCode>();
   /** Session digests, oldest first. */
   readonly #sessions = new Set<string>();
 
   /** A fresh single-use code. */
   issueCode(now = Date.now()): { code: string; expiresInMs: number } {
     const code = randomBytes(32).toString('base64url');
-    for (const [digest, expires] of this.#codes) if (expires <= now) this.#codes.delete(digest);
+    for (const [digest, issued] of this.#codes) if (issued.expires <= now) this.#codes.delete(digest);
     if (this.#codes.size >= MAX_CODES) this.#codes.delete(this.#codes.keys().next().value as string);
-    this.#codes.set(digest(code), now + CODE_TTL_MS);
+    this.#codes.set(digest(code), { expires: now + CODE_TTL_MS });
     return { code, expiresInMs: CODE_TTL_MS };
   }
 
-  /** Spends `code` for a new session id; undefined when the code is unknown, spent or expired. */
-  redeem(code: string, now = Date.now()): string | undefined {
+  /**
+   * Spends `code` for a new session id. A code unknown or expired gives
+   * `unknown`; one already spent gives `spent`, and ends the session it
+   * was traded for.
+   */
+  redeem(code: string, now = Date.now()): { session: string } | { refused: RedeemRefusal } {
     const key = digest(code);
-    const expires = this.#codes.get(key);
-    this.#codes.delete(key);
-    if (expires === undefined || expires <= now) return undefined;
+    const issued = this.#codes.get(key);
+    if (issued === undefined || issued.expires <= now) {
+      this.#codes.delete(key);
+      return { refused: 'unknown' };
+    }
+    if (issued.session !== undefined) {
+      this.#sessions.delete(issued.session);
+      return { refused: 'spent' };
+    }
     const session = randomBytes(32).toString('base64url');
     if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.values().next().value as string);
-    this.#sessions.add(digest(session));
-    return session;
+    issued.session = digest(session);
+    this.#sessions.add(issued.session);
+    return { session };
   }
 
   /** Whether `session` was handed out by {@link redeem} (and not pushed out since). */

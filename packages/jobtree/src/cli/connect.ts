@@ -4,11 +4,11 @@
 
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ADMIN_RECORD_FILE, processAlive, readAdminRecord, readAdminToken } from '../admin/admin-record.js';
+import { ADMIN_RECORD_FILE, processAlive, readAdminToken } from '../admin/admin-record.js';
 import { AppClient, connectionRefused } from './app-client.js';
 import type { Backend } from './backend.js';
 import { CliError } from './cli-error.js';
-import { recordTrustProblem } from './record-trust.js';
+import { readCheckedRecord } from './record-trust.js';
 import { StoreBackend } from './store-backend.js';
 
 export interface TargetOptions {
@@ -38,10 +38,10 @@ export async function connect(options: TargetOptions, needsApp = false): Promise
   const given = options.path ?? defaultPath();
   if (given === undefined) throw new CliError('usage', 'say which app: --path DIR (its data directory) or --url URL (its admin endpoint), or set JOBTREE_PATH');
   const path = resolve(given);
-  const record = readAdminRecord(path);
+  const { record, trustProblem } = readCheckedRecord(path);
   if (record !== undefined && processAlive(record.pid)) {
     const recordToken = token ?? readAdminToken(path);
-    const problem = recordToken === undefined ? undefined : recordTrustProblem(path);
+    const problem = recordToken === undefined ? undefined : trustProblem;
     // Reads carry no token and still go to the recorded endpoint; a change is refused before anything is sent.
     const refusal = problem === undefined ? undefined : `not sending the token to ${record.url}: ${problem}; whoever can write the record can point it at their own server. Make it writable by its owner only (chmod go-w ${path} ${join(path, ADMIN_RECORD_FILE)}), or name the endpoint with --url`;
     const client = new AppClient(record.url, recordToken, refusal);
