@@ -765,6 +765,55 @@ define('a watch of a transaction that fails to commit rejects with the commit er
   await expectFdbError(t, created!.promise, FdbErrorCode.not_committed);
 });
 
+define('the watch of an attempt that lost a conflict rejects with not_committed; the retry returns its own armed watch', async (t, db) => {
+  await put(db, { w: '1' });
+  const made: Watch[] = [];
+  const watch = await db.doTransaction(async (tx) => {
+    const created = tx.watch(b('w'));
+    made.push(created);
+    tx.set(b('out'), b(String(made.length)));
+    if (made.length === 1) await put(db, { w: '2' });
+    return created;
+  });
+  t.is(made.length, 2);
+  await expectFdbError(t, made[0]!.promise, FdbErrorCode.not_committed);
+  t.true(watch === made[1], 'the retry returns the watch it made');
+  t.false(await settlesWithin(watch.promise, 100), 'the retry read the value the conflict left');
+  await put(db, { w: '3' });
+  t.true(await watch.promise);
+});
+
+define('a watch its own write fired stays fired when its transaction then fails to commit', async (t, db) => {
+  await put(db, { w: '1', k: '1' });
+  let created: Watch | undefined;
+  await expectFdbError(
+    t,
+    db.doTransaction(async (tx) => {
+      await tx.get(b('k'));
+      created = tx.watch(b('w'));
+      tx.set(b('w'), b('mine'));
+      await put(db, { k: '2' });
+    }, once),
+    FdbErrorCode.not_committed,
+  );
+  t.true(await created!.promise);
+  t.is(await read(db, 'w'), '1');
+});
+
+define('a watch made after its transaction cleared a range over the key sees it missing and conflicts on nothing', async (t, db) => {
+  await put(db, { c1: 'x' });
+  const watch = await db.doTransaction(async (tx) => {
+    tx.clearRange(b('c0'), b('c9'));
+    const created = tx.watch(b('c1'));
+    await put(db, { c1: 'y' });
+    return created;
+  }, once);
+  t.is(await read(db, 'c1'), undefined);
+  t.false(await settlesWithin(watch.promise, 100), 'the commit left the key missing, as the watch saw it');
+  await put(db, { c1: 'z' });
+  t.true(await watch.promise);
+});
+
 // ------------------------------------------------------------------ limits and bad input
 
 define('keys over 10,000 bytes (less any prefix the backend adds) fail with key_too_large (2102), values over 100,000 with value_too_large (2103)', async (t, db, backend) => {
