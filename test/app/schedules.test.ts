@@ -5,7 +5,7 @@
 // the call.
 
 import test from 'ava';
-import { JobsError, tickJobId } from '@jobtree/core';
+import { type Jobs, JobsError, tickJobId } from '@jobtree/core';
 import { startJobs } from 'jobtree';
 import { PASS_GAP_MS } from '../../packages/jobtree/src/app/schedule-ticker.js';
 import { eventually, startTempApp } from './fixtures/temp-app.js';
@@ -105,11 +105,11 @@ test.serial('an empty timezone, in the option or in the spec, is none given: the
   t.deepEqual((await app.schedule('nightly', { cron: '0 2 * * *', timezone: '' }, { type: 'report' })).spec, { cron: '0 2 * * *', timezone: 'America/New_York' });
 });
 
-test.serial("the ticker's rest is never long enough on the app's clock for a tick waiting on it to count as missed", async (t) => {
-  t.timeout(90_000);
-  // 1200 times real time: a minute of the app's clock is 50 real ms, and PASS_GAP_MS two of its minutes, past LATE_MS.
-  const { app } = await startTempApp(t, { clockSpeed: 1_200 }, { report: 3_600 });
-  const jobs = app.jobs;
+/**
+ * Times the ticker's passes through the app's jobs handle: each pass reads
+ * the schedules (its start), then adds the ticks of each (an end per add).
+ */
+function timeTickerPasses(jobs: Pick<Jobs, 'getSchedules' | 'addScheduleTicks'>): { passStarts: number[]; passEnds: number[] } {
   const passStarts: number[] = [];
   const passEnds: number[] = [];
   const getSchedules = jobs.getSchedules.bind(jobs);
@@ -125,6 +125,15 @@ test.serial("the ticker's rest is never long enough on the app's clock for a tic
       passEnds.push(performance.now());
     }
   };
+  return { passStarts, passEnds };
+}
+
+test.serial("the ticker's rest is never long enough on the app's clock for a tick waiting on it to count as missed", async (t) => {
+  t.timeout(90_000);
+  // 1200 times real time: a minute of the app's clock is 50 real ms, and PASS_GAP_MS two of its minutes, past LATE_MS.
+  const { app } = await startTempApp(t, { clockSpeed: 1_200 }, { report: 3_600 });
+  const jobs = app.jobs;
+  const { passStarts, passEnds } = timeTickerPasses(jobs);
   await app.schedule('minutely', { everyMs: MINUTE }, { type: 'report' });
   await eventually(async () => passEnds.length >= 21, 30_000, 'twenty passes that added ticks');
   const rests = passEnds.slice(0, 20).map((end) => (passStarts.find((start) => start > end) ?? Number.POSITIVE_INFINITY) - end);
@@ -137,23 +146,8 @@ test.serial("the ticker's rest is never long enough on the app's clock for a tic
 test.serial('a ticker behind its ticks rests between passes: a backlog of missed ticks is added in passes at least PASS_GAP_MS apart, not back to back', async (t) => {
   t.timeout(120_000);
   const { app } = await startTempApp(t, { schedulePollMs: 60_000 }, { report: 3_600 });
-  // The ticker's passes go through the app's jobs handle: each reads the schedules, then adds the ticks of each.
   const jobs = app.jobs;
-  const passStarts: number[] = [];
-  const passEnds: number[] = [];
-  const getSchedules = jobs.getSchedules.bind(jobs);
-  const addScheduleTicks = jobs.addScheduleTicks.bind(jobs);
-  jobs.getSchedules = () => {
-    passStarts.push(performance.now());
-    return getSchedules();
-  };
-  jobs.addScheduleTicks = async (...args) => {
-    try {
-      return await addScheduleTicks(...args);
-    } finally {
-      passEnds.push(performance.now());
-    }
-  };
+  const { passStarts, passEnds } = timeTickerPasses(jobs);
   const now = Date.now();
   // Three hours of one-second ticks, all within the backfill window: 22 passes of at most MAX_TICKS_PER_CALL.
   await jobs.setSchedule({ name: 'backlog', spec: { everyMs: 1_000 }, type: 'report', data: null, priority: 0, backfill: { withinMs: 4 * 3_600_000 }, setAt: now - 3 * 3_600_000, nextTick: null });

@@ -7,34 +7,14 @@
 // timer is far off, so only a wake can let the held accept through.
 
 import test from 'ava';
-import type { ExecutionContext } from 'ava';
 import { openJobs } from '@jobtree/core';
-import type { Database, Job, Jobs, JobsClock } from '@jobtree/core';
+import type { Database, Job, JobsClock } from '@jobtree/core';
 import { JobKeys } from '../../packages/core/src/jobs/job-keys.js';
 import { openTempJobs, T1 } from './temp-jobs.js';
+import { ACCEPT_TIMEOUT_MS, heldAccept, woken } from './held-accept.js';
 
-/** The accept's own timeout: never reached while the test runs. */
-const ACCEPT_TIMEOUT_MS = 600_000;
-/** How long the test waits for the woken accept before it calls it not woken. */
-const WAKE_BOUND_MS = 15_000;
 /** The groups' rate window: a take held by it waits this long by its timer. */
 const WINDOW_MS = 600_000;
-
-function woken(taken: Promise<string[]>): Promise<string[] | 'not woken'> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<'not woken'>((resolve) => {
-    timer = setTimeout(resolve, WAKE_BOUND_MS, 'not woken');
-  });
-  return Promise.race([taken, bound]).finally(() => clearTimeout(timer));
-}
-
-/** An accept that waits for a job, once it is held back (wrapped: an async function would wait for it). */
-async function heldAccept(t: ExecutionContext, jobs: Jobs): Promise<{ taken: Promise<string[]> }> {
-  const waiting = jobs.acceptMany(T1, 1, { timeout: ACCEPT_TIMEOUT_MS }).then((taken) => taken.map((job) => job.id));
-  // The accept has taken nothing and armed its watch once a take of its own found nothing either.
-  t.deepEqual(await jobs.acceptMany(T1, 1, { timeout: 0 }), []);
-  return { taken: waiting };
-}
 
 test('a finish that frees a group slot while a parked accept of its commit starts a job of another group wakes the held accepts of other handles', async (t) => {
   const { jobs, database } = await openTempJobs(t);

@@ -9,30 +9,10 @@
 
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
-import type { Jobs, TypeLimits } from '@jobtree/core';
+import type { TypeLimits } from '@jobtree/core';
 import { openTempJobs, T1 } from './temp-jobs.js';
+import { heldAccept, woken } from './held-accept.js';
 
-/** The accept's own timeout: never reached while the test runs. */
-const ACCEPT_TIMEOUT_MS = 600_000;
-/** How long the test waits for the woken accept before it calls it not woken. */
-const WAKE_BOUND_MS = 15_000;
-
-/** The ids the accept took, or 'not woken' once the bound passed. */
-function woken(taken: Promise<string[]>): Promise<string[] | 'not woken'> {
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<'not woken'>((resolve) => {
-    timer = setTimeout(resolve, WAKE_BOUND_MS, 'not woken');
-  });
-  return Promise.race([taken, bound]).finally(() => clearTimeout(timer));
-}
-
-/** An accept that waits for a job, once it is held back (wrapped: an async function would wait for it). */
-async function heldAccept(t: ExecutionContext, jobs: Jobs): Promise<{ taken: Promise<string[]> }> {
-  const waiting = jobs.acceptMany(T1, 1, { timeout: ACCEPT_TIMEOUT_MS }).then((taken) => taken.map((job) => job.id));
-  // The accept has read the limits and armed its watch once a take of its own found nothing either.
-  t.deepEqual(await jobs.acceptMany(T1, 1, { timeout: 0 }), []);
-  return { taken: waiting };
-}
 
 /**
  * Holds an accept back under `before` (one of two jobs taken, never

@@ -8,10 +8,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import type { Jobs } from '@jobtree/core';
 import { MAX_SCHEDULED_TIME } from '../../packages/core/src/index.js';
 import { type RunFailure, startScheduler } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
+import { SkippingClock, cancelledBefore, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 testInModes('a backoff function gets the failed attempt and its error, and its wait is the next attempt time, in the event and in the store', async (t) => {
   const h = await harness(t);
@@ -208,19 +207,7 @@ test('a job cancelled between its crash and its retry write is told job:cancelle
   const h = await harness(t);
   await h.jobs.setTypeTimeout('fragile', 3);
   // The real store, with a cancel committed just before each retry write.
-  const cancelFirst = new Proxy(h.jobs, {
-    get(target, key) {
-      if (key === 'failAttempt') {
-        const failAttempt: Jobs['failAttempt'] = async (job, options) => {
-          await target.cancel(job.type, job.id);
-          return target.failAttempt(job, options);
-        };
-        return failAttempt;
-      }
-      const value: unknown = Reflect.get(target, key);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const cancelFirst = cancelledBefore(h.jobs, 'failAttempt');
   const scheduler = await startScheduler({ jobs: cancelFirst, type: 'fragile', handler: fixture('crash'), threads: 1, attempts: 3 });
   t.teardown(() => scheduler.stop({ graceMs: 100 }));
   const seen: string[] = [];

@@ -99,6 +99,26 @@ export function nextEvent<K extends keyof SchedulerEventTypes>(
 }
 
 /** Polls `check` (a store read) until it holds; for conditions no event announces. */
+/**
+ * `jobs` with a cancel of the job committed just before each call of
+ * `method` (the write that ends a run: `fail` or `failAttempt`), so the
+ * scheduler's write meets a job cancelled after its run ended.
+ */
+export function cancelledBefore(jobs: Jobs, method: 'fail' | 'failAttempt'): Jobs {
+  return new Proxy(jobs, {
+    get(target, key) {
+      if (key === method) {
+        return async (job: { type: string; id: string }, ...rest: unknown[]) => {
+          await target.cancel(job.type, job.id);
+          return (target[method] as (...args: unknown[]) => Promise<unknown>).call(target, job, ...rest);
+        };
+      }
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 60_000, everyMs = 25): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

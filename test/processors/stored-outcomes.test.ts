@@ -7,9 +7,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import type { Jobs } from '@jobtree/core';
 import { type HandlerJob, startScheduler } from '../../packages/jobtree/src/processors/index.js';
-import { SkippingClock, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
+import { SkippingClock, cancelledBefore, eventually, fixture, harness, nextEvent, testInModes } from './scheduler-harness.js';
 
 testInModes("a handler's result is stored apart from the job's input, which stays its data", async (t) => {
   const h = await harness(t);
@@ -196,19 +195,7 @@ test('a job cancelled between its last crash and the give-up write is told job:c
   const h = await harness(t);
   await h.jobs.setTypeTimeout('fragile', 3);
   // The real store, with a cancel committed just before each give-up write.
-  const cancelFirst = new Proxy(h.jobs, {
-    get(target, key) {
-      if (key === 'fail') {
-        const fail: Jobs['fail'] = async (job, error) => {
-          await target.cancel(job.type, job.id);
-          return target.fail(job, error);
-        };
-        return fail;
-      }
-      const value: unknown = Reflect.get(target, key);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const cancelFirst = cancelledBefore(h.jobs, 'fail');
   const scheduler = await startScheduler({ jobs: cancelFirst, type: 'fragile', handler: fixture('crash'), threads: 1, attempts: 1 });
   t.teardown(() => scheduler.stop({ graceMs: 100 }));
   const seen: string[] = [];
