@@ -4,7 +4,7 @@
 // restarted app finds them and carries on), and bad specs are refused at
 // the call.
 
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { type Jobs, JobsError, tickJobId } from '@jobtree/core';
 import { startJobs } from 'jobtree';
 import { PASS_GAP_MS } from '../../packages/jobtree/src/app/schedule-ticker.js';
@@ -70,12 +70,17 @@ test.serial('schedule refuses a bad cron expression, a bad time zone, an unknown
   t.deepEqual(weekdays.backfill, { withinMs: 3_600_000 });
 });
 
-test.serial('processes in other zones setting the same cron expression without a zone keep the zone it was first set in, and its last tick', async (t) => {
+/** Puts `process.env.TZ` back as it was when the test ends (the test sets it to act as processes in other zones). */
+function restoreTimeZone(t: ExecutionContext): void {
   const before = process.env.TZ;
   t.teardown(() => {
     if (before === undefined) delete process.env.TZ;
     else process.env.TZ = before;
   });
+}
+
+test.serial('processes in other zones setting the same cron expression without a zone keep the zone it was first set in, and its last tick', async (t) => {
+  restoreTimeZone(t);
   const { app } = await startTempApp(t, {}, { report: 30 });
   process.env.TZ = 'America/New_York';
   await app.schedule('nightly', '0 2 * * *', { type: 'report' });
@@ -92,11 +97,7 @@ test.serial('processes in other zones setting the same cron expression without a
 });
 
 test.serial('an empty timezone, in the option or in the spec, is none given: the schedule keeps its zone', async (t) => {
-  const before = process.env.TZ;
-  t.teardown(() => {
-    if (before === undefined) delete process.env.TZ;
-    else process.env.TZ = before;
-  });
+  restoreTimeZone(t);
   const { app } = await startTempApp(t, {}, { report: 30 });
   process.env.TZ = 'America/New_York';
   await app.schedule('nightly', '0 2 * * *', { type: 'report' });

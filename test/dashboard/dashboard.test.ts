@@ -11,8 +11,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import test from 'ava';
-import { type Browser, chromium } from 'playwright-core';
+import test, { type ExecutionContext } from 'ava';
+import { type Browser, type Page, chromium } from 'playwright-core';
 import { request, startAdminApp } from '../admin/fixtures/admin-app.js';
 import crashOnce from '../app/fixtures/crash-once-handler.js';
 import failsUntilFixed from './fixtures/fails-until-fixed-handler.js';
@@ -47,6 +47,16 @@ if (missing !== undefined) {
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true, timeout: 60_000 });
   });
+  /** A page in a browser context of its own, closed with the test; `problems`: the page's uncaught errors. */
+  async function openPage(t: ExecutionContext): Promise<{ page: Page; problems: string[] }> {
+    if (browser === undefined) throw new Error('no browser');
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    return { page, problems };
+  }
   test.after.always(async () => {
     await browser?.close();
   });
@@ -54,12 +64,7 @@ if (missing !== undefined) {
   test.serial('the tree renders, an added job appears, a kill restarts the actor on screen, the scheduler view shows while processors run', async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const { page, problems } = await openPage(t);
     page.on('console', (message) => {
       if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
     });
@@ -131,10 +136,7 @@ if (missing !== undefined) {
   test.serial('killing jobs_sup or core asks first and says what happens; dismissed, nothing is killed; accepted, the app stops', async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
+    const { page } = await openPage(t);
     const asked: string[] = [];
     let answer: 'dismiss' | 'accept' = 'dismiss';
     page.on('dialog', (dialog) => {
@@ -174,10 +176,7 @@ if (missing !== undefined) {
     t.timeout(180_000);
     // 60 times real time: the crashed run's 30-second backoff lasts half a second.
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 }, clockSpeed: 60 }, { email: 30, sms: 30 });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
+    const { page } = await openPage(t);
     await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
 
     await app.process('email', crashOnce, { threads: 1 });
@@ -200,12 +199,7 @@ if (missing !== undefined) {
   test.serial('a failed job shows its error and history; its retry button runs it again and it leaves the failed list', async (t) => {
     t.timeout(180_000);
     const { app, admin, dir } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const { page, problems } = await openPage(t);
     await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
 
     await app.process('email', failsUntilFixed, { threads: 1, attempts: 1 });
@@ -234,12 +228,7 @@ if (missing !== undefined) {
   test.serial("a flow job's detail shows its flow as a tree, each job a link to its own detail", async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const { page, problems } = await openPage(t);
     await app.addFlow({
       type: 'email',
       id: 'digest',
@@ -264,12 +253,7 @@ if (missing !== undefined) {
   test.serial("a type's pause button pauses it in the store, and its resume button resumes it; a pause made elsewhere shows; the schedules table lists the schedules", async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const { page, problems } = await openPage(t);
     await page.goto(`${admin.url}/#token=${encodeURIComponent(admin.token)}`);
     await page.locator('button[data-pause="email"]', { hasText: 'pause' }).click();
     await page.locator('button[data-pause="email"]', { hasText: 'resume' }).waitFor({ timeout: WAIT_MS });
@@ -292,12 +276,7 @@ if (missing !== undefined) {
   test.serial('signed in by a dashboard code, the page drops the code from the address bar and its buttons change the app without asking for the token; without a session it asks', async (t) => {
     t.timeout(180_000);
     const { app, admin } = await startAdminApp(t, { admin: { port: 0, refreshMs: 200 } });
-    if (browser === undefined) throw new Error('no browser');
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    t.teardown(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    const { page, problems } = await openPage(t);
     const asked: string[] = [];
     page.on('dialog', (dialog) => {
       asked.push(dialog.message());
@@ -311,10 +290,11 @@ if (missing !== undefined) {
     await page.locator('button[data-pause="email"]', { hasText: 'resume' }).waitFor({ timeout: WAIT_MS });
     t.true(await app.isPaused('email'));
     t.deepEqual(asked, [], 'the session cookie stood for the token');
-    const cookies = await context.cookies();
+    const cookies = await page.context().cookies();
     t.like(cookies.find((each) => each.name.startsWith('jobtree_session_')), { httpOnly: true, sameSite: 'Strict' });
 
     // Another browser, not signed in: the page asks for the token, then the change goes through.
+    if (browser === undefined) throw new Error('no browser');
     const other = await browser.newContext();
     t.teardown(() => other.close());
     const fresh = await other.newPage();
