@@ -282,3 +282,31 @@ test('jobs given back long ago are forgotten, held ones never', (t) => {
   t.deepEqual(table.forget(NOW + 11 * 60_000), ['gone']);
   t.is(table.size, 1);
 });
+
+test('a job new to the table started at once is the entry that adding it and a fill would start', (t) => {
+  const viaFill = new ScheduleTable({ maxJobs: 2 });
+  viaFill.add('a', true, NOW, 3);
+  const [filled] = viaFill.fillEntries(NOW);
+  const atOnce = new ScheduleTable({ maxJobs: 2 });
+  const entry = atOnce.addStarted('a', true, NOW, 3);
+  t.deepEqual(entry, filled);
+  t.is(atOnce.get('a'), entry);
+  t.deepEqual([atOnce.runningCount, atOnce.pendingCount], [viaFill.runningCount, viaFill.pendingCount]);
+  t.deepEqual(new ScheduleTable({ maxJobs: 2, maxHistory: 1 }).addStarted('b', false, NOW)?.history, [{ type: 'started', at: NOW }]);
+});
+
+test('a job is not started at once without a free slot, while a held job waits to start, or when the table knows it', (t) => {
+  const full = new ScheduleTable({ maxJobs: 1 });
+  full.addStarted('a', false, NOW);
+  t.is(full.addStarted('b', false, NOW), undefined);
+  const waiting = new ScheduleTable({ maxJobs: 2 });
+  waiting.add('a', false, NOW);
+  t.is(waiting.addStarted('b', false, NOW), undefined);
+  const known = new ScheduleTable({ maxJobs: 2 });
+  known.insert({ id: 'a', continuous: false, running: false, held: false, history: [stopped(2), started(1), added()], failures: 0 });
+  t.is(known.addStarted('a', false, NOW), undefined);
+  t.deepEqual([full.size, waiting.size, known.size], [1, 1, 1]);
+  t.deepEqual([full.runningCount, waiting.runningCount, known.runningCount], [1, 0, 0]);
+  t.is(waiting.pendingCount, 1);
+  t.is(known.get('a')?.history.length, 3);
+});

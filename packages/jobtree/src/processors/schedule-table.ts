@@ -140,6 +140,32 @@ export class ScheduleTable {
     return entry;
   }
 
+  /**
+   * A job new to the table that starts at once: what `add` and then a fill
+   * that picks it do, without passing it through the pending jobs. Only
+   * while a slot is free and no held job waits to start: a fill would then
+   * start this job first (never started, due). Undefined, with nothing
+   * changed, otherwise, or when the table knows the job: `add` it then.
+   * The scheduler starts the jobs a take brings this way, one per job it
+   * runs, so they cost no entry and removal in the pending set nor a
+   * history array made for the `added` event alone.
+   */
+  addStarted(id: string, continuous: boolean, now: number, attempts = 0): ScheduleEntry | undefined {
+    if (this.#running >= this.#options.maxJobs || this.#startable.size > 0 || this.#entries.has(id)) return undefined;
+    const started: HistoryEvent = { type: 'started', at: now };
+    const entry: ScheduleEntry = {
+      id,
+      continuous,
+      running: true,
+      held: true,
+      history: this.#options.maxHistory > 1 ? [started, { type: 'added', at: now }] : [started],
+      failures: attempts,
+    };
+    this.#entries.set(id, entry);
+    this.#index(entry);
+    return entry;
+  }
+
   /** Drops a job (it finished, failed for good, or was removed). */
   remove(id: string): boolean {
     const entry = this.#entries.get(id);

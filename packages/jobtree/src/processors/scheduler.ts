@@ -364,8 +364,7 @@ export class Scheduler {
   #startDue(): void {
     if (!this.#active) return;
     const table = this.#table;
-    this.#hold(this.#queue.takeReady(this.#settings.maxJobs - table.runningCount - table.pendingCount));
-    this.#launch(table.fillEntries(this.#settings.clock.now()));
+    this.#launch(this.#holdStarting(this.#queue.takeReady(this.#settings.maxJobs - table.runningCount - table.pendingCount)));
     this.#ahead.queue();
   }
 
@@ -374,14 +373,14 @@ export class Scheduler {
     if (!this.#active) return 0;
     const table = this.#table;
     const count = Math.min(arrived.length, Math.max(0, this.#settings.maxJobs - table.runningCount - table.pendingCount));
-    this.#hold(arrived, count);
     if (this.#turnStarts >= TURN_STARTS) {
       // A take that lands after this turn's share of starts: its jobs wait,
       // held, for the pump of the next turn (see #requestPump).
+      this.#hold(arrived, count);
       this.#requestPump();
       return count;
     }
-    this.#launch(table.fillEntries(this.#settings.clock.now()));
+    this.#launch(this.#holdStarting(arrived, count));
     // The rest stay in the local queue: some may go ahead to the lanes (see runs-ahead.ts).
     if (count < arrived.length) this.#requestPump();
     return count;
@@ -395,6 +394,30 @@ export class Scheduler {
       const job = jobs[index] as Job;
       if (this.#held.hold(job) !== undefined) this.#table.add(job.id, job.continuous === true, now, job.attempts);
     }
+  }
+
+  /**
+   * Holds the first `count` of `jobs` and marks started what the free slots
+   * take, held jobs that waited first, as `#hold` and then the table's fill
+   * would; resolves with the entries to launch. A job new to the table
+   * starts without waiting in its pending set (see ScheduleTable.addStarted).
+   */
+  #holdStarting(jobs: readonly Job[], count = jobs.length): readonly ScheduleEntry[] {
+    const table = this.#table;
+    const now = this.#settings.clock.now();
+    const started: ScheduleEntry[] = [];
+    for (let index = 0; index < count; index++) {
+      const job = jobs[index] as Job;
+      if (this.#held.hold(job) === undefined) continue;
+      const continuous = job.continuous === true;
+      const entry = table.addStarted(job.id, continuous, now, job.attempts);
+      if (entry === undefined) table.add(job.id, continuous, now, job.attempts);
+      else started.push(entry);
+    }
+    const filled = table.fillEntries(now);
+    if (started.length === 0) return filled;
+    for (const entry of filled) started.push(entry);
+    return started;
   }
 
   /** Starts the runs of `entries`, which the table has just marked started. */
