@@ -39,3 +39,23 @@ test('an owner that dies while its accept waits ends the store accept at once, s
   const taken = await accept('mail', { timeout: 5_000 });
   t.is(taken?.id, 'm1', 'the next worker takes the job, never bounced through the dead owner');
 });
+
+test('an accept that reaches the bridge after its owner died takes no job: the call was on its way when the owner was killed', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-bridge-cancel-'));
+  const jobs = await openJobs({ path: dir });
+  t.teardown(async () => {
+    await jobs.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  await jobs.setTypeTimeout('mail', 60);
+  await jobs.add('mail', 'm1', { to: 'a@example.com' });
+  const bridge = new JobsBridge(jobs);
+  // An actor's calls to the core travel on a port of their own, apart from
+  // the messages that tell the main thread of its death: the death can be
+  // handled first.
+  bridge.ownerExited('worker-1');
+  t.is(await bridge.accept('mail', { owner: 'worker-1', timeout: 5_000 }), undefined);
+  t.is(await jobs.getJobState('mail', 'm1'), 'pending', 'the job is left for a live worker');
+  // An owner still alive takes it.
+  t.is((await bridge.accept('mail', { owner: 'worker-2', timeout: 5_000 }))?.id, 'm1');
+});

@@ -48,10 +48,12 @@ test.serial('--token-file and JOBTREE_TOKEN_FILE give the token for changes agai
 test.serial('dashboard --open starts the browser on a single-use code, not the token; the code signs the browser in for changes', async (t) => {
   if (process.platform !== 'linux') return t.pass('the opener replaced here is xdg-open');
   const { app, dir, url, token } = await runningApp(t);
-  // An xdg-open that records its arguments, as `ps` would show them.
+  // An xdg-open that records its arguments, as `ps` would show them. It
+  // writes them to a side file and renames that into place: the test waits
+  // for the record to exist, and must not read it between its create and its write.
   const bin = await tempDir(t);
   const opened = join(bin, 'opened.txt');
-  writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" >> '${opened}'\n`);
+  writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${opened}.part' && mv '${opened}.part' '${opened}'\n`);
   chmodSync(join(bin, 'xdg-open'), 0o755);
   const run = await jobtreeWithEnv({ PATH: `${bin}:${process.env.PATH ?? ''}` }, 'dashboard', '--open', '--json', '--path', dir);
   t.is(run.code, 0, run.stderr);

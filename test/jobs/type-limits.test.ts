@@ -68,9 +68,13 @@ test('accepts parked in a handle and served by its write of new jobs get no more
   const { jobs } = await openTempJobs(t);
   await jobs.setTypeLimits(T1, { concurrency: 1 });
   // Three accepts wait in this handle; one write enqueues three jobs, and may hand them over in its own commit.
-  const waiting = [0, 1, 2].map(() => jobs.accept(T1, { timeout: 1_500 }));
+  // They wait as long as a loaded machine's add may take; once one has its job, the others are ended.
+  const ending = new AbortController();
+  const waiting = [0, 1, 2].map(() => jobs.accept(T1, { timeout: 60_000, signal: ending.signal }));
   await new Promise((resolve) => setTimeout(resolve, 50));
   await addJobs(jobs, 3);
+  await Promise.race(waiting);
+  ending.abort();
   const got = (await Promise.all(waiting)).filter((job) => job !== undefined);
   t.is(got.length, 1);
   t.is(await running(jobs), 1);

@@ -11,6 +11,7 @@ import { observedJobs, observedSharedJobs } from '../admin/observed-jobs.js';
 import type { CoreServerArgs } from './core-server.js';
 import { ActorSubscriptionRelay } from './actor-subscription-relay.js';
 import { JobsBridge } from './jobs-bridge.js';
+import { RecentExits } from './recent-exits.js';
 
 /** What the app's handles run on: a database, or an embedded store shared with other processes. */
 export type CoreStore = { database: Database } | { sharing: StoreSharing };
@@ -26,6 +27,8 @@ export class CoreHandles {
   /** Every handle ever made, closed when the app ends. */
   readonly #all = new Set<Jobs>();
   readonly #bridges = new Set<JobsBridge>();
+  /** The actors' deaths, for every bridge, including one attached after a death (a core restarting meanwhile). */
+  readonly #exits = new RecentExits();
   #current: Jobs;
 
   /**
@@ -41,6 +44,7 @@ export class CoreHandles {
     this.#closing = closing;
     this.#current = this.#newHandle();
     actors.events.on('exited', (event) => {
+      this.#exits.add(event.id);
       for (const bridge of this.#bridges) bridge.ownerExited(event.id);
     });
   }
@@ -55,7 +59,7 @@ export class CoreHandles {
     attach: () => {
       // A restarted core re-attaches to the database with a fresh handle.
       if (this.#bridges.size > 0) this.#current = this.#newHandle();
-      const bridge = new JobsBridge(this.#current, undefined, this.#relay);
+      const bridge = new JobsBridge(this.#current, undefined, this.#relay, this.#exits);
       this.#bridges.add(bridge);
       this.#actors.setCore(bridge);
       return bridge;

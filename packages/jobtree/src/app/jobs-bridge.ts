@@ -5,6 +5,7 @@
 // takes and returns plain, structured-cloneable data.
 
 import { MAX_TIMER_MS } from '@jobtree/actors';
+import { RecentExits } from './recent-exits.js';
 import type { RelayedSubscribeReply, SubscriptionRelay } from './subscribe-replies.js';
 import { ScheduleTimesCache, tickSchedules } from './schedule-ticks.js';
 import type {
@@ -44,7 +45,8 @@ export interface BridgeAcceptOptions extends AcceptOptions {
   /**
    * The actor that waits. When it dies before a job is handed over, the
    * wait is cancelled and a job taken for it is given back (pending again),
-   * so a killed actor never ends up holding a job.
+   * and a call that arrives once it is dead takes no job, so a killed actor
+   * never ends up holding a job.
    */
   owner?: string;
 }
@@ -57,6 +59,8 @@ export class JobsBridge {
   readonly #jobs: Jobs;
   /** Waiting accepts by owner actor, so an owner's death cancels them. */
   readonly #acceptsByOwner = new Map<string, Set<AbortController>>();
+  /** Owners that died: an accept one sent before its death may arrive after it. */
+  readonly #exits: RecentExits;
   /** The schedules' parsed times, kept across the ticker's passes. */
   readonly #scheduleTimes = new ScheduleTimesCache();
   /** Called after setTypeTimeout/clearTypeTimeout, so the jobs server checks types at once. */
@@ -65,10 +69,12 @@ export class JobsBridge {
   /** Relays actors' subscriptions to the owner of a shared store, while this process is its client. */
   readonly #relay: SubscriptionRelay | undefined;
 
-  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}, relay?: SubscriptionRelay) {
+  /** @param exits the actors' deaths, shared by the bridges of one app so that a bridge made after a death knows of it */
+  constructor(jobs: Jobs, onTypesChanged: () => void = () => {}, relay?: SubscriptionRelay, exits: RecentExits = new RecentExits()) {
     this.#jobs = jobs;
     this.#onTypesChanged = onTypesChanged;
     this.#relay = relay;
+    this.#exits = exits;
   }
 
   get jobs(): Jobs {
@@ -159,6 +165,8 @@ export class JobsBridge {
   async accept(type: string, options: BridgeAcceptOptions = {}): Promise<Job | undefined> {
     const { owner, ...acceptOptions } = options;
     if (owner === undefined) return this.#jobs.accept(type, acceptOptions);
+    // Sent before its owner's death and arrived after it: nobody is waiting for a job.
+    if (this.#exits.has(owner)) return undefined;
     const controller = new AbortController();
     let waits = this.#acceptsByOwner.get(owner);
     if (waits === undefined) {
@@ -223,6 +231,7 @@ export class JobsBridge {
 
   /** The actor `owner` died: end its waiting accepts. */
   ownerExited(owner: string): void {
+    this.#exits.add(owner);
     const waits = this.#acceptsByOwner.get(owner);
     if (waits === undefined) return;
     for (const controller of waits) controller.abort();
