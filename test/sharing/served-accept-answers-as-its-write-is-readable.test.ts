@@ -34,7 +34,10 @@ function recordedCall(): CallLog {
       signal: controller.signal,
       connection,
       answered: false,
-      prepare: (value) => log.events.push({ what: 'prepare', value }),
+      prepare: (value) => {
+        log.events.push({ what: 'prepare', value });
+        return true;
+      },
       answer: (value) => {
         log.events.push({ what: 'answer', value });
         (log.call as { answered: boolean }).answered = true;

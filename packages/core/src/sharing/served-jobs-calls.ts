@@ -6,6 +6,7 @@
 // watch is a channel the owner pushes to, a batch's per-item errors travel
 // as plain objects.
 
+import { JobsError } from '../errors.js';
 import type { Job, Settled } from '../jobs/interfaces.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { Watch } from '../storage/interfaces.js';
@@ -143,16 +144,20 @@ function answerWhenHanded(call: ServedCall, answer: (handed: Job[], tookAllBroug
   let takingJobs: Job[] | undefined;
   let takingAll = false;
   let prepared: unknown;
+  let sendable = false;
   whenHandedOver(call.signal, {
     taking(jobs, tookAllBrought) {
       takingJobs = jobs;
       takingAll = tookAllBrought;
       prepared = answer(jobs, tookAllBrought);
-      call.prepare(prepared);
+      sendable = call.prepare(prepared);
     },
     handed(jobs, tookAllBrought) {
       if (call.signal.aborted) return;
-      call.answer(jobs === takingJobs && tookAllBrought === takingAll ? prepared : answer(jobs, tookAllBrought));
+      const value = jobs === takingJobs && tookAllBrought === takingAll ? prepared : answer(jobs, tookAllBrought);
+      // An answer the wire cannot carry is left to the accept's end (keptFor), which gives its jobs back.
+      if (value === prepared ? !sendable : !call.prepare(value)) return;
+      call.answer(value);
     },
   });
 }
@@ -161,10 +166,19 @@ function answerWhenHanded(call: ServedCall, answer: (handed: Job[], tookAllBroug
  * Jobs taken for a process that went away (or cancelled) while its accept
  * committed go back to the queue, as a killed actor's do: nobody would
  * run them before the activity timeout otherwise. The answer, `answer(taken)`,
- * comes at once when the caller is still there.
+ * comes at once when the caller is still there, encoded here (the call then
+ * sends these bytes): jobs whose answer the wire cannot carry go back too,
+ * where a worker of this process can run them, and the call fails.
  */
 function keptFor<R>(jobs: Jobs, call: ServedCall, taken: Job[], answer: (kept: Job[]) => R): R | Promise<R> {
-  if (taken.length === 0 || !call.signal.aborted) return answer(taken);
+  if (taken.length === 0) return answer(taken);
+  if (!call.signal.aborted) {
+    const value = answer(taken);
+    if (call.prepare(value)) return value;
+    return giveBack(jobs, taken).then(() => {
+      throw new JobsError('invalid_job_data', `a job taken for this accept holds data the wire between processes cannot carry (nested too deep for msgpack): it went back to the queue`);
+    });
+  }
   return giveBack(jobs, taken).then(() => answer([]));
 }
 

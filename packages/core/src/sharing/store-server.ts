@@ -48,9 +48,12 @@ export interface ServedCall {
    * Encodes `value` as the call's answer ahead of time: `answer` with this
    * very value then sends those bytes. For an answer known before it may
    * leave (a waiting accept's jobs, while the write that hands them
-   * commits). Another value prepared replaces it.
+   * commits). Another value prepared replaces it. False, with nothing
+   * prepared, when the wire cannot carry `value` (JSON nested deeper than
+   * msgpackr packs): `answer` would send a failure instead. Never throws,
+   * as it may run inside a write's transaction.
    */
-  prepare(value: unknown): void;
+  prepare(value: unknown): boolean;
   /** Whether the call has been answered (by `answer`). */
   readonly answered: boolean;
 }
@@ -274,11 +277,11 @@ class Connection implements ServedConnection {
     );
   }
 
-  /** @internal The result of call `id` (see CallInFlight.answer); `frame`, when given, is it encoded already. */
-  answerResult(id: number, value: unknown, frame?: Buffer): void {
+  /** @internal The answer of call `id`, encoded (see CallInFlight.answer). */
+  answerResult(id: number, frame: Buffer): void {
     this.#inFlight.delete(id);
     if (!this.#open) return;
-    this.#sendFrame(frame ?? resultFrame(id, value));
+    this.#sendFrame(frame);
     this.#resumeIfCalm();
   }
 
@@ -347,16 +350,33 @@ class CallInFlight implements ServedCall {
   answer(value: unknown): void {
     if (this.answered) return;
     this.answered = true;
-    const frame = this.#preparedFrame !== undefined && this.#prepared === value ? this.#preparedFrame : undefined;
+    let frame = this.#preparedFrame !== undefined && this.#prepared === value ? this.#preparedFrame : undefined;
     this.#preparedFrame = undefined;
     this.#prepared = undefined;
-    this.connection.answerResult(this.#id, value, frame);
+    if (frame === undefined) {
+      // An answer the wire cannot carry still answers the call: the caller
+      // would wait for ever, and a throw here would reach the store's
+      // callback that answers a waiting accept.
+      try {
+        frame = resultFrame(this.#id, value);
+      } catch (error) {
+        frame = encodeFrame([FAILURE, this.#id, toWireError(error)]);
+      }
+    }
+    this.connection.answerResult(this.#id, frame);
   }
 
-  prepare(value: unknown): void {
-    if (this.answered) return;
+  prepare(value: unknown): boolean {
+    this.#prepared = undefined;
+    this.#preparedFrame = undefined;
+    if (this.answered) return false;
+    try {
+      this.#preparedFrame = resultFrame(this.#id, value);
+    } catch {
+      return false;
+    }
     this.#prepared = value;
-    this.#preparedFrame = resultFrame(this.#id, value);
+    return true;
   }
 
   abort(): void {
