@@ -3,7 +3,8 @@
 // answer is encoded while the write that takes the job commits, yet the
 // write is the adder's and must not fail for it; the client's call is
 // answered with an error, never left waiting, and the job goes back to the
-// queue, where a worker of the owner's process can run it.
+// queue, where a worker of the owner's process can run it. Any other call
+// whose answer cannot cross fails likewise.
 
 import test from 'ava';
 import type { JobsError } from '../../packages/core/src/errors.js';
@@ -54,3 +55,22 @@ for (const method of ['accept', 'acceptMany'] as const) {
     t.is(await jobs.getJobState('mail', 'deep'), 'pending', 'the job went back, held by nobody otherwise');
   });
 }
+
+test.serial('a call whose answer the wire cannot carry fails, rather than leaving its caller waiting', async (t) => {
+  const dir = await tempDataDir(t, 'answer-cannot-cross');
+  const database = await openDatabase({ path: dir });
+  const jobs = new JobsHandle(database);
+  await jobs.setTypeTimeout('mail', 30);
+  const server = await StoreServer.listen(storeSocket(dir), servedJobsCalls(() => jobs));
+  server.openGate();
+  const connection = await OwnerConnection.open(storeSocket(dir).path);
+  t.teardown(async () => {
+    connection.close();
+    await server.close();
+    await jobs.close();
+    await database.close();
+  });
+  t.is(await jobs.add('mail', 'deep', tooDeepForTheWire() as never), 'pending');
+  await t.throwsAsync(bounded(connection.call('getJobData', ['mail', 'deep']), 5_000, 'getJobData'), { message: /call stack/ });
+  t.is(await connection.call('getJobState', ['mail', 'deep']), 'pending', 'the connection still serves');
+});
