@@ -36,7 +36,17 @@ function jobsToServe(): { jobs: Jobs; hand(taken: Job[]): void; givenBack: strin
 
 function callOf(signal: AbortSignal): ServedCall {
   const connection: ServedConnection = { pid: 1, open: true, push: () => {}, onClose: () => {} };
-  return { signal, connection };
+  // Its accepts are never handed jobs by a write, which is what answers a
+  // call early; what their methods resolve with is encoded (prepared) first.
+  return {
+    signal,
+    connection,
+    answered: false,
+    answer: () => {
+      throw new Error('answered early');
+    },
+    prepare: () => true,
+  };
 }
 
 /** Turns of the microtask queue until `answer` settles (at most 20). */

@@ -48,6 +48,34 @@ const MAX_HANDED_JOBS = 1_000;
 
 type ParkedState = 'parked' | 'claimed' | 'served' | 'left';
 
+/** Told of the jobs writes hand to a parked accept (see whenHandedOver). */
+export interface HandedListener {
+  /**
+   * The jobs an attempt of a write takes for the accept, before it commits:
+   * what is done with them can be made ready while the commit is written.
+   * Each attempt that takes jobs for it tells again; the jobs of an attempt
+   * that fails never reach `handed`.
+   */
+  taking(jobs: Job[], tookAllBrought: boolean): void;
+  /** The jobs are the accept's: the write's commit is readable. */
+  handed(jobs: Job[], tookAllBrought: boolean): void;
+}
+
+const handedListeners = new WeakMap<AbortSignal, HandedListener>();
+
+/**
+ * Tells `listener` of the jobs a write hands to an accept whose signal is
+ * `signal`, the moment they are its (the write's commit is readable),
+ * before the accept itself resolves with them, some turns of the microtask
+ * queue later. The owner of a shared store sends a client's waiting accept
+ * its jobs from here (served-jobs-calls.ts): for an idle worker in another
+ * process, those turns are on the way from an add to its handler. The
+ * accept still resolves with the same jobs.
+ */
+export function whenHandedOver(signal: AbortSignal, listener: HandedListener): void {
+  handedListeners.set(signal, listener);
+}
+
 /**
  * A parked accept's body failed inside a write's transaction for a reason of
  * its own, not the storage's (a job record that does not decode): the write
@@ -142,6 +170,12 @@ export class ParkedAccept {
     this.#tookAllBrought = tookAllBrought;
     this.#registry.remove(this);
     this.#settle();
+    if (this.#signal !== undefined) handedListeners.get(this.#signal)?.handed(jobs, tookAllBrought);
+  }
+
+  /** An attempt that claimed it takes `jobs` for it, and is about to commit (see HandedListener.taking). */
+  taking(jobs: Job[], tookAllBrought: boolean): void {
+    if (this.#signal !== undefined) handedListeners.get(this.#signal)?.taking(jobs, tookAllBrought);
   }
 
   /**
@@ -397,9 +431,11 @@ export class Handover {
    * batch's own calls still answer once it is durable.
    */
   serveWhenVisible(tx: Transaction): void {
+    if (this.#handed.length === 0) return;
+    for (const { accept, jobs, tookAllBrought } of this.#handed) accept.taking(jobs, tookAllBrought);
     // An arrow made here, only for a write that handed something over: as a
     // field, tsx would name it with a call per write batch (esbuild's keepNames).
-    if (this.#handed.length > 0) tx.onVisible?.(() => this.#visible());
+    tx.onVisible?.(() => this.#visible());
   }
 
   /**

@@ -6,11 +6,13 @@
 // watch is a channel the owner pushes to, a batch's per-item errors travel
 // as plain objects.
 
+import { JobsError } from '../errors.js';
 import type { Job, Settled } from '../jobs/interfaces.js';
 import type { Jobs } from '../jobs/jobs.js';
 import type { Watch } from '../storage/interfaces.js';
 import type { ServedCall, ServedMethod } from './store-server.js';
 import { acceptEmptiedQueue } from '../jobs/accept-calls.js';
+import { whenHandedOver } from '../jobs/parked-accepts.js';
 import { NotedAnswer, type WireError, fromWireError, toWireError } from './wire-protocol.js';
 
 /** The methods served as they are: arguments in, the handle's answer out. */
@@ -80,19 +82,25 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
   for (const name of PLAIN_METHODS) {
     methods.set(name, (args) => (jobs()[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
   }
-  // Not `async`, nor awaiting: every turn of the microtask queue between
-  // the jobs' arrival and the answer's write is on the way from an add in
-  // this process to the start of its handler in an idle worker of another.
-  methods.set('accept', ([type, options], call) =>
-    jobs()
+  // A waiting accept handed its jobs by a write is answered as the write
+  // becomes readable (answerWhenHanded); the others when their accept
+  // resolves, with no turn of the microtask queue added on the way: for an
+  // idle worker of another process, every such turn is on the way from an
+  // add in this process to the start of its handler.
+  methods.set('accept', ([type, options], call) => {
+    answerWhenHanded(call, (handed) => handed[0]);
+    return jobs()
       .accept(type as string, { ...(options as object), signal: call.signal })
-      .then((taken) => (taken === undefined ? undefined : keptFor(jobs(), call, [taken], (kept) => kept[0]))),
-  );
-  methods.set('acceptMany', ([type, max, options], call) =>
-    jobs()
+      .then((taken) => (taken === undefined || call.answered ? undefined : keptFor(jobs(), call, [taken], (kept) => kept[0])));
+  });
+  methods.set('acceptMany', ([type, max, options], call) => {
+    answerWhenHanded(call, (handed, tookAllBrought) => (tookAllBrought ? new NotedAnswer(handed, 'emptied_queue') : handed));
+    return jobs()
       .acceptMany(type as string, max as number, { ...(options as object), signal: call.signal })
-      .then((taken) => keptFor(jobs(), call, taken, (kept) => (kept === taken && acceptEmptiedQueue(taken) ? new NotedAnswer(kept, 'emptied_queue') : kept))),
-  );
+      .then((taken) =>
+        call.answered ? undefined : keptFor(jobs(), call, taken, (kept) => (kept === taken && acceptEmptiedQueue(taken) ? new NotedAnswer(kept, 'emptied_queue') : kept)),
+      );
+  });
   methods.set('updateMany', async ([items]) => toWireSettled(await jobs().updateMany(items as never)));
   methods.set('finishMany', async ([items]) => toWireSettled(await jobs().finishMany(items as never)));
   methods.set('completeMany', async ([items]) => toWireSettled(await jobs().completeMany(items as never)));
@@ -126,13 +134,51 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
 }
 
 /**
+ * Answers `call`, a waiting accept, with `answer(jobs)` as soon as a write
+ * hands it jobs (see whenHandedOver), unless its caller cancelled or went
+ * away by then: its jobs then go back through `keptFor` when the accept
+ * resolves. The accept resolves with the jobs the answer carried.
+ */
+function answerWhenHanded(call: ServedCall, answer: (handed: Job[], tookAllBrought: boolean) => unknown): void {
+  // Encoded while the write commits (`taking`), sent once it is readable.
+  let takingJobs: Job[] | undefined;
+  let takingAll = false;
+  let prepared: unknown;
+  let sendable = false;
+  whenHandedOver(call.signal, {
+    taking(jobs, tookAllBrought) {
+      takingJobs = jobs;
+      takingAll = tookAllBrought;
+      prepared = answer(jobs, tookAllBrought);
+      sendable = call.prepare(prepared);
+    },
+    handed(jobs, tookAllBrought) {
+      if (call.signal.aborted) return;
+      const value = jobs === takingJobs && tookAllBrought === takingAll ? prepared : answer(jobs, tookAllBrought);
+      // An answer the wire cannot carry is left to the accept's end (keptFor), which gives its jobs back.
+      if (value === prepared ? !sendable : !call.prepare(value)) return;
+      call.answer(value);
+    },
+  });
+}
+
+/**
  * Jobs taken for a process that went away (or cancelled) while its accept
  * committed go back to the queue, as a killed actor's do: nobody would
  * run them before the activity timeout otherwise. The answer, `answer(taken)`,
- * comes at once when the caller is still there.
+ * comes at once when the caller is still there, encoded here (the call then
+ * sends these bytes): jobs whose answer the wire cannot carry go back too,
+ * where a worker of this process can run them, and the call fails.
  */
 function keptFor<R>(jobs: Jobs, call: ServedCall, taken: Job[], answer: (kept: Job[]) => R): R | Promise<R> {
-  if (taken.length === 0 || !call.signal.aborted) return answer(taken);
+  if (taken.length === 0) return answer(taken);
+  if (!call.signal.aborted) {
+    const value = answer(taken);
+    if (call.prepare(value)) return value;
+    return giveBack(jobs, taken).then(() => {
+      throw new JobsError('invalid_job_data', `a job taken for this accept holds data the wire between processes cannot carry (nested too deep for msgpack): it went back to the queue`);
+    });
+  }
   return giveBack(jobs, taken).then(() => answer([]));
 }
 

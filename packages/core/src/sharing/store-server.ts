@@ -11,7 +11,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { chmodSync } from 'node:fs';
 import { JobsError } from '../errors.js';
-import { FrameReader, FrameWriter } from './wire-frames.js';
+import { FrameReader, FrameWriter, encodeFrame } from './wire-frames.js';
 import {
   CALL,
   CANCEL,
@@ -35,6 +35,27 @@ export interface ServedCall {
   /** Aborted when the caller cancels the call or its process goes away. */
   readonly signal: AbortSignal;
   readonly connection: ServedConnection;
+  /**
+   * Answers the call now, before its method's promise settles (which then
+   * answers nothing, and the caller's cancel or loss no longer reaches
+   * `signal`). For a waiting accept handed its jobs: the answer leaves as
+   * the write that handed them becomes readable, not some turns of the
+   * microtask queue later. The value is sent as a returned one would be
+   * (a NotedAnswer with its note).
+   */
+  answer(value: unknown): void;
+  /**
+   * Encodes `value` as the call's answer ahead of time: `answer` with this
+   * very value then sends those bytes. For an answer known before it may
+   * leave (a waiting accept's jobs, while the write that hands them
+   * commits). Another value prepared replaces it. False, with nothing
+   * prepared, when the wire cannot carry `value` (JSON nested deeper than
+   * msgpackr packs): `answer` would send a failure instead. Never throws,
+   * as it may run inside a write's transaction.
+   */
+  prepare(value: unknown): boolean;
+  /** Whether the call has been answered (by `answer`). */
+  readonly answered: boolean;
 }
 
 /** One connected process. */
@@ -127,7 +148,7 @@ class Connection implements ServedConnection {
   readonly #reader = new FrameReader();
   readonly #methods: ReadonlyMap<string, ServedMethod>;
   readonly #gate: Gate;
-  readonly #inFlight = new Map<number, AbortController>();
+  readonly #inFlight = new Map<number, CallInFlight>();
   readonly #closeHandlers: (() => void)[] = [];
   readonly #forget: () => void;
   #pid = 0;
@@ -234,22 +255,34 @@ class Connection implements ServedConnection {
       this.#send([FAILURE, id, toWireError(error)]);
       return;
     }
-    const controller = new AbortController();
-    this.#inFlight.set(id, controller);
+    const call = new CallInFlight(this, id);
+    this.#inFlight.set(id, call);
     if (this.#inFlight.size >= MAX_CALLS_IN_FLIGHT && !this.#paused) {
       this.#paused = true;
       this.#socket.pause();
     }
     let result: Promise<unknown>;
     try {
-      result = Promise.resolve(served(args, { signal: controller.signal, connection: this }));
+      result = Promise.resolve(served(args, call));
     } catch (error) {
       result = Promise.reject(error);
     }
     result.then(
-      (value) => this.#answer(id, value instanceof NotedAnswer ? [RESULT, id, value.value, value.note] : [RESULT, id, value]),
-      (error: unknown) => this.#answer(id, [FAILURE, id, toWireError(error)]),
+      (value) => call.answer(value),
+      (error: unknown) => {
+        if (call.answered) return;
+        call.answered = true;
+        this.#answer(id, [FAILURE, id, toWireError(error)]);
+      },
     );
+  }
+
+  /** @internal The answer of call `id`, encoded (see CallInFlight.answer). */
+  answerResult(id: number, frame: Buffer): void {
+    this.#inFlight.delete(id);
+    if (!this.#open) return;
+    this.#sendFrame(frame);
+    this.#resumeIfCalm();
   }
 
   #answer(id: number, message: unknown): void {
@@ -260,7 +293,11 @@ class Connection implements ServedConnection {
   }
 
   #send(message: unknown): void {
-    if (this.#writer.write(message)) return;
+    this.#sendFrame(encodeFrame(message));
+  }
+
+  #sendFrame(frame: Buffer): void {
+    if (this.#writer.writeFrame(frame)) return;
     this.#draining = true;
     if (!this.#paused) {
       this.#paused = true;
@@ -282,7 +319,67 @@ class Connection implements ServedConnection {
     }
     this.#open = false;
     this.#forget();
-    for (const controller of this.#inFlight.values()) controller.abort();
+    for (const call of this.#inFlight.values()) call.abort();
     for (const fn of this.#closeHandlers.splice(0)) fn();
+  }
+}
+
+function resultFrame(id: number, value: unknown): Buffer {
+  return encodeFrame(value instanceof NotedAnswer ? [RESULT, id, value.value, value.note] : [RESULT, id, value]);
+}
+
+/** A call of a connection not answered yet: its caller's view (ServedCall), and the abort its cancel or loss signals. */
+class CallInFlight implements ServedCall {
+  readonly connection: Connection;
+  readonly #id: number;
+  readonly #controller = new AbortController();
+  answered = false;
+  /** The answer `prepare` encoded, and its frame. */
+  #prepared: unknown;
+  #preparedFrame: Buffer | undefined;
+
+  constructor(connection: Connection, id: number) {
+    this.connection = connection;
+    this.#id = id;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  answer(value: unknown): void {
+    if (this.answered) return;
+    this.answered = true;
+    let frame = this.#preparedFrame !== undefined && this.#prepared === value ? this.#preparedFrame : undefined;
+    this.#preparedFrame = undefined;
+    this.#prepared = undefined;
+    if (frame === undefined) {
+      // An answer the wire cannot carry still answers the call: the caller
+      // would wait for ever, and a throw here would reach the store's
+      // callback that answers a waiting accept.
+      try {
+        frame = resultFrame(this.#id, value);
+      } catch (error) {
+        frame = encodeFrame([FAILURE, this.#id, toWireError(error)]);
+      }
+    }
+    this.connection.answerResult(this.#id, frame);
+  }
+
+  prepare(value: unknown): boolean {
+    this.#prepared = undefined;
+    this.#preparedFrame = undefined;
+    if (this.answered) return false;
+    try {
+      this.#preparedFrame = resultFrame(this.#id, value);
+    } catch {
+      return false;
+    }
+    this.#prepared = value;
+    return true;
+  }
+
+  abort(): void {
+    this.#controller.abort();
   }
 }

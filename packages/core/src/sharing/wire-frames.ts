@@ -32,10 +32,11 @@ export class FrameWriter {
 
   /** Sends one message; returns false once the socket's buffer is full (wait for 'drain'). */
   write(message: unknown): boolean {
-    // The header goes in the space msgpackr leaves before the body: one
-    // buffer, one write, no copy.
-    const frame = packr.pack(message, RESERVE_START_SPACE | HEADER_BYTES);
-    frame.writeUInt32BE(frame.length - HEADER_BYTES, 0);
+    return this.writeFrame(encodeFrame(message));
+  }
+
+  /** Sends one frame of {@link encodeFrame}, as `write` does its message. */
+  writeFrame(frame: Buffer): boolean {
     const socket = this.#socket;
     if (this.#corked) return socket.write(frame);
     const room = socket.write(frame);
@@ -49,6 +50,19 @@ export class FrameWriter {
     this.#corked = false;
     this.#socket.uncork();
   };
+}
+
+/**
+ * One message as the frame that carries it. Encoded apart from its write,
+ * a message known ahead (a waiting accept's jobs, while the write that
+ * hands them commits) costs its write nothing but the system call.
+ */
+export function encodeFrame(message: unknown): Buffer {
+  // The header goes in the space msgpackr leaves before the body: one
+  // buffer, one write, no copy.
+  const frame = packr.pack(message, RESERVE_START_SPACE | HEADER_BYTES);
+  frame.writeUInt32BE(frame.length - HEADER_BYTES, 0);
+  return frame;
 }
 
 /** A frame's body length, from its header at `at`. */
