@@ -1,10 +1,9 @@
 // A job whose data the owner stores but the wire cannot carry (JSON nested
 // deeper than msgpackr packs) taken for a client's waiting accept: the
-// answer is encoded while the write that takes the job commits, yet the
-// write is the adder's and must not fail for it; the client's call is
-// answered with an error, never left waiting, and the job goes back to the
-// queue, where a worker of the owner's process can run it. Any other call
-// whose answer cannot cross fails likewise.
+// write that takes the job is the adder's and must not fail for it; the
+// client's call is answered with an error, never left waiting, and the job
+// goes back to the queue, where a worker of the owner's process can run
+// it. Any other call whose answer cannot cross fails likewise.
 
 import test from 'ava';
 import type { JobsError } from '../../packages/core/src/errors.js';

@@ -1,10 +1,10 @@
 // A client's accept that waits in the owner for a job is answered the
 // moment the write that hands it the job becomes readable, from the store's
 // own callback, and not once the owner's accept has resolved some turns of
-// the microtask queue later; the answer's bytes are encoded while that write
-// commits. For an idle worker in another process both are on the way from
-// an add to the start of its handler. A call answered early is answered
-// once: what its method resolves with later is not sent.
+// the microtask queue later: for an idle worker in another process those
+// turns are on the way from an add to the start of its handler. A call
+// answered early is answered once: what its method resolves with later is
+// not sent.
 
 import test, { type ExecutionContext } from 'ava';
 import type { Job } from '../../packages/core/src/jobs/interfaces.js';
@@ -73,7 +73,7 @@ async function ownerHandle(t: ExecutionContext): Promise<JobsHandle> {
 }
 
 for (const method of ['acceptMany', 'accept'] as const) {
-  test.serial(`a served ${method} handed its job by an add is answered before the owner's accept resolves, with what was encoded while the add committed`, async (t) => {
+  test.serial(`a served ${method} handed its job by an add is answered before the owner's accept resolves, with the bytes it encoded`, async (t) => {
     const jobs = await ownerHandle(t);
     const served = servedJobsCalls(() => jobs).get(method)!;
     const log = recordedCall();

@@ -1,9 +1,8 @@
 // A client's waiting accept is answered as the write that takes its job for
-// it becomes readable, with an answer encoded before that write commits.
-// Whatever happens between the two, the client gets the jobs of the attempt
-// that committed, under their locks, or none, and then the jobs are pending
-// again: an attempt that fails or is retried after it took the job, a
-// cancel or a lost connection while the write commits.
+// it becomes readable. Whatever happens while that write commits, the
+// client gets the jobs of the attempt that committed, under their locks, or
+// none, and then the jobs are pending again: an attempt that fails or is
+// retried after it took the job, a cancel or a lost connection.
 
 import test, { type ExecutionContext } from 'ava';
 import { checkJobsConsistency, FdbError, FdbErrorCode } from '@jobtree/core';

@@ -50,13 +50,6 @@ type ParkedState = 'parked' | 'claimed' | 'served' | 'left';
 
 /** Told of the jobs writes hand to a parked accept (see whenHandedOver). */
 export interface HandedListener {
-  /**
-   * The jobs an attempt of a write takes for the accept, before it commits:
-   * what is done with them can be made ready while the commit is written.
-   * Each attempt that takes jobs for it tells again; the jobs of an attempt
-   * that fails never reach `handed`.
-   */
-  taking(jobs: Job[], tookAllBrought: boolean): void;
   /** The jobs are the accept's: the write's commit is readable. */
   handed(jobs: Job[], tookAllBrought: boolean): void;
 }
@@ -171,11 +164,6 @@ export class ParkedAccept {
     this.#registry.remove(this);
     this.#settle();
     if (this.#signal !== undefined) handedListeners.get(this.#signal)?.handed(jobs, tookAllBrought);
-  }
-
-  /** An attempt that claimed it takes `jobs` for it, and is about to commit (see HandedListener.taking). */
-  taking(jobs: Job[], tookAllBrought: boolean): void {
-    if (this.#signal !== undefined) handedListeners.get(this.#signal)?.taking(jobs, tookAllBrought);
   }
 
   /**
@@ -431,11 +419,9 @@ export class Handover {
    * batch's own calls still answer once it is durable.
    */
   serveWhenVisible(tx: Transaction): void {
-    if (this.#handed.length === 0) return;
-    for (const { accept, jobs, tookAllBrought } of this.#handed) accept.taking(jobs, tookAllBrought);
     // An arrow made here, only for a write that handed something over: as a
     // field, tsx would name it with a call per write batch (esbuild's keepNames).
-    tx.onVisible?.(() => this.#visible());
+    if (this.#handed.length > 0) tx.onVisible?.(() => this.#visible());
   }
 
   /**

@@ -140,23 +140,12 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
  * resolves. The accept resolves with the jobs the answer carried.
  */
 function answerWhenHanded(call: ServedCall, answer: (handed: Job[], tookAllBrought: boolean) => unknown): void {
-  // Encoded while the write commits (`taking`), sent once it is readable.
-  let takingJobs: Job[] | undefined;
-  let takingAll = false;
-  let prepared: unknown;
-  let sendable = false;
   whenHandedOver(call.signal, {
-    taking(jobs, tookAllBrought) {
-      takingJobs = jobs;
-      takingAll = tookAllBrought;
-      prepared = answer(jobs, tookAllBrought);
-      sendable = call.prepare(prepared);
-    },
     handed(jobs, tookAllBrought) {
       if (call.signal.aborted) return;
-      const value = jobs === takingJobs && tookAllBrought === takingAll ? prepared : answer(jobs, tookAllBrought);
+      const value = answer(jobs, tookAllBrought);
       // An answer the wire cannot carry is left to the accept's end (keptFor), which gives its jobs back.
-      if (value === prepared ? !sendable : !call.prepare(value)) return;
+      if (!call.prepare(value)) return;
       call.answer(value);
     },
   });

@@ -46,12 +46,13 @@ export interface ServedCall {
   answer(value: unknown): void;
   /**
    * Encodes `value` as the call's answer ahead of time: `answer` with this
-   * very value then sends those bytes. For an answer known before it may
-   * leave (a waiting accept's jobs, while the write that hands them
-   * commits). Another value prepared replaces it. False, with nothing
-   * prepared, when the wire cannot carry `value` (JSON nested deeper than
-   * msgpackr packs): `answer` would send a failure instead. Never throws,
-   * as it may run inside a write's transaction.
+   * very value then sends those bytes. It tells whether the answer can
+   * leave before anything is done that a failed answer would undo (a
+   * waiting accept's jobs are given back when they cannot). Another value
+   * prepared replaces it. False, with nothing prepared, when the wire
+   * cannot carry `value` (JSON nested deeper than msgpackr packs): `answer`
+   * would send a failure instead. Never throws, as it may run in the
+   * store's callback.
    */
   prepare(value: unknown): boolean;
   /** Whether the call has been answered (by `answer`). */
