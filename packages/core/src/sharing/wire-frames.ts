@@ -54,8 +54,9 @@ export class FrameWriter {
 
 /**
  * One message as the frame that carries it. Encoded apart from its write,
- * a message known ahead (a waiting accept's jobs, while the write that
- * hands them commits) costs its write nothing but the system call.
+ * an answer is known to cross the wire before anything is done that its
+ * failure would undo (a waiting accept's jobs are given back when it
+ * cannot), and its write then costs nothing but the system call.
  */
 export function encodeFrame(message: unknown): Buffer {
   // The header goes in the space msgpackr leaves before the body: one

@@ -399,7 +399,7 @@ export class Scheduler {
   /**
    * Holds the first `count` of `jobs` and marks started what the free slots
    * take, held jobs that waited first, as `#hold` and then the table's fill
-   * would; resolves with the entries to launch. A job new to the table
+   * would; returns the entries to launch. A job new to the table
    * starts without waiting in its pending set (see ScheduleTable.addStarted).
    */
   #holdStarting(jobs: readonly Job[], count = jobs.length): readonly ScheduleEntry[] {
