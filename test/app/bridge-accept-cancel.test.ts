@@ -5,17 +5,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AcceptOptions, type Job, openJobs } from '@jobtree/core';
-import test from 'ava';
+import { type AcceptOptions, type Job, type Jobs, openJobs } from '@jobtree/core';
+import test, { type ExecutionContext } from 'ava';
 import { JobsBridge } from '../../packages/jobtree/src/app/jobs-bridge.js';
 
 test('an owner that dies while its accept waits ends the store accept at once, so a later job is not bounced', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'jobtree-bridge-cancel-'));
-  const jobs = await openJobs({ path: dir });
-  t.teardown(async () => {
-    await jobs.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const jobs = await jobsInTempDir(t);
   await jobs.setTypeTimeout('mail', 60);
   const underlying: Promise<Job | undefined>[] = [];
   const accept = jobs.accept.bind(jobs);
@@ -41,12 +36,7 @@ test('an owner that dies while its accept waits ends the store accept at once, s
 });
 
 test('an accept that reaches the bridge after its owner died takes no job: the call was on its way when the owner was killed', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'jobtree-bridge-cancel-'));
-  const jobs = await openJobs({ path: dir });
-  t.teardown(async () => {
-    await jobs.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const jobs = await jobsInTempDir(t);
   await jobs.setTypeTimeout('mail', 60);
   await jobs.add('mail', 'm1', { to: 'a@example.com' });
   const bridge = new JobsBridge(jobs);
@@ -59,3 +49,14 @@ test('an accept that reaches the bridge after its owner died takes no job: the c
   // An owner still alive takes it.
   t.is((await bridge.accept('mail', { owner: 'worker-2', timeout: 5_000 }))?.id, 'm1');
 });
+
+/** A store of its own in a temporary directory, closed and removed when the test ends. */
+async function jobsInTempDir(t: ExecutionContext): Promise<Jobs> {
+  const dir = await mkdtemp(join(tmpdir(), 'jobtree-bridge-cancel-'));
+  const jobs = await openJobs({ path: dir });
+  t.teardown(async () => {
+    await jobs.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return jobs;
+}

@@ -9,7 +9,6 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Job } from '../../packages/core/src/jobs/interfaces.js';
 import { JobsHandle } from '../../packages/core/src/jobs/jobs.js';
-import { ParkedAccepts } from '../../packages/core/src/jobs/parked-accepts.js';
 import { OwnerConnection } from '../../packages/core/src/sharing/owner-connection.js';
 import { servedJobsCalls } from '../../packages/core/src/sharing/served-jobs-calls.js';
 import { storeSocket } from '../../packages/core/src/sharing/socket-path.js';
@@ -17,6 +16,7 @@ import { type ServedCall, type ServedConnection, type ServedMethod, StoreServer 
 import { FrameReader } from '../../packages/core/src/sharing/wire-frames.js';
 import { NotedAnswer, RESULT } from '../../packages/core/src/sharing/wire-protocol.js';
 import { openDatabase } from '../../packages/core/src/storage/open-database.js';
+import { countParks } from './fixtures/parks.js';
 import { tempDataDir } from './fixtures/peers.js';
 
 /** What a served call was told, in order: `prepare`, `answer`, and the settling of its method's promise. */
@@ -47,20 +47,6 @@ function recordedCall(): CallLog {
   return log;
 }
 
-/** Waits until an accept is parked in this process. */
-async function untilParked(t: ExecutionContext): Promise<void> {
-  let parked = 0;
-  const park = ParkedAccepts.prototype.park;
-  ParkedAccepts.prototype.park = function (this: ParkedAccepts, ...args: Parameters<typeof park>) {
-    parked += 1;
-    return park.apply(this, args);
-  };
-  t.teardown(() => {
-    ParkedAccepts.prototype.park = park;
-  });
-  while (parked === 0) await new Promise((resolve) => setTimeout(resolve, 2));
-}
-
 async function ownerHandle(t: ExecutionContext): Promise<JobsHandle> {
   const database = await openDatabase({ path: await tempDataDir(t, 'answer-when-readable') });
   const jobs = new JobsHandle(database);
@@ -78,8 +64,9 @@ for (const method of ['acceptMany', 'accept'] as const) {
     const served = servedJobsCalls(() => jobs).get(method)!;
     const log = recordedCall();
     const args = method === 'acceptMany' ? ['mail', 10, { timeout: 10_000 }] : ['mail', { timeout: 10_000 }];
+    const parks = countParks(t);
     const settled = Promise.resolve(served(args, log.call)).then((value) => log.events.push({ what: 'settled', value }));
-    await untilParked(t);
+    await parks.untilParked();
     await jobs.add('mail', 'm1');
     await settled;
     t.deepEqual(
