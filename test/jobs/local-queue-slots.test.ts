@@ -68,6 +68,34 @@ class SlotOwner implements LocalQueueSlots {
   }
 }
 
+/** Adds `count` jobs of T1, `${prefix}0` on, a thousand per addMany. */
+async function addInThousands(jobs: Jobs, prefix: string, count: number): Promise<void> {
+  for (let start = 0; start < count; start += 1_000) {
+    await jobs.addMany(
+      T1,
+      Array.from({ length: Math.min(1_000, count - start) }, (_, i) => ({ id: `${prefix}${start + i}`, data: { i: start + i } })),
+    );
+  }
+}
+
+/**
+ * Starts `queue` and ends each of `owner`'s runs as soon as it starts, until
+ * `count` jobs ran; the most jobs the queue held, and ran at once, after any step.
+ */
+async function runAll(jobs: Jobs, queue: LocalQueue, owner: SlotOwner, count: number): Promise<{ mostHeld: number; mostRunning: number }> {
+  queue.takeReady(0);
+  let mostHeld = 0;
+  let mostRunning = 0;
+  while (owner.started.length < count || owner.running.size > 0) {
+    const [id] = owner.running.keys();
+    if (id === undefined) await new Promise((resolve) => setImmediate(resolve));
+    else await owner.end(jobs, id);
+    mostHeld = Math.max(mostHeld, queue.held);
+    mostRunning = Math.max(mostRunning, owner.running.size);
+  }
+  return { mostHeld, mostRunning };
+}
+
 function slotQueue(source: LocalQueueSource, type: string, owner: SlotOwner, options: { holdMs?: number; waitMs?: number } = {}): LocalQueue {
   const queue = new LocalQueue(source, type, { slots: owner, ...options });
   owner.queue = queue;
@@ -130,24 +158,12 @@ test('while runs end quickly the queue holds spare jobs beyond the free slots, a
   t.timeout(120_000);
   const { jobs } = await openTempJobs(t);
   const count = 3_000;
-  for (let start = 0; start < count; start += 1_000) {
-    await jobs.addMany(
-      T1,
-      Array.from({ length: 1_000 }, (_, i) => ({ id: `q${start + i}`, data: { i: start + i } })),
-    );
-  }
+  await addInThousands(jobs, 'q', count);
   const owner = new SlotOwner(2);
   const queue = slotQueue(jobs, T1, owner);
   t.teardown(() => queue.stop());
-  queue.takeReady(0);
-  let mostHeld = 0;
-  while (owner.started.length < count || owner.running.size > 0) {
-    const [id] = owner.running.keys();
-    if (id === undefined) await new Promise((resolve) => setImmediate(resolve));
-    else await owner.end(jobs, id);
-    mostHeld = Math.max(mostHeld, queue.held);
-    t.true(owner.running.size <= 2);
-  }
+  const { mostHeld, mostRunning } = await runAll(jobs, queue, owner, count);
+  t.true(mostRunning <= 2, `${mostRunning} jobs ran at once in 2 slots`);
   t.true(mostHeld >= 1, 'jobs waited in the queue beyond the free slots');
   t.is(new Set(owner.started).size, count);
   t.deepEqual(await jobs.getActiveJobIds(T1), []);
@@ -157,12 +173,7 @@ test('with takes slowed by a busy event loop, a queue on a store this process ru
   t.timeout(120_000);
   const { jobs } = await openTempJobs(t);
   const count = 4_000;
-  for (let start = 0; start < count; start += 1_000) {
-    await jobs.addMany(
-      T1,
-      Array.from({ length: 1_000 }, (_, i) => ({ id: `b${start + i}`, data: { i: start + i } })),
-    );
-  }
+  await addInThousands(jobs, 'b', count);
   // Every take answers 80 ms late, as one does behind a loop busy with runs.
   const source: LocalQueueSource = {
     acceptMany: async (type, max, options) => {
@@ -180,14 +191,7 @@ test('with takes slowed by a busy event loop, a queue on a store this process ru
   const owner = new SlotOwner(2);
   const queue = slotQueue(source, T1, owner);
   t.teardown(() => queue.stop());
-  queue.takeReady(0);
-  let mostHeld = 0;
-  while (owner.started.length < count || owner.running.size > 0) {
-    const [id] = owner.running.keys();
-    if (id === undefined) await new Promise((resolve) => setImmediate(resolve));
-    else await owner.end(jobs, id);
-    mostHeld = Math.max(mostHeld, queue.held);
-  }
+  const { mostHeld } = await runAll(jobs, queue, owner, count);
   t.true(mostHeld > 2, `${mostHeld} jobs held: spare jobs beyond the free slots`);
   t.true(mostHeld <= 2 + MAX_SPARE_IN_PROCESS, `${mostHeld} jobs held for 2 slots`);
   t.is(new Set(owner.started).size, count);
@@ -316,12 +320,7 @@ test('while an accept is in flight the queue sends another only for a quarter or
   t.timeout(120_000);
   const { jobs } = await openTempJobs(t);
   const count = 6_000;
-  for (let start = 0; start < count; start += 1_000) {
-    await jobs.addMany(
-      T1,
-      Array.from({ length: 1_000 }, (_, i) => ({ id: `p${start + i}` })),
-    );
-  }
+  await addInThousands(jobs, 'p', count);
   // Accepts asked for while another was in flight, and the size of the one in flight.
   const beside: { asked: number; inFlight: number }[] = [];
   const inFlight: number[] = [];
