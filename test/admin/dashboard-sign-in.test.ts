@@ -2,7 +2,7 @@
 // asked for with the token (POST /api/dashboard/codes) is traded once, within
 // 60 s, at GET /dashboard/open for a session cookie (HttpOnly,
 // SameSite=Strict) that stands for the token only on requests carrying the
-// dashboard's header.
+// dashboard's header, for 12 hours after the sign-in.
 
 import test from 'ava';
 import { DashboardSessions } from '../../packages/jobtree/src/admin/dashboard-sessions.js';
@@ -19,8 +19,10 @@ test('a code needs the token, works once, and gives a session cookie that signs 
 
   const signIn = await fetch(`${admin.url}${path}`, { redirect: 'manual' });
   t.is(signIn.status, 303);
-  const session = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const cookie = signIn.headers.get('set-cookie') ?? '';
+  const session = cookie.split(';')[0] as string;
   t.regex(session, new RegExp(`^jobtree_session_${new URL(admin.url).port}=`));
+  t.regex(cookie, /; Max-Age=43200;/, 'the browser drops the cookie when the session ends');
 
   const add = (id: string, headers: Record<string, string>) => request(`${admin.url}/api/jobs/email/${id}`, 'POST', { headers, body: {} });
   t.is((await add('cookie-only', { cookie: session })).status, 401, 'the cookie alone, as a form of another page would send it, is not enough');
@@ -39,16 +41,27 @@ test('a code expires after 60 s; the oldest unspent codes and sessions give way 
   t.deepEqual(sessions.redeem(code, 61_000), { refused: 'unknown' });
   const fresh = sessions.issueCode(1_000);
   const session = sessionOf(sessions.redeem(fresh.code, 60_999));
-  t.true(sessions.has(session));
-  t.false(sessions.has('made-up'));
+  t.true(sessions.has(session, 61_000));
+  t.false(sessions.has('made-up', 61_000));
 
   const first = sessions.issueCode(0);
   for (let i = 0; i < 16; i++) sessions.issueCode(0);
   t.deepEqual(sessions.redeem(first.code, 1), { refused: 'unknown' }, 'pushed out by 16 newer codes');
   const kept: string[] = [];
   for (let i = 0; i < 64; i++) kept.push(sessionOf(sessions.redeem(sessions.issueCode(0).code, 1)));
-  t.false(sessions.has(session), 'pushed out by 64 newer sessions');
-  t.true(kept.every((each) => sessions.has(each)));
+  t.false(sessions.has(session, 2), 'pushed out by 64 newer sessions');
+  t.true(kept.every((each) => sessions.has(each, 2)));
+});
+
+test('a session ends 12 hours after its sign-in, used or not', (t) => {
+  const sessions = new DashboardSessions();
+  const redeemed = sessions.redeem(sessions.issueCode(0).code, 1_000);
+  if (!('session' in redeemed)) return t.fail('the code was refused');
+  t.is(redeemed.expiresInMs, 12 * 3_600_000);
+  t.true(sessions.has(redeemed.session, 1_000));
+  t.true(sessions.has(redeemed.session, 1_000 + 12 * 3_600_000 - 1), 'in use until its last millisecond');
+  t.false(sessions.has(redeemed.session, 1_000 + 12 * 3_600_000));
+  t.false(sessions.has(redeemed.session, 1_000), 'an ended session stays ended');
 });
 
 test('a code brought a second time ends the session it bought, and a session cannot ask for codes of its own', async (t) => {

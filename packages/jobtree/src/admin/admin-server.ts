@@ -215,10 +215,10 @@ export class AdminServer {
           : 'this dashboard link is unknown or expired (a code works once, for 60 s): run `jobtree dashboard --open` again',
       );
     }
-    const { session } = redeemed;
+    const { session, expiresInMs } = redeemed;
     res.writeHead(303, {
       location: '/',
-      'set-cookie': `${this.#sessionCookie()}=${session}; Path=/; HttpOnly; SameSite=Strict`,
+      'set-cookie': `${this.#sessionCookie()}=${session}; Path=/; Max-Age=${Math.floor(expiresInMs / 1_000)}; HttpOnly; SameSite=Strict`,
       'cache-control': 'no-store',
       'content-length': 0,
     });

@@ -10,11 +10,18 @@
 // does. The browser then brings a spent code: that ends the session the code
 // bought, so a taken code gives its taker a session only until the browser
 // arrives, and the browser's user a sign-in that fails instead of silence.
+//
+// A session ends SESSION_TTL_MS after its sign-in, whatever its use: a
+// cookie copied off a machine, or left in a browser nobody closes, stops
+// standing for the token within a working day, and the cookie's Max-Age
+// tells the browser to drop it then too.
 
 import { createHash, randomBytes } from 'node:crypto';
 
 /** How long a code can be exchanged: the time for a browser to start and follow it. */
 export const CODE_TTL_MS = 60_000;
+/** How long a session stands for the token after its sign-in. */
+export const SESSION_TTL_MS = 12 * 60 * 60_000;
 /** Codes kept (unspent, or spent and not yet expired); the oldest goes first. */
 const MAX_CODES = 16;
 /** Sessions kept (each browser signed in holds one); the oldest goes first. */
@@ -33,8 +40,8 @@ interface IssuedCode {
 export class DashboardSessions {
   /** Code digest -> the code's expiry and, once spent, its session. */
   readonly #codes = new Map<string, IssuedCode>();
-  /** Session digests, oldest first. */
-  readonly #sessions = new Set<string>();
+  /** Session digest -> its expiry (epoch ms), oldest first. */
+  readonly #sessions = new Map<string, number>();
 
   /** A fresh single-use code. */
   issueCode(now = Date.now()): { code: string; expiresInMs: number } {
@@ -50,7 +57,7 @@ export class DashboardSessions {
    * `unknown`; one already spent gives `spent`, and ends the session it
    * was traded for.
    */
-  redeem(code: string, now = Date.now()): { session: string } | { refused: RedeemRefusal } {
+  redeem(code: string, now = Date.now()): { session: string; expiresInMs: number } | { refused: RedeemRefusal } {
     const key = digest(code);
     const issued = this.#codes.get(key);
     if (issued === undefined || issued.expires <= now) {
@@ -62,15 +69,21 @@ export class DashboardSessions {
       return { refused: 'spent' };
     }
     const session = randomBytes(32).toString('base64url');
-    if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.values().next().value as string);
+    for (const [key, expires] of this.#sessions) if (expires <= now) this.#sessions.delete(key);
+    if (this.#sessions.size >= MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value as string);
     issued.session = digest(session);
-    this.#sessions.add(issued.session);
-    return { session };
+    this.#sessions.set(issued.session, now + SESSION_TTL_MS);
+    return { session, expiresInMs: SESSION_TTL_MS };
   }
 
-  /** Whether `session` was handed out by {@link redeem} (and not pushed out since). */
-  has(session: string): boolean {
-    return this.#sessions.has(digest(session));
+  /** Whether `session` was handed out by {@link redeem}, has not expired, and was not pushed out since. */
+  has(session: string, now = Date.now()): boolean {
+    const key = digest(session);
+    const expires = this.#sessions.get(key);
+    if (expires === undefined) return false;
+    if (expires > now) return true;
+    this.#sessions.delete(key);
+    return false;
   }
 }
 
