@@ -155,6 +155,8 @@ class Connection implements ServedConnection {
   #pid = 0;
   #greeted = false;
   #open = true;
+  /** Whether its end was handled (by `destroy`, or by the socket's 'close'). */
+  #ended = false;
   #paused = false;
   #draining = false;
 
@@ -193,6 +195,11 @@ class Connection implements ServedConnection {
 
   destroy(): void {
     this.#socket.destroy();
+    // Its calls end now, not at the socket's 'close' event some turns later:
+    // an answer written in between would go to a socket that is gone, and a
+    // waiting accept answered so would hold its jobs from the queue until
+    // the activity timeout, where an aborted one gives them back.
+    this.#closed();
   }
 
   #received(chunk: Buffer): void {
@@ -314,10 +321,8 @@ class Connection implements ServedConnection {
   }
 
   #closed(): void {
-    if (!this.#open && this.#closeHandlers.length === 0 && this.#inFlight.size === 0) {
-      this.#forget();
-      return;
-    }
+    if (this.#ended) return;
+    this.#ended = true;
     this.#open = false;
     this.#forget();
     for (const call of this.#inFlight.values()) call.abort();
