@@ -232,10 +232,13 @@ test.serial('enqueue_inactive: the activity monitor re-enqueues a job whose work
 });
 
 test.serial('a job kept alive by updates is never re-enqueued', async (t) => {
-  const { app } = await startTempApp(t, { activityMonitorMaxJitterMs: 0 }, { [T1]: 1 });
+  // A 2 s timeout: a silent job is re-enqueued 2 to 3.5 s after its last
+  // update, well inside the 5 s this runs, and a stall of the machine under
+  // 1.8 s between two updates leaves it running.
+  const { app } = await startTempApp(t, { activityMonitorMaxJitterMs: 0 }, { [T1]: 2 });
   await app.add(T1, J1, {});
   let job = (await app.accept(T1))!;
-  const until = Date.now() + 3_000;
+  const until = Date.now() + 5_000;
   while (Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     job = await app.update(job);
