@@ -5,7 +5,10 @@
 // 1. add -> handler start, p50 and p99, one job at a time with an idle
 //    worker (targets 1 ms and 5 ms): the worker (app.process) in another
 //    process, a client of the adding owner, against the worker in the
-//    owner's own process, sample by sample in turn on two stores. And leg
+//    owner's own process, sample by sample in turn on two stores; each with
+//    the handler on the worker's main thread (a plain function, which runs
+//    there by default) and in a handler thread (a defineHandler module,
+//    `threads: 1`), and each with durability flush and deferred. And leg
 //    by leg: the add's answer (its commit durable, or written with
 //    deferred), then the handler's start measured from that answer (the
 //    waiting accept is handed the job once the add's commit is readable,
@@ -48,6 +51,9 @@ import { type IdleWake, idleWakeRows, measureIdleWake } from './idle-wake.js';
 import type { SharingChildMessage } from './sharing-fixtures/sharing-child.js';
 import { type Cell, formatTable, infoRow, RATIO_HEADER } from './table.js';
 
+/** Where the worker's handler runs: a plain function on its main thread, or a defineHandler module in a handler thread. */
+type HandlerPlace = 'main' | 'threads';
+
 const USAGE = `usage: pnpm bench:sharing [--quick] [--only latency|drain|fleet]
   --quick          200 latency samples, drains of 20,000 jobs (3 rounds), a fleet of 20,000 jobs
   --only PART      one part alone: latency (add -> start, another process vs the same),
@@ -64,6 +70,9 @@ const LATENCY_SAMPLES = quick ? 200 : 1_000;
 const LATENCY_GAP_MS = 5;
 /** The store durabilities part 1 compares (see docs/durability.md). */
 const DURABILITIES: readonly StoreDurability[] = ['flush', 'deferred'];
+/** Where part 1's handlers run, and how the report names each. */
+const HANDLER_PLACES: readonly HandlerPlace[] = ['main', 'threads'];
+const PLACE_LABELS: Record<HandlerPlace, string> = { main: 'main-thread handler', threads: 'thread handler' };
 const DRAIN_JOBS = quick ? 20_000 : 100_000;
 /** Rounds of the two drains, in turn (owner, client, owner, client, ...). */
 const DRAIN_ROUNDS = quick ? 3 : 2;
@@ -222,18 +231,20 @@ async function sampleOnce(side: LatencySide, id: string, keep: boolean): Promise
   side.started.push(data.startedAt - answered);
 }
 
-/** add -> handler start on one store's durability, with the worker in another process and in the same. */
+/** add -> handler start on one store's durability and handler place, with the worker in another process and in the same. */
 interface LatencyPair {
+  durability: StoreDurability;
+  place: HandlerPlace;
   other: Latency;
   same: Latency;
 }
 
 /**
- * The two stores of one durability: one whose worker is a client process,
- * one whose worker runs in the owner's own process. The client's store
- * durability is its owner's (this process's).
+ * The two stores of one durability and handler place: one whose worker is
+ * a client process, one whose worker runs in the owner's own process. The
+ * client's store durability is its owner's (this process's).
  */
-async function latencySides(durability: StoreDurability): Promise<{ other: LatencySide; same: LatencySide; close(): Promise<void> }> {
+async function latencySides(durability: StoreDurability, place: HandlerPlace): Promise<{ other: LatencySide; same: LatencySide; close(): Promise<void> }> {
   const otherPath = await tempDir();
   const samePath = await tempDir();
   const otherApp = await startJobs({ path: otherPath, threads: 1, logLevel: 'warn', durability });
@@ -244,7 +255,7 @@ async function latencySides(durability: StoreDurability): Promise<{ other: Laten
   };
   try {
     await otherApp.setTypeTimeout('lat', 30);
-    const worker = forkChild(['--mode', 'worker', '--path', otherPath, '--type', 'lat', '--handler', 'started-at', '--report', 'each']);
+    const worker = forkChild(['--mode', 'worker', '--path', otherPath, '--type', 'lat', '--handler', 'started-at', '--run-in', place, '--report', 'each']);
     const ready = await worker.next('ready');
     if (ready.role !== 'client') throw new Error(`the worker process is the store's ${ready.role}, not a client`);
     const otherWaiting = new Map<string, () => void>();
@@ -252,7 +263,9 @@ async function latencySides(durability: StoreDurability): Promise<{ other: Laten
       if (message.kind === 'finished') otherWaiting.get(message.id)?.();
     });
     await sameApp.setTypeTimeout('lat', 30);
-    await sameApp.process('lat', (await import('./processors-fixtures/started-at.js')).default, { threads: 1 });
+    const startedAt = (await import('./processors-fixtures/started-at.js')).default;
+    // A plain function runs on the main thread, as an application's own does by default.
+    await sameApp.process('lat', place === 'main' ? startedAt.run : startedAt, { threads: 1 });
     const sameWaiting = new Map<string, () => void>();
     sameApp.scheduler.of('lat')?.events.on('job:finished', ({ id }) => sameWaiting.get(id)?.());
     const side = (label: string, app: JobsApp, waiting: Map<string, () => void>): LatencySide => ({
@@ -271,15 +284,17 @@ async function latencySides(durability: StoreDurability): Promise<{ other: Laten
 }
 
 /**
- * add -> handler start on four stores at once, sample by sample in turn (so
- * that a burst of load on the machine touches all): for each durability
- * (`DURABILITIES`), one whose worker is a client
- * process and one whose worker runs in the owner's own process.
+ * add -> handler start on eight stores at once, sample by sample in turn (so
+ * that a burst of load on the machine touches all): for each handler place
+ * (`HANDLER_PLACES`) and durability (`DURABILITIES`), one whose worker is a
+ * client process and one whose worker runs in the owner's own process.
  */
-async function latencies(): Promise<Record<StoreDurability, LatencyPair>> {
-  const opened: Array<{ durability: StoreDurability; other: LatencySide; same: LatencySide; close(): Promise<void> }> = [];
+async function latencies(): Promise<LatencyPair[]> {
+  const opened: Array<{ durability: StoreDurability; place: HandlerPlace; other: LatencySide; same: LatencySide; close(): Promise<void> }> = [];
   try {
-    for (const durability of DURABILITIES) opened.push({ durability, ...(await latencySides(durability)) });
+    for (const place of HANDLER_PLACES) {
+      for (const durability of DURABILITIES) opened.push({ durability, place, ...(await latencySides(durability, place)) });
+    }
     // The first 20 of each warm up (the lanes load the handler module on first use).
     for (let i = -20; i < LATENCY_SAMPLES; i++) {
       for (const { other, same } of opened) {
@@ -288,11 +303,12 @@ async function latencies(): Promise<Record<StoreDurability, LatencyPair>> {
       }
       if (i >= 0 && (i + 1) % 200 === 0) progress(`${i + 1}/${LATENCY_SAMPLES} samples of each`);
     }
-    const pair = ({ other, same }: { other: LatencySide; same: LatencySide }): LatencyPair => ({
+    return opened.map(({ durability, place, other, same }) => ({
+      durability,
+      place,
       other: summarize(other.total, other.added, other.started),
       same: summarize(same.total, same.added, same.started),
-    });
-    return Object.fromEntries(opened.map((sides) => [sides.durability, pair(sides)])) as Record<StoreDurability, LatencyPair>;
+    }));
   } finally {
     for (const child of [...children]) await child.stop();
     for (const { close } of opened) await close();
@@ -426,10 +442,12 @@ function latencyRows(label: string, latency: Latency): Cell[][] {
 
 async function main(): Promise<void> {
   console.log(`sharing bench${quick ? ' (quick)' : ''}${only === undefined ? '' : ` (${only} only)`}: processes on one embedded store`);
-  let latency: Record<StoreDurability, LatencyPair> | undefined;
+  let latency: LatencyPair[] | undefined;
   let machine: IdleWake | undefined;
   if (only === undefined || only === 'latency') {
-    console.log(`1. add -> handler start, idle worker, ${LATENCY_SAMPLES} samples on each side, in turn, with durability flush and deferred`);
+    console.log(
+      `1. add -> handler start, idle worker, ${LATENCY_SAMPLES} samples on each side, in turn, main-thread and thread handlers, with durability flush and deferred`,
+    );
     latency = await latencies();
     progress(`the machine's own wake-up after ${LATENCY_GAP_MS} ms idle, ${LATENCY_SAMPLES} samples`);
     machine = await measureIdleWake(LATENCY_SAMPLES, LATENCY_GAP_MS);
@@ -456,18 +474,17 @@ async function main(): Promise<void> {
     console.log(
       formatTable(
         ['add -> handler start, idle worker, ms', 'measured', 'target', 'result'],
-        DURABILITIES.flatMap((durability) => [
-          ...latencyRows(`${durability}: worker in another process`, latency[durability].other),
-          ...latencyRows(`${durability}: worker in the same process`, latency[durability].same),
+        latency.flatMap(({ durability, place, other, same }) => [
+          ...latencyRows(`${PLACE_LABELS[place]}, ${durability}: worker in another process`, other),
+          ...latencyRows(`${PLACE_LABELS[place]}, ${durability}: worker in the same process`, same),
         ]),
       ),
     );
-    for (const durability of DURABILITIES) {
-      const { other, same } = latency[durability];
+    for (const { durability, place, other, same } of latency) {
       console.log();
       console.log(
         formatTable(
-          [`the legs of add -> handler start (${durability}), ms`, 'other p50', 'other p99', 'same p50', 'same p99'],
+          [`the legs of add -> handler start (${PLACE_LABELS[place]}, ${durability}), ms`, 'other p50', 'other p99', 'same p50', 'same p99'],
           other.legs.map((leg, i) => [leg.name, leg.p50, leg.p99, same.legs[i]?.p50 ?? '-', same.legs[i]?.p99 ?? '-']),
         ),
       );
@@ -480,10 +497,9 @@ async function main(): Promise<void> {
   }
   const rows: Cell[][] = [];
   if (latency !== undefined) {
-    for (const durability of DURABILITIES) {
-      const { other, same } = latency[durability];
-      rows.push(infoRow(`add -> handler start p50 (${durability}), other process vs same (ms)`, other.p50, same.p50));
-      rows.push(infoRow(`add -> handler start p99 (${durability}), other process vs same (ms)`, other.p99, same.p99));
+    for (const { durability, place, other, same } of latency) {
+      rows.push(infoRow(`add -> handler start p50 (${PLACE_LABELS[place]}, ${durability}), other process vs same (ms)`, other.p50, same.p50));
+      rows.push(infoRow(`add -> handler start p99 (${PLACE_LABELS[place]}, ${durability}), other process vs same (ms)`, other.p99, same.p99));
     }
   }
   if (inOwnerRounds.length > 0) {

@@ -3,7 +3,8 @@
 // channel (see SharingChildMessage).
 //
 //   worker: a jobs app running `--handler` (noop or started-at) with
-//           app.process; reports `ready` with its role, then (`--report
+//           app.process, in its handler threads, or with `--run-in main`
+//           as a plain function on its main thread; reports `ready` with its role, then (`--report
 //           each`) each finished job,
 //           or (`--report count`), when asked `count`, how many finishes
 //           its scheduler reported; with `--warm-after N`, `warm` once its
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     path: { type: 'string' },
     type: { type: 'string' },
     handler: { type: 'string', default: 'noop' },
+    'run-in': { type: 'string', default: 'threads' },
     report: { type: 'string', default: 'none' },
     'max-jobs': { type: 'string', default: '500' },
     threads: { type: 'string', default: '1' },
@@ -53,8 +55,10 @@ process.on('message', (message) => {
 process.on('disconnect', () => void app.close().then(() => process.exit(0)));
 
 if (values.mode === 'worker') {
-  const handler =
+  const definition =
     values.handler === 'started-at' ? (await import('../processors-fixtures/started-at.js')).default : (await import('../processors-fixtures/noop.js')).default;
+  // A plain function runs on the main thread, as an application's own does by default.
+  const handler = values['run-in'] === 'main' ? definition.run : definition;
   await app.setTypeTimeout(type, 60);
   await app.process(type, handler, { maxJobs: Number(values['max-jobs']), threads: Number(values.threads) });
   const events = app.scheduler.of(type)?.events;

@@ -50,6 +50,13 @@ type ParkedState = 'parked' | 'claimed' | 'served' | 'left';
 
 /** Told of the jobs writes hand to a parked accept (see whenHandedOver). */
 export interface HandedListener {
+  /**
+   * A write took `jobs` for the accept and its commit is under way: they
+   * are the accept's only once `handed` tells so with this very array,
+   * which it never does when the write fails or is retried. Told at most
+   * once per write, and not at all when the commit is readable first.
+   */
+  taking?(jobs: Job[], tookAllBrought: boolean): void;
   /** The jobs are the accept's: the write's commit is readable. */
   handed(jobs: Job[], tookAllBrought: boolean): void;
 }
@@ -138,6 +145,16 @@ export class ParkedAccept {
   /** When (`performance.now()`) the attempt that served it claimed it: its jobs went running after that. */
   get claimedAt(): number {
     return this.#claimedAt;
+  }
+
+  /** Whether a listener hears of the jobs it is being handed before they are its (see HandedListener.taking). */
+  get heardEarly(): boolean {
+    return this.#signal !== undefined && handedListeners.get(this.#signal)?.taking !== undefined;
+  }
+
+  /** The attempt that claimed it is committing `jobs` for it (see HandedListener.taking). */
+  taking(jobs: Job[], tookAllBrought: boolean): void {
+    if (this.#state === 'claimed' && this.#signal !== undefined) handedListeners.get(this.#signal)?.taking?.(jobs, tookAllBrought);
   }
 
   /** The attempt that claimed it hands it nothing (it failed, is retried, or found no job for it). */
@@ -274,6 +291,20 @@ interface Brought {
 
 function serveAll(handed: readonly Handed[]): void {
   for (const { accept, jobs, tookAllBrought } of handed) accept.serve(jobs, tookAllBrought);
+}
+
+/**
+ * Tells the accepts of `handed` what they are being handed, in the event
+ * loop's next turn (see Handover.serveWhenVisible), unless the attempt
+ * that took their jobs ended first.
+ */
+function tellTakingNextTurn(handover: Handover, handed: readonly Handed[]): void {
+  setImmediate(tellTaking, handover, handed);
+}
+
+function tellTaking(handover: Handover, handed: readonly Handed[]): void {
+  if (!handover.stillHanding(handed)) return;
+  for (const { accept, jobs, tookAllBrought } of handed) accept.taking(jobs, tookAllBrought);
 }
 
 /**
@@ -419,9 +450,30 @@ export class Handover {
    * batch's own calls still answer once it is durable.
    */
   serveWhenVisible(tx: Transaction): void {
+    const handed = this.#handed;
+    if (handed.length === 0 || tx.onVisible === undefined) return;
     // An arrow made here, only for a write that handed something over: as a
     // field, tsx would name it with a call per write batch (esbuild's keepNames).
-    if (this.#handed.length > 0) tx.onVisible?.(() => this.#visible());
+    tx.onVisible(() => this.#visible());
+    // Listeners that prepare something for the jobs (a client's answer,
+    // encoded) do it while the storage commits, rather than between its
+    // commit becoming readable and the jobs leaving. Not in this turn: the
+    // embedded store's write commits once the turn has ended (lmdb-js ends
+    // it in an immediate queued as the commit starts, after this one), and
+    // work added to the turn would delay it. The immediate queued from this
+    // one's runs in the event loop's next turn, once the write has started,
+    // and after the commit's notice if that came first.
+    // Module functions, no closure: tsx names every function it sees bound to a name, with a call each time.
+    for (const { accept } of handed) {
+      if (!accept.heardEarly) continue;
+      setImmediate(tellTakingNextTurn, this, handed);
+      return;
+    }
+  }
+
+  /** Whether `handed` is what this attempt hands over still: its commit is neither readable nor failed yet. */
+  stillHanding(handed: readonly Handed[]): boolean {
+    return this.#handed === handed;
   }
 
   /**

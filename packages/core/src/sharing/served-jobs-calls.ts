@@ -135,17 +135,27 @@ export function servedJobsCalls(jobs: () => Jobs): Map<string, ServedMethod> {
 
 /**
  * Answers `call`, a waiting accept, with `answer(jobs)` as soon as a write
- * hands it jobs (see whenHandedOver), unless its caller cancelled or went
+ * hands it jobs (see whenHandedOver), encoded while that write commits
+ * (`taking`) when the commit gives the time, unless its caller cancelled or went
  * away by then: its jobs then go back through `keptFor` when the accept
  * resolves. The accept resolves with the jobs the answer carried.
  */
 function answerWhenHanded(call: ServedCall, answer: (handed: Job[], tookAllBrought: boolean) => unknown): void {
+  /** The answer encoded while the write that takes its jobs commits, and whether the wire carries it. */
+  let early: { jobs: Job[]; tookAllBrought: boolean; value: unknown; carried: boolean } | undefined;
   whenHandedOver(call.signal, {
-    handed(jobs, tookAllBrought) {
+    taking(jobs, tookAllBrought) {
       if (call.signal.aborted) return;
       const value = answer(jobs, tookAllBrought);
+      early = { jobs, tookAllBrought, value, carried: call.prepare(value) };
+    },
+    handed(jobs, tookAllBrought) {
+      if (call.signal.aborted) return;
+      const prepared = early?.jobs === jobs && early.tookAllBrought === tookAllBrought ? early : undefined;
+      early = undefined;
+      const value = prepared === undefined ? answer(jobs, tookAllBrought) : prepared.value;
       // An answer the wire cannot carry is left to the accept's end (keptFor), which gives its jobs back.
-      if (!call.prepare(value)) return;
+      if (!(prepared === undefined ? call.prepare(value) : prepared.carried)) return;
       call.answer(value);
     },
   });
