@@ -21,10 +21,10 @@ test('a call in flight is aborted as the owner drops its connection, before an a
   const arrived = new Promise<ServedCall>((resolve) => {
     arrive = resolve;
   });
-  // A method that never answers by itself: what a waiting accept is until a write hands it jobs.
+  // A method that never answers by itself: what a waiting accept is until a write hands it jobs (or its call aborts).
   const hold = (_args: unknown[], call: ServedCall) => {
     arrive(call);
-    return new Promise<never>(() => {});
+    return new Promise<never>((_resolve, reject) => call.signal.addEventListener('abort', () => reject(new Error('aborted'))));
   };
   const server = await StoreServer.listen(storeSocket(dir), new Map([['hold', hold]]));
   server.openGate();

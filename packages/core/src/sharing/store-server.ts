@@ -29,6 +29,8 @@ import { type StoreSocket, prepareSocket } from './socket-path.js';
 
 /** Calls in flight on one connection above which it is not read from. */
 const MAX_CALLS_IN_FLIGHT = 8192;
+/** How long `close` waits for the methods of the calls it aborted to settle. */
+const SETTLE_ON_CLOSE_MS = 5_000;
 
 /** A served call's view of its caller. */
 export interface ServedCall {
@@ -77,7 +79,7 @@ export class StoreServer {
   readonly #server: Server;
   readonly #methods: ReadonlyMap<string, ServedMethod>;
   readonly #connections = new Set<Connection>();
-  readonly #gate: Gate = { open: false, waiting: [] };
+  readonly #gate: Gate = { open: false, waiting: [], running: new Set() };
   #closed = false;
 
   private constructor(server: Server, methods: ReadonlyMap<string, ServedMethod>) {
@@ -135,12 +137,24 @@ export class StoreServer {
     const closing = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const connection of this.#connections) connection.destroy();
     await closing;
+    // The methods of the calls just aborted finish what an abort leaves to
+    // do (a waiting accept gives back the jobs a write took for it) before
+    // the owner closes its jobs handle under them; a method that ignores its
+    // abort does not hold the close up for long.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SETTLE_ON_CLOSE_MS);
+    });
+    await Promise.race([Promise.allSettled([...this.#gate.running]), bound]);
+    clearTimeout(timer);
   }
 }
 
 interface Gate {
   open: boolean;
   waiting: (() => void)[];
+  /** The calls whose methods have not settled yet, on every connection: `close` waits for them. */
+  running: Set<Promise<void>>;
 }
 
 class Connection implements ServedConnection {
@@ -221,7 +235,10 @@ class Connection implements ServedConnection {
       }
       if (message[0] === CALL && !this.#gate.open) {
         const [, id, method, args] = message as [number, number, string, unknown[]];
-        this.#gate.waiting.push(() => this.#call(id, method, args));
+        // A call of a process gone before the gate opened is not run: nothing would abort it any more.
+        this.#gate.waiting.push(() => {
+          if (this.#open) this.#call(id, method, args);
+        });
       } else if (message[0] === CALL) this.#call(message[1] as number, message[2] as string, message[3] as unknown[]);
       else if (message[0] === CANCEL) this.#inFlight.get(message[1] as number)?.abort();
       else {
@@ -275,7 +292,7 @@ class Connection implements ServedConnection {
     } catch (error) {
       result = Promise.reject(error);
     }
-    result.then(
+    const settled = result.then(
       (value) => call.answer(value),
       (error: unknown) => {
         if (call.answered) return;
@@ -283,6 +300,9 @@ class Connection implements ServedConnection {
         this.#answer(id, [FAILURE, id, toWireError(error)]);
       },
     );
+    this.#gate.running.add(settled);
+    const forget = (): void => void this.#gate.running.delete(settled);
+    settled.then(forget, forget);
   }
 
   /** @internal The answer of call `id`, encoded (see CallInFlight.answer). */
