@@ -12,40 +12,13 @@ import { JobsHandle } from '../../packages/core/src/jobs/jobs.js';
 import { OwnerConnection } from '../../packages/core/src/sharing/owner-connection.js';
 import { servedJobsCalls } from '../../packages/core/src/sharing/served-jobs-calls.js';
 import { storeSocket } from '../../packages/core/src/sharing/socket-path.js';
-import { type ServedCall, type ServedConnection, type ServedMethod, StoreServer } from '../../packages/core/src/sharing/store-server.js';
+import { type ServedMethod, StoreServer } from '../../packages/core/src/sharing/store-server.js';
 import { FrameReader } from '../../packages/core/src/sharing/wire-frames.js';
 import { NotedAnswer, RESULT } from '../../packages/core/src/sharing/wire-protocol.js';
 import { openDatabase } from '../../packages/core/src/storage/open-database.js';
 import { countParks } from './fixtures/parks.js';
 import { tempDataDir } from './fixtures/peers.js';
-
-/** What a served call was told, in order: `prepare`, `answer`, and the settling of its method's promise. */
-interface CallLog {
-  call: ServedCall;
-  events: { what: 'prepare' | 'answer' | 'settled'; value: unknown }[];
-}
-
-function recordedCall(): CallLog {
-  const connection: ServedConnection = { pid: 1, open: true, push: () => {}, onClose: () => {} };
-  const controller = new AbortController();
-  const log: CallLog = {
-    events: [],
-    call: {
-      signal: controller.signal,
-      connection,
-      answered: false,
-      prepare: (value) => {
-        log.events.push({ what: 'prepare', value });
-        return true;
-      },
-      answer: (value) => {
-        log.events.push({ what: 'answer', value });
-        (log.call as { answered: boolean }).answered = true;
-      },
-    },
-  };
-  return log;
-}
+import { recordedCall } from './fixtures/recorded-call.js';
 
 async function ownerHandle(t: ExecutionContext): Promise<JobsHandle> {
   const database = await openDatabase({ path: await tempDataDir(t, 'answer-when-readable') });

@@ -8,39 +8,11 @@ import test, { type ExecutionContext } from 'ava';
 import { FdbError, FdbErrorCode } from '@jobtree/core';
 import type { Job } from '../../packages/core/src/jobs/interfaces.js';
 import { servedJobsCalls } from '../../packages/core/src/sharing/served-jobs-calls.js';
-import type { ServedCall, ServedConnection } from '../../packages/core/src/sharing/store-server.js';
 import { ADD_AND_HANDOVER_WRITES, type HandoverSetup, openHandoverJobs } from '../jobs/handover/handover-setup.js';
 import { T1 } from '../jobs/temp-jobs.js';
 import { countParks } from './fixtures/parks.js';
 import { bounded } from './fixtures/peers.js';
-
-/** What a served call was told, in order: `prepare` and `answer`, with their values. */
-interface CallLog {
-  call: ServedCall;
-  events: { what: 'prepare' | 'answer'; value: unknown }[];
-}
-
-function recordedCall(): CallLog {
-  const connection: ServedConnection = { pid: 1, open: true, push: () => {}, onClose: () => {} };
-  const controller = new AbortController();
-  const log: CallLog = {
-    events: [],
-    call: {
-      signal: controller.signal,
-      connection,
-      answered: false,
-      prepare: (value) => {
-        log.events.push({ what: 'prepare', value });
-        return true;
-      },
-      answer: (value) => {
-        log.events.push({ what: 'answer', value });
-        (log.call as { answered: boolean }).answered = true;
-      },
-    },
-  };
-  return log;
-}
+import { type CallLog, recordedCall } from './fixtures/recorded-call.js';
 
 /** A served `accept` of T1 parked in the owner, its call recorded; resolves once it waits. */
 async function parkedAccept(t: ExecutionContext, setup: HandoverSetup): Promise<{ log: CallLog; settled: Promise<unknown> }> {
