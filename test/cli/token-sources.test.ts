@@ -68,7 +68,7 @@ test.serial('dashboard --open starts the browser on a single-use code, not the t
   t.is(signIn.status, 303);
   t.is(signIn.headers.get('location'), '/');
   const cookie = signIn.headers.get('set-cookie') ?? '';
-  t.regex(cookie, /^jobtree_session_\d+=[\w-]+; Path=\/; HttpOnly; SameSite=Strict$/);
+  t.regex(cookie, /^jobtree_session_\d+=[\w-]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
   const session = cookie.split(';')[0] as string;
   // The session stands for the token on the dashboard's own requests.
   const change = await fetch(`${url}/api/jobs/email/from-dashboard`, { method: 'POST', headers: { cookie: session, 'x-jobtree-dashboard': '1', 'content-type': 'application/json' }, body: '{}' });
