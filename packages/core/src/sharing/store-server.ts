@@ -79,7 +79,9 @@ export class StoreServer {
   readonly #server: Server;
   readonly #methods: ReadonlyMap<string, ServedMethod>;
   readonly #connections = new Set<Connection>();
-  readonly #gate: Gate = { open: false, waiting: [], running: new Set() };
+  readonly #gate: Gate = { open: false, waiting: [] };
+  /** The calls whose methods have not settled yet, on every connection: `close` waits for them. */
+  readonly #running = new Set<Promise<void>>();
   #closed = false;
 
   private constructor(server: Server, methods: ReadonlyMap<string, ServedMethod>) {
@@ -115,7 +117,7 @@ export class StoreServer {
       socket.destroy();
       return;
     }
-    const connection = new Connection(socket, this.#methods, this.#gate, () => this.#connections.delete(connection));
+    const connection = new Connection(socket, this.#methods, this.#gate, this.#running, () => this.#connections.delete(connection));
     this.#connections.add(connection);
   }
 
@@ -145,7 +147,7 @@ export class StoreServer {
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, SETTLE_ON_CLOSE_MS);
     });
-    await Promise.race([Promise.allSettled([...this.#gate.running]), bound]);
+    await Promise.race([Promise.allSettled([...this.#running]), bound]);
     clearTimeout(timer);
   }
 }
@@ -153,8 +155,6 @@ export class StoreServer {
 interface Gate {
   open: boolean;
   waiting: (() => void)[];
-  /** The calls whose methods have not settled yet, on every connection: `close` waits for them. */
-  running: Set<Promise<void>>;
 }
 
 class Connection implements ServedConnection {
@@ -163,6 +163,7 @@ class Connection implements ServedConnection {
   readonly #reader = new FrameReader();
   readonly #methods: ReadonlyMap<string, ServedMethod>;
   readonly #gate: Gate;
+  readonly #running: Set<Promise<void>>;
   readonly #inFlight = new Map<number, CallInFlight>();
   readonly #closeHandlers: (() => void)[] = [];
   readonly #forget: () => void;
@@ -174,10 +175,11 @@ class Connection implements ServedConnection {
   #paused = false;
   #draining = false;
 
-  constructor(socket: Socket, methods: ReadonlyMap<string, ServedMethod>, gate: Gate, forget: () => void) {
+  constructor(socket: Socket, methods: ReadonlyMap<string, ServedMethod>, gate: Gate, running: Set<Promise<void>>, forget: () => void) {
     this.#socket = socket;
     this.#methods = methods;
     this.#gate = gate;
+    this.#running = running;
     this.#forget = forget;
     this.#writer = new FrameWriter(socket);
     socket.on('data', (chunk: Buffer) => this.#received(chunk));
@@ -300,8 +302,8 @@ class Connection implements ServedConnection {
         this.#answer(id, [FAILURE, id, toWireError(error)]);
       },
     );
-    this.#gate.running.add(settled);
-    const forget = (): void => void this.#gate.running.delete(settled);
+    this.#running.add(settled);
+    const forget = (): void => void this.#running.delete(settled);
     settled.then(forget, forget);
   }
 
