@@ -169,7 +169,7 @@ test('while runs end quickly the queue holds spare jobs beyond the free slots, a
   t.deepEqual(await jobs.getActiveJobIds(T1), []);
 });
 
-test('with takes slowed by a busy event loop, a queue on a store this process runs holds at most half a take beyond the free slots', async (t) => {
+test('with takes slowed by a busy event loop, a queue on a store this process runs holds at most one take beyond the free slots', async (t) => {
   t.timeout(120_000);
   const { jobs } = await openTempJobs(t);
   const count = 4_000;

@@ -21,14 +21,22 @@
 // process to the process that owns a shared store, and its jobs sent back)
 // leaves slots empty while it is on its way, whatever the rate.
 //
-// When this process runs the store's transactions itself, the most is half
-// a take. An in-process take's round trip is long only while the event loop
+// When this process runs the store's transactions itself, the most is one
+// take. An in-process take's round trip is long only while the event loop
 // is busy, and then mostly with the runs of the jobs already held: holding
 // more lengthens the next round trip rather than covering it (the measured
 // round trip, hence the spare jobs, climbed to two whole takes in a drain
 // bound by the main thread), and every job held keeps its objects alive
 // across garbage collections (in such a drain, ~850 bytes per job promoted
 // to the old generation with two whole takes held, ~180 with half a take).
+// Half a take is too few the other way: in a drain of 100,000 no-op jobs
+// at 50 handlers, most takes came when the queue was already empty (the
+// handlers had run all it held), and the main thread idled about a third
+// of the time. In `bench:peers` runs that alternated the bounds (five with
+// half a take and with one, three with two takes), that drain's median
+// with one take was 12% above half a take's with handlers on the main
+// thread and 18% above it with handlers in threads, for less CPU per job;
+// two takes did no better than one.
 
 import { MAX_ACCEPT_MANY } from './accept-batcher.js';
 
@@ -37,7 +45,7 @@ const TAKES_COVERED = 2;
 /** The most spare jobs, whatever the rate: as many as the takes covered bring at most. */
 const MAX_SPARE = MAX_ACCEPT_MANY * TAKES_COVERED;
 /** The most spare jobs, whatever the rate, when this process runs the store's transactions (see the file's comment). */
-export const MAX_SPARE_IN_PROCESS = MAX_ACCEPT_MANY / 2;
+export const MAX_SPARE_IN_PROCESS = MAX_ACCEPT_MANY;
 /** How often the rate at which runs end is measured. */
 const RATE_WINDOW_MS = 50;
 /** A window in which the owner was starved all but this long, and no run ended, tells nothing of its first rate. */
