@@ -66,6 +66,8 @@ export class OwnerConnection {
   readonly #calls = new Map<number, PendingCall>();
   readonly #channels = new Map<string, (payload: unknown) => void>();
   readonly #lost: Promise<JobsError>;
+  /** What `onLost` registered and has not stopped. */
+  readonly #lostListeners = new Set<(error: JobsError) => void>();
   #signalLost!: (error: JobsError) => void;
   #nextId = 1;
   #open = true;
@@ -79,6 +81,10 @@ export class OwnerConnection {
     this.#writer = new FrameWriter(socket);
     this.#lost = new Promise((resolve) => {
       this.#signalLost = resolve;
+    });
+    void this.#lost.then((error) => {
+      for (const listener of this.#lostListeners) listener(error);
+      this.#lostListeners.clear();
     });
     reading.bytes = (chunk) => this.#received(chunk);
     socket.on('close', () => this.#closed());
@@ -162,6 +168,22 @@ export class OwnerConnection {
   /** Resolves, with the error calls in flight got, once the connection has dropped. */
   get lost(): Promise<JobsError> {
     return this.#lost;
+  }
+
+  /**
+   * Calls `listener` once the connection has dropped, as `lost` does, until
+   * the function returned is called. For what may end long before the
+   * connection (a watch, a subscription): a reaction to `lost` cannot be
+   * taken back, and would keep what it refers to for as long as the
+   * connection lives.
+   */
+  onLost(listener: (error: JobsError) => void): () => void {
+    if (!this.#open) {
+      void this.#lost.then(listener);
+      return () => {};
+    }
+    this.#lostListeners.add(listener);
+    return () => void this.#lostListeners.delete(listener);
   }
 
   /** Calls `method` in the owner. `signal` cancels it there (for waits: an accept). */

@@ -615,8 +615,11 @@ function remoteWatch(connection: OwnerConnection, watchId: number): Watch {
   });
   connection.listen(channel, (fired) => settle(fired === true));
   // A watch of an owner that went away fires: the caller reads again, from the next owner.
-  void connection.lost.then(() => settle(true));
-  void promise.then(() => connection.unlisten(channel));
+  const offLost = connection.onLost(() => settle(true));
+  void promise.then(() => {
+    connection.unlisten(channel);
+    offLost();
+  });
   return {
     promise,
     cancel: () => {
