@@ -8,7 +8,7 @@
 import { type Socket, connect } from 'node:net';
 import { JobsError } from '../errors.js';
 import { noteEmptiedQueue } from '../jobs/accept-calls.js';
-import { FrameReader, FrameWriter } from './wire-frames.js';
+import { FrameReader, FrameWriter, encodeFrame } from './wire-frames.js';
 import {
   CALL,
   CANCEL,
@@ -190,6 +190,16 @@ export class OwnerConnection {
   call(method: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
     if (!this.#open) return Promise.reject(this.#lostError());
     const id = this.#nextId++;
+    // Encoded before the call is counted in flight: arguments the wire
+    // cannot carry fail the call, typed, and leave nothing waiting behind.
+    let frame: Buffer;
+    try {
+      frame = encodeFrame([CALL, id, method, args]);
+    } catch (error) {
+      return Promise.reject(
+        new JobsError('invalid_job_data', `the arguments of ${method} cannot cross to the store's owner (pid ${this.ownerPid}): ${String(error)}`, { cause: error }),
+      );
+    }
     return new Promise((resolve, reject) => {
       const pending: PendingCall = { resolve, reject, signal, onAbort: undefined };
       if (signal !== undefined) {
@@ -199,7 +209,7 @@ export class OwnerConnection {
         signal.addEventListener('abort', pending.onAbort, { once: true });
       }
       this.#calls.set(id, pending);
-      this.#writer.write([CALL, id, method, args]);
+      this.#writer.writeFrame(frame);
     });
   }
 
