@@ -79,15 +79,7 @@ export class AcceptCalls {
    */
   async take(type: string, count: number, acceptOptions: AcceptOptions | undefined): Promise<Job[]> {
     const keys = this.#handle.typeKeys(type);
-    const options = checkOptions(acceptOptions, ACCEPT_OPTIONS);
-    const timeout = checkAcceptTimeout(options.timeout);
-    const noSchedule = checkBooleanOption(options.noSchedule, 'noSchedule') === true;
-    const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
-    if (noSchedule && maxSchedTime !== undefined) {
-      throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
-    }
-    const bound = noSchedule ? 'any' : maxSchedTime;
-    const signal = checkSignal(options.signal);
+    const { timeout, bound, signal } = checkAcceptOptions(acceptOptions);
     const deadline = performance.now() + timeout;
     for (;;) {
       this.#handle.checkOpen();
@@ -119,8 +111,8 @@ export class AcceptCalls {
       }
       let wait = remaining;
       // A job scheduled in the future wakes us by time; the watch covers new
-      // enqueues. An explicit maxSchedTime never moves, so then only the watch.
-      if (result.nextScheduledTime !== undefined && maxSchedTime === undefined && !noSchedule) {
+      // enqueues. An explicit maxSchedTime (or noSchedule) never moves, so then only the watch.
+      if (result.nextScheduledTime !== undefined && bound === undefined) {
         const untilDue = result.nextScheduledTime * 1000 - Date.now();
         wait = Math.min(wait, Math.max(MIN_SCHEDULE_WAIT_MS, untilDue));
       }
@@ -190,6 +182,27 @@ export class AcceptCalls {
     for (const wait of this.#closing) wait.wake();
     this.#closing.clear();
   }
+}
+
+/**
+ * An accept's options, checked as `accept` and `acceptMany` check them
+ * (also where the accept is sent to another process, see shared-jobs.ts):
+ * how long it waits, the scheduled time it takes jobs up to (`any` with
+ * noSchedule), and its signal.
+ */
+export function checkAcceptOptions(acceptOptions: AcceptOptions | undefined): {
+  timeout: number;
+  bound: number | 'any' | undefined;
+  signal: AbortSignal | undefined;
+} {
+  const options = checkOptions(acceptOptions, ACCEPT_OPTIONS);
+  const timeout = checkAcceptTimeout(options.timeout);
+  const noSchedule = checkBooleanOption(options.noSchedule, 'noSchedule') === true;
+  const maxSchedTime = checkScheduledTime(options.maxSchedTime, 'maxSchedTime');
+  if (noSchedule && maxSchedTime !== undefined) {
+    throw new JobsError('invalid_scheduled_time', 'noSchedule ignores scheduled times: do not pass maxSchedTime with it');
+  }
+  return { timeout, bound: noSchedule ? 'any' : maxSchedTime, signal: checkSignal(options.signal) };
 }
 
 function checkSignal(signal: unknown): AbortSignal | undefined {

@@ -6,6 +6,8 @@
 // order, on the arguments as the caller gave them, and the owner checks
 // again what arrives.
 
+import { JobsError } from '../errors.js';
+import { checkAcceptOptions } from '../jobs/accept-calls.js';
 import { decodeJobData, encodeJobData } from '../jobs/job-data.js';
 import {
   ADD_OPTIONS,
@@ -20,8 +22,10 @@ import {
   checkJobShape,
   checkOptions,
   checkType,
+  describe,
 } from '../jobs/job-input.js';
 import type {
+  AcceptOptions,
   AddOptions,
   CompleteItem,
   FailAttemptOptions,
@@ -75,6 +79,24 @@ export function checkJobWrite(job: Job, data: unknown): void {
   checkType(handle.type);
   checkId(handle.id);
   if (data !== undefined) encodeJobData(data);
+}
+
+/**
+ * `accept`'s arguments, as the owner checks them before it takes anything;
+ * answers the accept's signal, which stays in this process (an abort is
+ * sent as a cancel).
+ */
+export function checkAccept(type: unknown, options: AcceptOptions | undefined): AbortSignal | undefined {
+  checkType(type);
+  return checkAcceptOptions(options).signal;
+}
+
+/** `acceptMany`'s arguments, as `checkAccept`. */
+export function checkAcceptMany(type: unknown, max: unknown, options: AcceptOptions | undefined): AbortSignal | undefined {
+  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+    throw new JobsError('invalid_option', `acceptMany's max is an integer >= 1, got ${describe(max)}`);
+  }
+  return checkAccept(type, options);
 }
 
 /** One item of `updateMany`/`finishMany`: refused on its own, as the owner refuses it. */

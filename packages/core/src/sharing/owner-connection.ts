@@ -8,7 +8,7 @@
 import { type Socket, connect } from 'node:net';
 import { JobsError } from '../errors.js';
 import { noteEmptiedQueue } from '../jobs/accept-calls.js';
-import { FrameReader, FrameWriter } from './wire-frames.js';
+import { FrameReader, FrameWriter, encodeFrame } from './wire-frames.js';
 import {
   CALL,
   CANCEL,
@@ -66,6 +66,8 @@ export class OwnerConnection {
   readonly #calls = new Map<number, PendingCall>();
   readonly #channels = new Map<string, (payload: unknown) => void>();
   readonly #lost: Promise<JobsError>;
+  /** What `onLost` registered and has not stopped. */
+  readonly #lostListeners = new Set<(error: JobsError) => void>();
   #signalLost!: (error: JobsError) => void;
   #nextId = 1;
   #open = true;
@@ -79,6 +81,10 @@ export class OwnerConnection {
     this.#writer = new FrameWriter(socket);
     this.#lost = new Promise((resolve) => {
       this.#signalLost = resolve;
+    });
+    void this.#lost.then((error) => {
+      for (const listener of this.#lostListeners) listener(error);
+      this.#lostListeners.clear();
     });
     reading.bytes = (chunk) => this.#received(chunk);
     socket.on('close', () => this.#closed());
@@ -164,10 +170,36 @@ export class OwnerConnection {
     return this.#lost;
   }
 
+  /**
+   * Calls `listener` once the connection has dropped, as `lost` does, until
+   * the function returned is called. For what may end long before the
+   * connection (a watch, a subscription): a reaction to `lost` cannot be
+   * taken back, and would keep what it refers to for as long as the
+   * connection lives.
+   */
+  onLost(listener: (error: JobsError) => void): () => void {
+    if (!this.#open) {
+      void this.#lost.then(listener);
+      return () => {};
+    }
+    this.#lostListeners.add(listener);
+    return () => void this.#lostListeners.delete(listener);
+  }
+
   /** Calls `method` in the owner. `signal` cancels it there (for waits: an accept). */
   call(method: string, args: unknown[], signal?: AbortSignal): Promise<unknown> {
     if (!this.#open) return Promise.reject(this.#lostError());
     const id = this.#nextId++;
+    // Encoded before the call is counted in flight: arguments the wire
+    // cannot carry fail the call, typed, and leave nothing waiting behind.
+    let frame: Buffer;
+    try {
+      frame = encodeFrame([CALL, id, method, args]);
+    } catch (error) {
+      return Promise.reject(
+        new JobsError('invalid_job_data', `the arguments of ${method} cannot cross to the store's owner (pid ${this.ownerPid}): ${String(error)}`, { cause: error }),
+      );
+    }
     return new Promise((resolve, reject) => {
       const pending: PendingCall = { resolve, reject, signal, onAbort: undefined };
       if (signal !== undefined) {
@@ -177,7 +209,7 @@ export class OwnerConnection {
         signal.addEventListener('abort', pending.onAbort, { once: true });
       }
       this.#calls.set(id, pending);
-      this.#writer.write([CALL, id, method, args]);
+      this.#writer.writeFrame(frame);
     });
   }
 

@@ -59,6 +59,8 @@ import { checkJobsFilter } from '../jobs/read-calls.js';
 import { checkTypeLimits } from '../jobs/type-limits.js';
 import type { TypeLimits } from '../jobs/type-limits.js';
 import {
+  checkAccept,
+  checkAcceptMany,
   checkAdd,
   checkAddMany,
   crossingCompleteItem,
@@ -332,15 +334,13 @@ export class SharedJobs implements Jobs {
   accept<T extends string>(type: T, options?: AcceptOptions): Promise<Job<T> | undefined> {
     const local = this.handle;
     if (local !== undefined) return local.accept(type, options);
-    const { signal, rest } = withoutSignal(options);
-    return this.#remote('accept', [type, rest], !RETRIED, signal) as Promise<Job<T> | undefined>;
+    return this.#remoteAccept(() => checkAccept(type, options), 'accept', [type], options, undefined) as Promise<Job<T> | undefined>;
   }
 
   acceptMany<T extends string>(type: T, max: number, options?: AcceptOptions): Promise<Job<T>[]> {
     const local = this.handle;
     if (local !== undefined) return local.acceptMany(type, max, options);
-    const { signal, rest } = withoutSignal(options);
-    return this.#remote('acceptMany', [type, max, rest], !RETRIED, signal) as Promise<Job<T>[]>;
+    return this.#remoteAccept(() => checkAcceptMany(type, max, options), 'acceptMany', [type, max], options, []) as Promise<Job<T>[]>;
   }
 
   update<T extends string>(job: Job<T>, data?: JobInputOf<T>): Promise<Job<T>> {
@@ -531,6 +531,29 @@ export class SharedJobs implements Jobs {
   }
 
   /**
+   * An accept in the owner, once `check` passed here. Its signal stays here
+   * (its abort is sent as a cancel), so one aborted already is seen here:
+   * the accept takes nothing and answers `nothing` at once, as in the
+   * owner, where the call, sent, would take jobs for a caller that gave up.
+   */
+  #remoteAccept(
+    check: () => AbortSignal | undefined,
+    method: 'accept' | 'acceptMany',
+    args: unknown[],
+    options: AcceptOptions | undefined,
+    nothing: undefined | [],
+  ): Promise<unknown> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = check();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (signal?.aborted) return Promise.resolve(nothing);
+    return this.#remote(method, [...args, withoutSignal(options)], !RETRIED, signal);
+  }
+
+  /**
    * An end of `job`'s run in the owner (`finish`, `complete`,
    * `failAttempt`), once `check` passed here: the job crosses as its ending
    * handle, and the call is never made again on the next owner.
@@ -615,8 +638,11 @@ function remoteWatch(connection: OwnerConnection, watchId: number): Watch {
   });
   connection.listen(channel, (fired) => settle(fired === true));
   // A watch of an owner that went away fires: the caller reads again, from the next owner.
-  void connection.lost.then(() => settle(true));
-  void promise.then(() => connection.unlisten(channel));
+  const offLost = connection.onLost(() => settle(true));
+  void promise.then(() => {
+    connection.unlisten(channel);
+    offLost();
+  });
   return {
     promise,
     cancel: () => {
@@ -633,8 +659,9 @@ function checkedAsItIs<I>(check: (item: I) => void): (item: I) => I {
   };
 }
 
-function withoutSignal(options: AcceptOptions | undefined): { signal: AbortSignal | undefined; rest: AcceptOptions | undefined } {
-  if (options === undefined || options === null || typeof options !== 'object' || !('signal' in options)) return { signal: undefined, rest: options };
-  const { signal, ...rest } = options;
-  return { signal, rest };
+/** An accept's options as they cross: its signal stays in this process. */
+function withoutSignal(options: AcceptOptions | undefined): AcceptOptions | undefined {
+  if (options === undefined || !('signal' in options)) return options;
+  const { signal: _signal, ...rest } = options;
+  return rest;
 }

@@ -170,6 +170,10 @@ export class StoreSharing {
     if (this.#closed) return;
     this.#closed = true;
     this.#connection?.close();
+    // A takeover or a connection under way gives up what it gets now that
+    // this is closed (see #own, #establish): once the close resolves, the
+    // lock is free and no socket keeps the process alive.
+    await this.#establishing?.catch(() => {});
     await this.#server?.close();
     this.#server = undefined;
     await this.#database?.close();
@@ -203,6 +207,10 @@ export class StoreSharing {
         try {
           checkPrivate(socket);
           const connection = await OwnerConnection.open(socket.path);
+          if (this.#closed) {
+            connection.close();
+            throw new JobsError('closed', 'the jobs handle is closed');
+          }
           this.#connected(connection);
           return;
         } catch (error) {
@@ -229,7 +237,13 @@ export class StoreSharing {
     try {
       const socket = this.#socket();
       if (socket === undefined) throw new JobsError('access_denied', `the data directory ${this.#path} cannot be resolved`);
-      this.#server = await StoreServer.listen(socket, this.#methods);
+      const server = await StoreServer.listen(socket, this.#methods);
+      // Closed while the store opened (a takeover as the process closes): the store is given up at once.
+      if (this.#closed) {
+        await server.close();
+        throw new JobsError('closed', 'the jobs handle is closed');
+      }
+      this.#server = server;
       if (this.#serving) this.#server.openGate();
     } catch (error) {
       await database.close();

@@ -14,7 +14,7 @@ import { Subscription, nextEventSeq } from './subscription.js';
 export class RemoteSubscriptions {
   readonly #sharing: StoreSharing;
   /** Live subscriptions, each with its channel. */
-  readonly #live = new Map<Subscription, { channel: string; connection: OwnerConnection }>();
+  readonly #live = new Map<Subscription, { channel: string; connection: OwnerConnection; offLost: () => void }>();
   /** Live shared subscriptions by "type\0id": subscribing twice gives the same one. */
   readonly #byJob = new Map<string, Subscription>();
   #nextChannel = 1;
@@ -61,14 +61,15 @@ export class RemoteSubscriptions {
       connection.unlisten(channel);
       return sub;
     }
-    this.#live.set(sub, { channel, connection });
-    if (shared) this.#byJob.set(key, sub);
     const made = sub;
-    void connection.lost.then((error) => {
+    // Stopped once the subscription ends (see #forget): a long-lived connection does not keep every subscription it served.
+    const offLost = connection.onLost((error) => {
       if (!this.#live.has(made)) return;
       this.#forget(made);
       made.end(error);
     });
+    this.#live.set(sub, { channel, connection, offLost });
+    if (shared) this.#byJob.set(key, sub);
     for (const event of early) this.#deliver(sub, event);
     return sub;
   }
@@ -90,15 +91,17 @@ export class RemoteSubscriptions {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeError = error;
-    for (const [sub, { channel, connection }] of this.#live) {
+    for (const [sub, { channel, connection, offLost }] of this.#live) {
       sub.end(error);
       connection.unlisten(channel);
+      offLost();
     }
     this.#live.clear();
     this.#byJob.clear();
   }
 
   #forget(sub: Subscription): void {
+    this.#live.get(sub)?.offLost();
     this.#live.delete(sub);
     const key = `${sub.type}\u0000${sub.id}`;
     if (this.#byJob.get(key) === sub) this.#byJob.delete(key);
