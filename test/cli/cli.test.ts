@@ -194,18 +194,20 @@ test.serial('types --json prints what GET /api/types answers, { at, types }, fro
 });
 
 test.serial('bad usage exits 2 with one line on stderr; --help exits 0 with examples', async (t) => {
+  // A folder with no store: usage is checked before the store is looked for.
+  const empty = await tempDir(t);
   const cases: [string[], RegExp][] = [
     [[], /usage|Usage/],
     [['frobnicate'], /unknown command 'frobnicate'/],
     [['types', '--colour'], /unknown option '--colour'/],
-    [['jobs', '--path', '/tmp'], /missing required argument 'type'/],
-    [['jobs', 'email', '--state', 'done', '--path', '/tmp'], /--state <state>' argument 'done' is invalid/],
-    [['jobs', 'email', '--limit', 'many', '--path', '/tmp'], /--limit is a number >= 1/],
-    [['add', 'email', 'x', '{oops', '--path', '/tmp'], /data is JSON/],
-    [['add', 'email', 'x', '--priority', '-1', '--path', '/tmp'], /--priority is a number >= 0/],
-    [['add', 'email', 'x', '--at', 'someday', '--path', '/tmp'], /--at is epoch seconds or an ISO 8601 date/],
-    [['set-timeout', 'email', '--path', '/tmp'], /needs seconds/],
-    [['set-timeout', 'email', '5', '--clear', '--path', '/tmp'], /not both/],
+    [['jobs', '--path', empty], /missing required argument 'type'/],
+    [['jobs', 'email', '--state', 'done', '--path', empty], /--state <state>' argument 'done' is invalid/],
+    [['jobs', 'email', '--limit', 'many', '--path', empty], /--limit is a number >= 1/],
+    [['add', 'email', 'x', '{oops', '--path', empty], /data is JSON/],
+    [['add', 'email', 'x', '--priority', '-1', '--path', empty], /--priority is a number >= 0/],
+    [['add', 'email', 'x', '--at', 'someday', '--path', empty], /--at is epoch seconds or an ISO 8601 date/],
+    [['set-timeout', 'email', '--path', empty], /needs seconds/],
+    [['set-timeout', 'email', '5', '--clear', '--path', empty], /not both/],
     [['types'], /--path DIR .* or --url URL/],
     [['types', '--url', 'ftp://x'], /--url is an http:\/\/ URL/],
   ];

@@ -180,16 +180,18 @@ function buildProgram(io: CliIo): Command {
     .option('--priority <n>', 'an integer >= 0; higher runs first')
     .option('--at <time>', 'not before this time: epoch seconds or an ISO 8601 date')
     .option('--continuous', 'a job that runs until stopped (a scheduler may rotate it)')
-    .action((type: string, id: string, data: string, options: CommonOptions & { priority?: string; at?: string; continuous?: boolean }) =>
-      run(options, false, async (backend) => {
-        const addOptions: AddOptions = {};
-        if (options.priority !== undefined) addOptions.priority = integer(options.priority, '--priority', 0);
-        if (options.at !== undefined) addOptions.scheduledTime = epochSeconds(options.at);
-        if (options.continuous) addOptions.continuous = true;
-        const result = await backend.add(type, id, json(data), addOptions);
+    .action((type: string, id: string, data: string, options: CommonOptions & { priority?: string; at?: string; continuous?: boolean }) => {
+      // Read before the store is looked for: bad usage exits 2 whatever is at --path.
+      const value = json(data);
+      const addOptions: AddOptions = {};
+      if (options.priority !== undefined) addOptions.priority = integer(options.priority, '--priority', 0);
+      if (options.at !== undefined) addOptions.scheduledTime = epochSeconds(options.at);
+      if (options.continuous) addOptions.continuous = true;
+      return run(options, false, async (backend) => {
+        const result = await backend.add(type, id, value, addOptions);
         return { json: result, text: `${type} / ${id}: ${result.state}` };
-      }),
-    );
+      });
+    });
 
   command('remove', 'remove a job (a running one is cancelled: its worker gets halt)')
     .argument('<type>')
@@ -225,15 +227,16 @@ function buildProgram(io: CliIo): Command {
     .argument('<type>')
     .argument('[seconds]', 'a worker must report at least this often')
     .option('--clear', 'remove the timeout (the type stops accepting adds)')
-    .action((type: string, seconds: string | undefined, options: CommonOptions & { clear?: boolean }) =>
-      run(options, false, async (backend) => {
-        if (options.clear === true && seconds !== undefined) throw new CliError('usage', 'give seconds or --clear, not both');
-        if (options.clear !== true && seconds === undefined) throw new CliError('usage', 'set-timeout needs seconds (or --clear)');
-        const value = seconds === undefined ? undefined : number(seconds, 'seconds', 0);
+    .action((type: string, seconds: string | undefined, options: CommonOptions & { clear?: boolean }) => {
+      // Read before the store is looked for, as add's arguments are.
+      if (options.clear === true && seconds !== undefined) throw new CliError('usage', 'give seconds or --clear, not both');
+      if (options.clear !== true && seconds === undefined) throw new CliError('usage', 'set-timeout needs seconds (or --clear)');
+      const value = seconds === undefined ? undefined : number(seconds, 'seconds', 0);
+      return run(options, false, async (backend) => {
         const result = await backend.setTimeout(type, value);
         return { json: result, text: result.timeout === null ? `${type}: no timeout` : `${type}: timeout ${result.timeout}s` };
-      }),
-    );
+      });
+    });
 
   command('limits', "a type's limits: concurrency and rate, for the type and per group (set them with app.setLimits)")
     .argument('<type>')
