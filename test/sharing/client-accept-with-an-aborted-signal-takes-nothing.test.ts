@@ -4,18 +4,12 @@
 // using it; and an accept whose signal has already aborted takes nothing,
 // as in the owner, where sent, it would take a job for a caller that gave up.
 
-import { JobsError, openJobs } from '@jobtree/core';
+import { JobsError } from '@jobtree/core';
 import test from 'ava';
-import { Peer, bounded, tempDataDir } from './fixtures/peers.js';
+import { bounded, clientOfPeerOwner } from './fixtures/peers.js';
 
 test('a client accept with a bad signal is refused, and one already aborted takes nothing', async (t) => {
-  const dir = await tempDataDir(t, 'accept-aborted-signal');
-  const owner = await Peer.start(t, { kind: 'jobs', path: dir });
-  t.is(owner.role, 'owner');
-  const jobs = await openJobs({ path: dir });
-  t.teardown(() => jobs.close());
-  t.is(jobs.role, 'client');
-  await jobs.setTypeTimeout('mail', 30);
+  const jobs = await clientOfPeerOwner(t, 'accept-aborted-signal', 'mail');
   await jobs.add('mail', 'm1');
 
   const bad = { signal: 'stop' } as unknown as { signal: AbortSignal };

@@ -3,9 +3,9 @@
 // JobsError `invalid_job_data`, as the owner's answer that cannot cross
 // does, not with the encoder's RangeError; and the connection carries on.
 
-import { JobsError, openJobs } from '@jobtree/core';
+import { JobsError } from '@jobtree/core';
 import test from 'ava';
-import { Peer, tempDataDir } from './fixtures/peers.js';
+import { clientOfPeerOwner } from './fixtures/peers.js';
 
 /** JSON that stores and reads back, but nests deeper than msgpackr's recursive pack goes. */
 function tooDeepForTheWire(): unknown {
@@ -13,13 +13,7 @@ function tooDeepForTheWire(): unknown {
 }
 
 test('a call whose arguments cannot cross fails with JobsError invalid_job_data, and the next call goes through', async (t) => {
-  const dir = await tempDataDir(t, 'call-cannot-cross');
-  const owner = await Peer.start(t, { kind: 'jobs', path: dir });
-  t.is(owner.role, 'owner');
-  const jobs = await openJobs({ path: dir });
-  t.teardown(() => jobs.close());
-  t.is(jobs.role, 'client');
-  await jobs.setTypeTimeout('mail', 30);
+  const jobs = await clientOfPeerOwner(t, 'call-cannot-cross', 'mail');
   const adding = await t.throwsAsync(jobs.add('mail', 'deep', tooDeepForTheWire()));
   t.true(adding instanceof JobsError, `${adding?.name}: ${adding?.message}`);
   t.is((adding as JobsError).code, 'invalid_job_data');
