@@ -50,6 +50,9 @@ function stopListening(pending: PendingCall): void {
 }
 
 /** Why a connection could not be made: nobody listens (yet), or something that will not change by trying again. */
+/** How long `open` waits for the owner's welcome when its caller does not say. */
+const DEFAULT_WELCOME_WITHIN_MS = 10_000;
+
 export class ConnectRefused extends Error {
   constructor(
     readonly errno: string,
@@ -95,10 +98,13 @@ export class OwnerConnection {
   /**
    * Connects and says hello. Rejects with {@link ConnectRefused} when nobody
    * listens on `path` (ENOENT, ECONNREFUSED: no owner yet, or a stale
-   * socket), with JobsError `access_denied` on EACCES, and with
-   * `protocol_mismatch` when the owner refuses this version.
+   * socket), and also when the owner has not answered the hello within
+   * `welcomeWithinMs` (ETIMEDOUT: a process stopped or hung, whose socket
+   * the kernel still accepts connections on); with JobsError
+   * `access_denied` on EACCES, and with `protocol_mismatch` when the owner
+   * refuses this version.
    */
-  static async open(path: string): Promise<OwnerConnection> {
+  static async open(path: string, welcomeWithinMs = DEFAULT_WELCOME_WITHIN_MS): Promise<OwnerConnection> {
     const reading: SocketReading = { bytes: () => {} };
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const callback = (length: number): boolean => {
@@ -138,7 +144,14 @@ export class OwnerConnection {
         cleanup();
         reject(new ConnectRefused('ECONNRESET', `the store's owner closed the connection to ${path} before its welcome`));
       };
+      // An owner answers a hello in the turn it reads it; one that does not is stopped or hung.
+      const timer = setTimeout(() => {
+        cleanup();
+        socket.destroy();
+        reject(new ConnectRefused('ETIMEDOUT', `the store's owner did not answer on ${path} within ${welcomeWithinMs} ms`));
+      }, welcomeWithinMs);
       const cleanup = (): void => {
+        clearTimeout(timer);
         reading.bytes = () => {};
         socket.off('close', onClose);
       };

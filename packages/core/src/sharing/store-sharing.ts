@@ -49,6 +49,12 @@ export type RoleChange = { role: 'owner'; database: Database } | { role: 'client
 
 const RETRY_FIRST_MS = 5;
 const RETRY_MAX_MS = 200;
+/**
+ * The least time a connect waits for the owner's welcome, however close the
+ * caller's deadline: an owner answers in the turn it reads the hello, but a
+ * busy event loop may take that long to get to it.
+ */
+const MIN_WELCOME_WAIT_MS = 1_000;
 
 export class StoreSharing {
   readonly #path: string;
@@ -191,6 +197,8 @@ export class StoreSharing {
   async #establish(deadline: number, first: boolean): Promise<void> {
     let wait = RETRY_FIRST_MS;
     let lockedBy: DatabaseLockedError | undefined;
+    /** The last connect that reached a socket whose owner never answered (stopped or hung). */
+    let unanswered: ConnectRefused | undefined;
     for (;;) {
       if (this.#closed) throw new JobsError('closed', 'the jobs handle is closed');
       if (this.#role !== 'client') {
@@ -206,7 +214,7 @@ export class StoreSharing {
       if (socket !== undefined) {
         try {
           checkPrivate(socket);
-          const connection = await OwnerConnection.open(socket.path);
+          const connection = await OwnerConnection.open(socket.path, Math.max(MIN_WELCOME_WAIT_MS, deadline - performance.now()));
           if (this.#closed) {
             connection.close();
             throw new JobsError('closed', 'the jobs handle is closed');
@@ -215,9 +223,15 @@ export class StoreSharing {
           return;
         } catch (error) {
           if (!(error instanceof ConnectRefused)) throw error;
+          unanswered = error.errno === 'ETIMEDOUT' ? error : undefined;
         }
       }
       if (performance.now() >= deadline) {
+        if (unanswered !== undefined) {
+          const detail = `and does not answer on the store's socket (stopped or hung?): ${unanswered.message}`;
+          if (first && lockedBy !== undefined) throw new DatabaseLockedError(lockedBy.path, lockedBy.ownerPid, detail);
+          throw new JobsError('owner_lost', `the process that owns the store in ${this.#path} ${detail}`);
+        }
         if (first && lockedBy !== undefined) {
           throw new DatabaseLockedError(
             lockedBy.path,
